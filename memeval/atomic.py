@@ -1,0 +1,49 @@
+"""Write files so that a reader never sees half of one: temp file in the same folder, then rename."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, TextIO
+
+__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line"]
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[TextIO]:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        enc = None if "b" in mode else "utf-8"
+        with os.fdopen(fd, mode, encoding=enc, newline=None if "b" in mode else "\n") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def dumps_line(obj) -> str:
+    """One JSON line, UTF-8 kept readable, stable separators (byte-identical output)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+
+
+def write_text(path, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def write_jsonl(path, rows: Iterable[dict]) -> int:
+    n = 0
+    with atomic_open(path) as fh:
+        for row in rows:
+            fh.write(dumps_line(row) + "\n")
+            n += 1
+    return n

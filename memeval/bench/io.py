@@ -1,0 +1,241 @@
+"""Reading and writing bench folders: ``bench.yaml`` plus glasshouse-compatible JSONL files.
+
+Every reader validates as it goes and raises :class:`memeval.errors.InputError` naming the file,
+the line and the field; writers are atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from ..atomic import write_jsonl, write_text
+from ..errors import InputError
+from .model import QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
+
+__all__ = ["iter_jsonl", "read_turns", "read_questions", "write_turns", "write_questions",
+           "load_bench", "save_bench", "hash_files", "MANIFEST"]
+
+MANIFEST = "bench.yaml"
+
+
+def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; bad JSON names the line."""
+    path = Path(path)
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, n, None, "expected a JSON object")
+            yield n, obj
+
+
+def _req(obj: dict, key: str, typ, path, n):
+    if key not in obj:
+        raise InputError(path, n, key, "missing")
+    v = obj[key]
+    if not isinstance(v, typ) or isinstance(v, bool):
+        want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise InputError(path, n, key, f"expected {want}, got {type(v).__name__}")
+    return v
+
+
+def _opt(obj: dict, key: str, typ, path, n):
+    v = obj.get(key)
+    if v is not None and (not isinstance(v, typ) or isinstance(v, bool)):
+        want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise InputError(path, n, key, f"expected {want}, got {type(v).__name__}")
+    return v
+
+
+def _list(obj: dict, key: str, item, path, n) -> tuple:
+    v = obj.get(key, [])
+    if v is None:
+        return ()
+    if not isinstance(v, list) or any(not isinstance(x, item) or isinstance(x, bool) for x in v):
+        name = item.__name__ if isinstance(item, type) else " or ".join(t.__name__ for t in item)
+        raise InputError(path, n, key, f"expected a list of {name}")
+    return tuple(v)
+
+
+def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
+    return Turn(
+        turn_id=_req(obj, "turn_id", int, path, n),
+        session_id=_req(obj, "session_id", (int, str), path, n),
+        speaker=_req(obj, "speaker", str, path, n),
+        text=_req(obj, "text", str, path, n),
+        date=_req(obj, "date", str, path, n),
+        image=_opt(obj, "image", str, path, n),
+        image_no=_opt(obj, "image_no", int, path, n),
+        caption=_opt(obj, "caption", str, path, n),
+        haystack=_opt(obj, "haystack", str, path, n),
+    )
+
+
+def read_turns(path) -> list[Turn]:
+    """Read a tier's turn file; turn ids must be unique within each haystack."""
+    turns, seen = [], set()
+    for n, obj in iter_jsonl(path):
+        t = turn_from_dict(obj, path, n)
+        key = (t.haystack, t.turn_id)
+        if key in seen:
+            raise InputError(path, n, "turn_id", f"duplicate turn_id {t.turn_id}")
+        seen.add(key)
+        turns.append(t)
+    return turns
+
+
+_Q_STR = ("asked_at", "stale_answer", "clash_a", "clash_b", "side_a", "side_b", "question",
+          "query_lang", "store_lang", "source_id", "kind", "false_claim_en", "source_fact", "haystack")
+_Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST_FIELDS, *_Q_STR}
+
+
+def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Question:
+    from .axes import AXIS_WEIGHTS
+
+    axis = _req(obj, "axis", str, path, n)
+    if axis not in AXIS_WEIGHTS:
+        raise InputError(path, n, "axis", f"unknown axis {axis!r}")
+    expect = obj.get("expect", "answer")
+    if expect not in ("answer", "no_memory"):
+        raise InputError(path, n, "expect", f"must be 'answer' or 'no_memory', got {expect!r}")
+    gold = obj.get("gold_answer", "")
+    if gold is None:
+        gold = ""
+    if not isinstance(gold, (str, int, float)) or isinstance(gold, bool):
+        raise InputError(path, n, "gold_answer", f"expected str, got {type(gold).__name__}")
+    alts = _list(obj, "gold_alts", (str, int, float), path, n)
+    parts = _list(obj, "gold_parts", (str, int, float), path, n)
+    q = Question(
+        id=str(_req(obj, "id", (str, int), path, n)),
+        axis=axis,
+        question_en=_req(obj, "question_en", str, path, n),
+        gold_answer=str(gold),
+        need=tuple(str(x) for x in _list(obj, "need", (str, int), path, n)),
+        gold_alts=tuple(str(a) for a in alts),
+        expect=expect,
+        evidence_turns=_list(obj, "evidence_turns", int, path, n),
+        evidence_sessions=_list(obj, "evidence_sessions", (int, str), path, n),
+        gold_parts=tuple(str(p) for p in parts),
+        extra={k: v for k, v in obj.items() if k not in _Q_KNOWN},
+        **{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+           for k in _Q_STR for v in [_opt(obj, k, (str, int, float), path, n)]},
+    )
+    if q.query_lang and q.query_lang != "en" and not q.question:
+        raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
+    return q
+
+
+def read_questions(path) -> list[Question]:
+    qs, seen = [], set()
+    for n, obj in iter_jsonl(path):
+        q = question_from_dict(obj, path, n)
+        if q.id in seen:
+            raise InputError(path, n, "id", f"duplicate question id {q.id!r}")
+        seen.add(q.id)
+        qs.append(q)
+    return qs
+
+
+def write_turns(path, turns: Iterable[Turn]) -> int:
+    return write_jsonl(path, (t.to_dict() for t in turns))
+
+
+def write_questions(path, questions: Iterable[Question]) -> int:
+    return write_jsonl(path, (q.to_dict() for q in questions))
+
+
+def hash_files(root, names: Iterable[str]) -> str:
+    """sha256 over the named files' bytes (in the given order), as ``sha256:<hex>``."""
+    h = hashlib.sha256()
+    for name in names:
+        h.update(name.encode() + b"\0")
+        with open(Path(root) / name, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def _tier_from(obj: Any, path, i: int) -> Tier:
+    rec = f"tiers[{i}]"
+    if not isinstance(obj, dict):
+        raise InputError(path, rec, None, "expected a mapping")
+    for k in ("name", "turns", "questions"):
+        if not isinstance(obj.get(k), str):
+            raise InputError(path, rec, k, "missing or not a string")
+    return Tier(name=obj["name"], turns_file=obj["turns"], questions_file=obj["questions"],
+                n_turns=int(obj.get("n_turns", 0)), n_sessions=int(obj.get("n_sessions", 0)),
+                n_tokens=int(obj.get("n_tokens", 0)), n_questions=int(obj.get("n_questions", 0)))
+
+
+def load_bench(root) -> Bench:
+    """Read ``ROOT/bench.yaml`` (files are checked to exist; they are read by the caller)."""
+    root = Path(root)
+    path = root / MANIFEST
+    if not path.is_file():
+        raise InputError(path, None, None, "no bench manifest here (is this a bench folder?)")
+    try:
+        meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        line = getattr(getattr(e, "problem_mark", None), "line", None)
+        raise InputError(path, None if line is None else line + 1, None, "not valid YAML") from None
+    if not isinstance(meta, dict):
+        raise InputError(path, None, None, "expected a mapping")
+    for k in ("name", "version"):
+        if meta.get(k) in (None, ""):
+            raise InputError(path, None, k, "missing")
+    tiers_raw = meta.get("tiers")
+    if not isinstance(tiers_raw, list) or not tiers_raw:
+        raise InputError(path, None, "tiers", "expected a non-empty list")
+    tiers = tuple(_tier_from(t, path, i) for i, t in enumerate(tiers_raw))
+    for i, t in enumerate(tiers):
+        for f in (t.turns_file, t.questions_file):
+            if not (root / f).is_file():
+                raise InputError(path, f"tiers[{i}]", "turns" if f == t.turns_file else "questions",
+                                 f"file {f!r} not found")
+    known = {"name", "version", "license", "source", "tokenizer", "generator", "axis_map",
+             "content_hash", "tiers"}
+    return Bench(name=str(meta["name"]), version=str(meta["version"]), tiers=tiers, root=str(root),
+                 license=str(meta.get("license", "")), source=str(meta.get("source", "")),
+                 tokenizer=str(meta.get("tokenizer", "")), generator=meta.get("generator") or {},
+                 axis_map=meta.get("axis_map") or {}, content_hash=str(meta.get("content_hash", "")),
+                 extra={k: v for k, v in meta.items() if k not in known})
+
+
+def save_bench(bench: Bench, root=None) -> Path:
+    """Write ``bench.yaml`` for files already in place; fills in the content hash."""
+    root = Path(root or bench.root)
+    files = [f for t in bench.tiers for f in (t.turns_file, t.questions_file)]
+    meta: dict[str, Any] = {
+        "name": bench.name, "version": bench.version, "license": bench.license, "source": bench.source,
+        "tokenizer": bench.tokenizer,
+        "tiers": [{"name": t.name, "turns": t.turns_file, "questions": t.questions_file,
+                   "n_turns": t.n_turns, "n_sessions": t.n_sessions, "n_tokens": t.n_tokens,
+                   "n_questions": t.n_questions} for t in bench.tiers],
+        "content_hash": hash_files(root, dict.fromkeys(files)),
+    }
+    if bench.generator:
+        meta["generator"] = dict(bench.generator)
+    if bench.axis_map:
+        meta["axis_map"] = dict(bench.axis_map)
+    meta.update(bench.extra)
+    write_text(root / MANIFEST, yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
+    return root / MANIFEST
+
+
+def bench_as_dict(bench: Bench) -> dict:
+    return asdict(bench)

@@ -1,0 +1,1 @@
+"""memeval.bench.lifelog"""

@@ -1,0 +1,161 @@
+"""The bench data model (benchmark.md §1-2) as frozen dataclasses.
+
+A *haystack* is what a system ingests before it is asked. A tier file holds one haystack (glasshouse)
+or many (LongMemEval, LoCoMo, the book suite): turns and questions then carry a ``haystack`` id and
+turn ids restart at 1 within each haystack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+__all__ = ["Turn", "Session", "Question", "Tier", "Bench", "sessions_of", "haystacks_of"]
+
+
+def _clean(d: dict) -> dict:
+    """Drop optional fields that are unset, keeping key order stable (byte-identical files)."""
+    return {k: v for k, v in d.items() if v is not None and v != () and v != {}}
+
+
+@dataclass(frozen=True)
+class Turn:
+    turn_id: int
+    session_id: int | str
+    speaker: str
+    text: str
+    date: str
+    image: str | None = None
+    image_no: int | None = None
+    caption: str | None = None  # an image caption kept apart from the text (LoCoMo's blip_caption)
+    haystack: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: int | str
+    date: str
+    turns: tuple[Turn, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(f"{t.speaker}: {t.text}" for t in self.turns)
+
+
+# Question fields in file order; all but the first few are optional and omitted when unset.
+QUESTION_LIST_FIELDS = ("need", "gold_alts", "evidence_turns", "evidence_sessions", "gold_parts")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    axis: str
+    question_en: str
+    gold_answer: str = ""
+    need: tuple[str, ...] = ()
+    gold_alts: tuple[str, ...] = ()
+    expect: str = "answer"  # "answer" | "no_memory"
+    evidence_turns: tuple[int, ...] = ()
+    evidence_sessions: tuple[int | str, ...] = ()
+    asked_at: str | None = None
+    stale_answer: str | None = None
+    clash_a: str | None = None
+    clash_b: str | None = None
+    side_a: str | None = None
+    side_b: str | None = None
+    gold_parts: tuple[str, ...] = ()
+    question: str | None = None
+    query_lang: str | None = None
+    store_lang: str | None = None
+    source_id: str | None = None
+    kind: str | None = None
+    false_claim_en: str | None = None
+    source_fact: str | None = None
+    haystack: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text_to_ask(self) -> str:
+        """The text to put to the system: ``question`` for a non-English query, never ``question_en``."""
+        if self.query_lang and self.query_lang != "en":
+            if not self.question:
+                raise ValueError(f"{self.id}: query_lang {self.query_lang!r} without 'question'")
+            return self.question
+        return self.question or self.question_en
+
+    @property
+    def lang(self) -> str:
+        return self.query_lang or "en"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        for k in QUESTION_LIST_FIELDS:
+            d[k] = list(d[k])
+        keep = {"id", "axis", "question_en", "gold_answer", "need", "gold_alts", "expect",
+                "evidence_turns", "evidence_sessions"}
+        out = {k: v for k, v in d.items() if k in keep or (v is not None and v != [])}
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    turns_file: str
+    questions_file: str
+    n_turns: int = 0
+    n_sessions: int = 0
+    n_tokens: int = 0
+    n_questions: int = 0
+
+
+@dataclass(frozen=True)
+class Bench:
+    """A bench folder's manifest (``bench.yaml``); files are read on demand (see ``memeval.bench.io``)."""
+
+    name: str
+    version: str
+    tiers: tuple[Tier, ...]
+    root: str = "."
+    license: str = ""
+    source: str = ""
+    tokenizer: str = ""
+    generator: Mapping[str, Any] = field(default_factory=dict)
+    axis_map: Mapping[str, str] = field(default_factory=dict)
+    content_hash: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def tier(self, name: str) -> Tier:
+        for t in self.tiers:
+            if t.name == name:
+                return t
+        raise KeyError(f"bench {self.name!r} has no tier {name!r} (tiers: {[t.name for t in self.tiers]})")
+
+    @property
+    def tier_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tiers)
+
+
+def sessions_of(turns) -> list[Session]:
+    """Group turns into sessions, keeping file order (a session is a run of equal session ids)."""
+    out: list[Session] = []
+    cur: list[Turn] = []
+    for t in turns:
+        if cur and (t.session_id != cur[-1].session_id or t.haystack != cur[-1].haystack):
+            out.append(Session(cur[0].session_id, cur[0].date, tuple(cur)))
+            cur = []
+        cur.append(t)
+    if cur:
+        out.append(Session(cur[0].session_id, cur[0].date, tuple(cur)))
+    return out
+
+
+def haystacks_of(turns) -> dict[str | None, list[Session]]:
+    """Sessions per haystack id (``None`` for a tier-wide haystack), in file order."""
+    out: dict[str | None, list[Session]] = {}
+    for s in sessions_of(turns):
+        out.setdefault(s.turns[0].haystack, []).append(s)
+    return out

@@ -1,0 +1,50 @@
+"""``memeval`` command line. Each subcommand is a module in ``memeval.commands`` defining
+``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; the module name is the command
+(underscores become dashes). Input errors print one line and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from . import __version__, commands
+from .errors import MemevalError
+
+__all__ = ["main", "build_parser"]
+
+
+def _command_modules():
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            yield info.name.replace("_", "-"), importlib.import_module(f"{commands.__name__}.{info.name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memeval", description="Measure long-term memory in LLM systems.")
+    p.add_argument("--version", action="version", version=f"memeval {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, mod in _command_modules():
+        sp = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(sp)
+        sp.set_defaults(_run=mod.run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except MemevalError as e:
+        print(f"memeval {args.command}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"memeval {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of the memeval CLI, one module each (see memeval.cli)."""
