@@ -1,0 +1,124 @@
+"""A small client for OpenAI-compatible chat-completion endpoints (OpenAI, OpenRouter, vLLM, Ollama,
+llama.cpp server). Used by the reader, the judges and the multi-turn agent.
+
+The API key is read from an environment variable named by the caller and sent only in the
+``Authorization`` header; ``identity()`` (what records store) never contains it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash"]
+
+
+class ChatError(Exception):
+    """The endpoint failed after the allowed attempts (the caller records the question as ungraded)."""
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    tool_calls: tuple[dict, ...] = ()
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+def prompt_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _retry_after(resp: httpx.Response, attempt: int, backoff: float) -> float:
+    ra = resp.headers.get("retry-after")
+    if ra:
+        try:
+            return min(float(ra), 30.0)
+        except ValueError:
+            pass
+    return backoff * (2 ** attempt)
+
+
+class ChatClient:
+    """``ChatClient(base_url, model, api_key_env="OPENAI_API_KEY")``; ``chat(messages) -> ChatResult``."""
+
+    def __init__(self, base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY",
+                 temperature: float = 0.0, timeout: float = 60.0, max_attempts: int = 3,
+                 backoff: float = 0.5, seed: int | None = None, transport: httpx.BaseTransport | None = None):
+        self.base_url, self.model, self.temperature = base_url.rstrip("/"), model, temperature
+        self.api_key_env, self.max_attempts, self.backoff, self.seed = api_key_env, max_attempts, backoff, seed
+        headers = {"content-type": "application/json"}
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+
+    def identity(self) -> dict[str, Any]:
+        """What a record stores about this client: never the key."""
+        return {"base_url": self.base_url, "model": self.model, "temperature": self.temperature}
+
+    def chat(self, messages: list[dict], tools: list[dict] | None = None,
+             response_format: dict | None = None, seed: int | None = None) -> ChatResult:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if tools:
+            body["tools"] = tools
+        if response_format:
+            body["response_format"] = response_format
+        if (seed if seed is not None else self.seed) is not None:
+            body["seed"] = seed if seed is not None else self.seed
+        last = "no attempt"
+        for attempt in range(self.max_attempts):
+            try:
+                resp = self._http.post("/chat/completions", json=body)
+            except httpx.HTTPError as e:
+                last = f"{type(e).__name__}: {e}"
+                time.sleep(self.backoff * (2 ** attempt))
+                continue
+            if resp.status_code == 429 or resp.status_code >= 500:
+                last = f"HTTP {resp.status_code}"
+                time.sleep(_retry_after(resp, attempt, self.backoff))
+                continue
+            if resp.status_code >= 400:
+                raise ChatError(f"HTTP {resp.status_code} from {self.base_url}: {resp.text[:200]}")
+            try:
+                data = resp.json()
+                msg = data["choices"][0]["message"]
+            except (ValueError, KeyError, IndexError, TypeError):
+                raise ChatError(f"malformed chat completion from {self.base_url}") from None
+            calls = tuple(msg.get("tool_calls") or ())
+            return ChatResult(text=msg.get("content") or "", tool_calls=calls, raw=data)
+        raise ChatError(f"{self.base_url}: gave up after {self.max_attempts} attempts ({last})")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def parse_json_object(text: str) -> dict | None:
+    """The first JSON object in a model's reply (models wrap JSON in prose or code fences)."""
+    start = text.find("{")
+    while start != -1:
+        depth = 0
+        for i in range(start, len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        obj = json.loads(text[start:i + 1])
+                        return obj if isinstance(obj, dict) else None
+                    except json.JSONDecodeError:
+                        break
+        start = text.find("{", start + 1)
+    return None
