@@ -1,0 +1,135 @@
+"""Records → polars DataFrames: per tier × axis scores, weighted/unweighted overall beside floor and
+ceiling, latency percentiles. Everything here is recomputable from published records.
+
+Scores average over *graded* records: ungraded (judge failure) and error records are counted in
+their own columns, never as 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+from ..bench.axes import AXIS_WEIGHTS
+from ..run.records import read_manifest, read_records
+
+__all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
+           "question_set"]
+
+FLOOR, CEILING = "no_memory", "oracle"
+WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEIGHTS.values())})
+
+_SCHEMA = {
+    "run_id": pl.Utf8, "system": pl.Utf8, "mode": pl.Utf8, "tier": pl.Utf8, "tier_index": pl.Int32,
+    "tier_turns": pl.Int64, "tier_tokens": pl.Int64, "qid": pl.Utf8, "axis": pl.Utf8, "weight": pl.Int32,
+    "epoch": pl.Int32, "question_asked": pl.Utf8, "query_lang": pl.Utf8, "gold_answer": pl.Utf8,
+    "evidence_turns": pl.List(pl.Int64), "answer": pl.Utf8, "memories_returned": pl.List(pl.Utf8),
+    "retrieved_turns": pl.List(pl.Int64), "chars_returned": pl.Int64, "retrieval_hit": pl.Boolean,
+    "score": pl.Float64, "verdict": pl.Utf8, "grader": pl.Utf8, "ungraded_reason": pl.Utf8,
+    "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
+    "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.Utf8, "speed_reason": pl.Utf8,
+    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8,
+}
+
+
+def _grader_label(g) -> str | None:
+    if isinstance(g, dict):
+        return g.get("name", "?") + ":" + str(g.get("version") or g.get("prompt_hash") or g.get("model") or "")
+    return None if g is None else str(g)
+
+
+def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
+    """One row per record of the given run folders, with tier sizes from each run's manifest."""
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    rows = []
+    for rd in run_dirs:
+        man = read_manifest(rd)
+        tiers = {t["name"]: (i, t) for i, t in enumerate(man["config"]["tiers"])}
+        for r in read_records(rd):
+            i, t = tiers.get(r["tier"], (None, {}))
+            row = {k: r.get(k) for k in _SCHEMA}
+            row.update(tier_index=i, tier_turns=t.get("n_turns"), tier_tokens=t.get("n_tokens"),
+                       grader=_grader_label(r.get("grader")))
+            rows.append(row)
+    df = pl.DataFrame(rows, schema=_SCHEMA)
+    return with_question_set(df)
+
+
+def with_question_set(df: pl.DataFrame) -> pl.DataFrame:
+    """Add ``in_all_tiers``: the question id occurs in every tier its run covers (the core set)."""
+    n_tiers = df.group_by("run_id").agg(pl.col("tier").n_unique().alias("_n"))
+    per_q = df.group_by("run_id", "qid").agg(pl.col("tier").n_unique().alias("_q"))
+    flags = per_q.join(n_tiers, on="run_id").select("run_id", "qid", (pl.col("_q") == pl.col("_n")).alias("in_all_tiers"))
+    return df.join(flags, on=["run_id", "qid"], how="left")
+
+
+def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
+    """``core`` = questions present in every tier (what a degradation curve compares); ``all`` = everything."""
+    if which == "all":
+        return df
+    if which != "core":
+        raise ValueError("question set is 'core' or 'all'")
+    return df.filter(pl.col("in_all_tiers"))
+
+
+_graded = pl.col("score").is_not_null()
+
+
+def tier_axis_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, median chars returned."""
+    return (df.group_by("system", "tier_index", "tier", "axis")
+            .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"), _graded.sum().alias("graded"),
+                 pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
+                 pl.col("error").is_not_null().sum().alias("errors"),
+                 pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+                 pl.col("chars_returned").median().alias("median_chars"))
+            .sort("system", "tier_index", "axis"))
+
+
+def overall_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system × tier: weighted and unweighted mean side by side, with floor and ceiling beside each system."""
+    t = (df.group_by("system", "tier_index", "tier")
+         .agg(((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
+              pl.col("score").mean().alias("unweighted"), pl.len().alias("n"), _graded.sum().alias("graded"),
+              pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
+              pl.col("error").is_not_null().sum().alias("errors"),
+              pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+              pl.col("chars_returned").median().alias("median_chars"))
+         .sort("system", "tier_index"))
+    for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
+        ref = t.filter(pl.col("system") == name).select("tier", pl.col("weighted").alias(f"{label}_weighted"),
+                                                         pl.col("unweighted").alias(f"{label}_unweighted"))
+        t = t.join(ref, on="tier", how="left")
+    return t
+
+
+def latency_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system: latency-minus-RTT percentiles over measured questions, mean speed points, exclusions."""
+    lmr = pl.col("latency_minus_rtt_ms")
+    measured = pl.col("speed_status").is_in(["measured", "in_process"])
+    return (df.filter(pl.col("error").is_null())
+            .group_by("system")
+            .agg(pl.col("speed_status").filter(measured).first().alias("status"),
+                 measured.sum().alias("n"),
+                 lmr.filter(measured).quantile(0.5, "linear").alias("p50"),
+                 lmr.filter(measured).quantile(0.9, "linear").alias("p90"),
+                 lmr.filter(measured).quantile(0.95, "linear").alias("p95"),
+                 lmr.filter(measured).quantile(0.99, "linear").alias("p99"),
+                 lmr.filter(measured).max().alias("max"),
+                 pl.col("network_ms").median().alias("network_ms"),
+                 pl.col("speed_points").filter(measured).mean().alias("speed_points"),
+                 (pl.col("speed_status") == "unmeasurable").sum().alias("unmeasurable"),
+                 pl.col("speed_reason").filter(pl.col("speed_status") == "unmeasurable").unique().alias("reasons"))
+            .sort("system"))
+
+
+def manifest_summary(run_dir) -> dict:
+    m = read_manifest(run_dir)
+    c = m["config"]
+    return {"run_id": m["run_id"], "status": m["status"], "system": c["system"]["spec"], "mode": c["mode"],
+            "bench": f"{c['bench']['name']} {c['bench']['version']}", "grader": json.dumps(c["grader"]),
+            "network_floor_ms": m.get("network_floor_ms")}

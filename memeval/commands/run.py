@@ -1,0 +1,43 @@
+"""memeval run: one system over a bench's tiers; resumable."""
+
+from __future__ import annotations
+
+HELP = "run a memory system over a bench's tiers and record every question (resumable)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--bench", required=True, help="bench folder (with bench.yaml)")
+    p.add_argument("--system", required=True, help="no_memory | oracle | recent:tokens=N | bm25:k=N | http://HOST:PORT | python:mod:factory")
+    p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
+    p.add_argument("--mode", choices=["dry", "memory", "answer"], default="dry")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=1, help="parallel queries (HTTP systems only)")
+    p.add_argument("--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id>)")
+    p.add_argument("--target-ms", type=float, default=500.0, help="memory's share of the latency budget")
+    p.add_argument("--budget-ms", type=float, default=1000.0, help="conversation fluidity budget (recorded)")
+    for role in ("judge", "reader"):
+        p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
+        p.add_argument(f"--{role}-model", help=f"{role} model name")
+        p.add_argument(f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _client(args, role):
+    url, model = getattr(args, f"{role}_url"), getattr(args, f"{role}_model")
+    if not url or not model:
+        return None
+    from ..llm import ChatClient
+    from ..scoring.judge import Judge, Reader
+
+    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"))
+    return Judge(client) if role == "judge" else Reader(client)
+
+
+def run(args) -> int:
+    from ..run.runner import run_system
+
+    run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
+                         progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
+                         target_ms=args.target_ms, budget_ms=args.budget_ms)
+    print(run_dir)
+    return 0

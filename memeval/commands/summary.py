@@ -1,0 +1,34 @@
+"""memeval summary: the aggregate tables of one or more runs."""
+
+from __future__ import annotations
+
+HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ceiling, and latency of runs"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("runs", nargs="+", help="run folders")
+    p.add_argument("--questions", choices=["core", "all"], default="all",
+                   help="core = only questions present in every tier (degradation comparisons)")
+
+
+def run(args) -> int:
+    import polars as pl
+
+    from ..analysis.aggregate import (WEIGHT_TABLE, latency_table, load_records, manifest_summary, overall_table,
+                                      question_set, tier_axis_table)
+
+    df = question_set(load_records(args.runs), args.questions)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, float_precision=3, tbl_hide_dataframe_shape=True):
+        for r in args.runs:
+            m = manifest_summary(r)
+            print(f"run {m['run_id']}: {m['system']} on {m['bench']}, mode {m['mode']}, status {m['status']}")
+        print(f"\nquestion set: {args.questions}")
+        print("\nOverall (weighted and unweighted; floor = no_memory, ceiling = oracle when run on the same bench)")
+        print(overall_table(df).drop("tier_index"))
+        print("\nPer tier × axis")
+        print(tier_axis_table(df).drop("tier_index"))
+        print("\nLatency minus round trip (ms)")
+        print(latency_table(df))
+        print("\nAxis weights")
+        print(WEIGHT_TABLE.transpose(include_header=False, column_names="axis"))
+    return 0

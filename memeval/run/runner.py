@@ -1,0 +1,299 @@
+"""The runner: one system × one bench × chosen tiers × epochs → a run folder of records.
+
+For each tier (or each haystack of a tier): reset the system, ingest the sessions in file order, then
+ask every question not yet recorded. Rerunning the same command resumes; Ctrl-C (or SIGTERM) leaves
+the manifest marked ``cancelled`` and every written record intact.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import platform
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from tqdm.auto import tqdm
+
+from .. import __version__
+from ..bench.axes import AXIS_WEIGHTS
+from ..bench.io import load_bench, read_questions, read_turns
+from ..bench.model import Question, haystacks_of
+from ..errors import MemevalError
+from ..scoring import dry, retrieval, speed
+from ..systems.base import Recall, SystemCallError
+from ..systems.registry import make_system
+from .records import RecordStore, read_manifest, write_manifest
+
+__all__ = ["RunConfig", "run_system", "default_run_dir"]
+
+MODES = ("dry", "memory", "answer")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    bench_dir: str
+    system: str = "bm25"
+    tiers: tuple[str, ...] | None = None
+    mode: str = "dry"
+    epochs: int = 1
+    concurrency: int = 1
+    target_ms: float = 500.0
+    budget_ms: float = 1000.0
+    judge: Any = field(default=None, compare=False)   # memeval.scoring.judge.Judge
+    reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text).strip("_")[:48]
+
+
+def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
+    grader = {"name": "dry", "version": dry.GRADER_VERSION}
+    if cfg.mode != "dry":
+        grader = {"name": "judge", "version": dry.GRADER_VERSION, "judge": cfg.judge.identity()}
+        if cfg.mode == "answer":
+            grader["reader"] = cfg.reader.identity()
+    return {
+        "system": {"spec": cfg.system, "name": system.name, "version": system.version, "params": dict(system.params)},
+        "bench": {"name": bench.name, "version": bench.version, "content_hash": bench.content_hash,
+                  "root": str(Path(bench.root).resolve())},
+        "tiers": [{"name": t.name, "n_turns": t.n_turns, "n_tokens": t.n_tokens, "n_sessions": t.n_sessions,
+                   "n_questions": t.n_questions} for t in tiers],
+        "mode": cfg.mode, "epochs": cfg.epochs, "grader": grader,
+        "speed": {"target_ms": cfg.target_ms, "budget_ms": cfg.budget_ms},
+        "seeds": {"epochs": list(range(cfg.epochs))},
+    }
+
+
+def _config_id(snapshot: dict) -> str:
+    stable = {k: v for k, v in snapshot.items() if k != "bench"} | {"bench": {
+        k: v for k, v in snapshot["bench"].items() if k != "root"}}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def default_run_dir(bench_name: str, system: str, mode: str, config_id: str, root="runs") -> Path:
+    return Path(root) / f"{_slug(bench_name)}_{_slug(system)}_{mode}_{config_id}"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _host() -> dict:
+    import os
+    return {"node": platform.node(), "python": platform.python_version(), "platform": platform.platform(),
+            "cpus": os.cpu_count()}
+
+
+def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
+               epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
+               target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs") -> Path:
+    """Run (or resume) and return the run folder. See ``memeval run --help``."""
+    if mode not in MODES:
+        raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode != "dry" and judge is None:
+        raise MemevalError(f"mode {mode!r} needs a judge (--judge-url/--judge-model)")
+    if mode == "answer" and reader is None:
+        raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
+    cfg = RunConfig(str(bench_dir), system, tuple(tiers) if tiers else None, mode, int(epochs),
+                    max(1, int(concurrency)), target_ms, budget_ms, judge, reader)
+    bench = load_bench(bench_dir)
+    chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
+    chosen.sort(key=lambda t: bench.tier_names.index(t.name))
+    sut = make_system(system)
+    snapshot = _config_snapshot(cfg, bench, sut, chosen)
+    config_id = _config_id(snapshot)
+    run_dir = Path(out) if out else default_run_dir(bench.name, system, mode, config_id, runs_root)
+    run_id = run_dir.name
+    if (run_dir / "manifest.json").exists():
+        old = read_manifest(run_dir)
+        if old.get("config_id") != config_id:
+            raise MemevalError(f"{run_dir}: holds a different run (config {old.get('config_id')} != {config_id}); "
+                               "use another --out")
+        manifest = old
+        manifest["resumed_at"] = manifest.get("resumed_at", []) + [_now()]
+    else:
+        manifest = {"run_id": run_id, "config_id": config_id, "config": snapshot, "memeval_version": __version__,
+                    "host": _host(), "created_at": _now()}
+    manifest["status"] = "started"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest(run_dir, manifest)
+
+    store = RecordStore(run_dir)
+    runner = _Runner(cfg, sut, store, run_id, progress)
+    prev = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() else None
+    try:
+        runner.measure_floor("before")
+        for tier in chosen:
+            runner.run_tier(bench, tier)
+        runner.measure_floor("after")
+        manifest["status"] = "complete"
+    except KeyboardInterrupt:
+        manifest["status"] = "cancelled"
+        raise
+    except BaseException as e:
+        manifest["status"] = "error"
+        manifest["error"] = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        manifest["network_floor_ms"] = runner.floor
+        manifest["finished_at"] = _now()
+        manifest["n_records"] = len(store.done)
+        write_manifest(run_dir, manifest)
+        store.close()
+        if prev is not None:
+            signal.signal(signal.SIGTERM, prev)
+        if hasattr(sut, "close"):
+            sut.close()
+    return run_dir
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+class _Runner:
+    def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
+        self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
+        self.is_http = hasattr(system, "network_floor_ms")
+        self.floor: dict[str, float | None] = {"before": None, "after": None}
+        self.grader_name = "dry" if cfg.mode == "dry" else "judge"
+        self.grader = {"name": "dry", "version": dry.GRADER_VERSION} if cfg.mode == "dry" else cfg.judge.identity()
+
+    def measure_floor(self, when: str) -> None:
+        if self.is_http:
+            self.system.warm()
+            self.floor[when] = round(self.system.network_floor_ms(), 3)
+
+    def run_tier(self, bench, tier) -> None:
+        root = Path(bench.root)
+        questions = read_questions(root / tier.questions_file)
+        todo = [(q, e) for q in questions for e in range(self.cfg.epochs)
+                if (tier.name, q.id, e) not in self.store.done]
+        if not todo:
+            return
+        by_hay: dict[str | None, list] = {}
+        for q, e in todo:
+            by_hay.setdefault(q.haystack, []).append((q, e))
+        haystacks = haystacks_of(read_turns(root / tier.turns_file))
+        n_sessions = sum(len(haystacks.get(h, [])) for h in by_hay)
+        ingest_bar = tqdm(total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress,
+                          leave=False)
+        ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
+        try:
+            for hay, items in by_hay.items():
+                self._reset_and_ingest(haystacks.get(hay, []), ingest_bar)
+                self._ask_all(tier.name, items, ask_bar)
+        finally:
+            ingest_bar.close()
+            ask_bar.close()
+
+    def _reset_and_ingest(self, sessions, bar) -> None:
+        self.system.reset()
+        for s in sessions:
+            self.system.ingest(s)
+            bar.update(1)
+
+    def _ask_all(self, tier: str, items, bar) -> None:
+        parallel = self.cfg.concurrency > 1 and getattr(self.system, "concurrent_queries", False)
+        if not parallel:
+            for q, e in items:
+                self.store.append(self._ask(tier, q, e))
+                bar.update(1)
+            return
+        pool = ThreadPoolExecutor(self.cfg.concurrency)
+        pending: set = set()
+        it = iter(items)
+        try:
+            while True:
+                while len(pending) < self.cfg.concurrency * 2:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        break
+                    pending.add(pool.submit(self._ask, tier, *nxt))
+                if not pending:
+                    break
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    self.store.append(f.result())
+                    bar.update(1)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _ask(self, tier: str, q: Question, epoch: int) -> dict:
+        asked = q.text_to_ask
+        axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
+        rec: dict[str, Any] = {
+            "run_id": self.run_id, "system": self.cfg.system, "tier": tier, "qid": q.id, "axis": q.axis,
+            "epoch": epoch, "question_asked": asked, "query_lang": q.lang, "mode": self.cfg.mode,
+            "weight": AXIS_WEIGHTS[axis_for_weight], "haystack": q.haystack, "gold_answer": q.gold_answer,
+            "evidence_turns": list(q.evidence_turns), "grader": self.grader, "started_at": _now(),
+        }
+        try:
+            if hasattr(self.system, "prepare"):
+                self.system.prepare(q)
+            t0 = time.perf_counter_ns()
+            recall: Recall = self.system.query(asked, q.asked_at)
+            wall_ms = (time.perf_counter_ns() - t0) / 1e6
+        except SystemCallError as e:
+            rec.update(error=str(e), chars_returned=0)
+            return rec
+        except Exception as e:  # a crashing system is an error record, not a crashed run
+            rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
+            return rec
+        memories = list(recall.memories)
+        rec.update(memories_returned=memories,
+                   retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
+                   chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
+                   retrieval_hit=retrieval.retrieval_hit(q, recall.turn_ids, memories),
+                   response_bytes=recall.response_bytes, attempts=recall.attempts)
+        rec.update(self._speed(recall, wall_ms))
+        rec.update(self._grade(q, recall, memories))
+        return rec
+
+    def _speed(self, recall: Recall, wall_ms: float) -> dict:
+        target = self.cfg.target_ms
+        if recall.latency_ms is None:  # in-process: no network between us
+            return {"latency_ms": round(wall_ms, 3), "network_ms": None, "latency_minus_rtt_ms": round(wall_ms, 3),
+                    "speed_points": speed.speed_points(wall_ms, target), "speed_status": "in_process",
+                    "speed_reason": "in-process system: no network round trip"}
+        net = self.floor["before"] or 0.0
+        lat = recall.latency_ms
+        lmr = speed.latency_minus_rtt(lat, net)
+        status, reason = speed.speed_status(lat, net)
+        if status == "measured" and self.cfg.concurrency > 1:
+            status, reason = "unmeasurable", f"concurrency {self.cfg.concurrency}: latency includes queueing"
+        return {"latency_ms": round(lat, 3), "network_ms": net, "latency_minus_rtt_ms": round(lmr, 3),
+                "speed_points": speed.speed_points(lmr, target) if status == "measured" else None,
+                "speed_status": status, "speed_reason": reason}
+
+    def _grade(self, q: Question, recall: Recall, memories: list[str]) -> dict:
+        mode = self.cfg.mode
+        if mode == "dry":
+            text = recall.answer if recall.answer is not None else "\n".join(memories)
+            s = dry.score_answer(q, text)
+            return {"answer": text, "score": s.score, "verdict": s.verdict, "ungraded_reason": None}
+        if mode == "memory":
+            text = "\n".join(memories)
+            v = self.cfg.judge.grade(q, text, kind="memory")
+            return {"answer": recall.answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
+                    "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
+        answer = recall.answer
+        if answer is None:
+            from ..llm import ChatError
+            try:
+                answer = self.cfg.reader.answer(q, tuple(memories))
+            except ChatError as e:
+                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
+        if not answer.strip():
+            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None}
+        v = self.cfg.judge.grade(q, answer, kind="answer")
+        return {"answer": answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
+                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}

@@ -1,0 +1,90 @@
+"""The judge and the reader for ``memory`` and ``answer`` modes, over an OpenAI-compatible endpoint.
+
+Both are fixed per bench version: model, prompt text (versioned files in ``prompts/``), temperature 0.
+Their identity and the prompt hash go into every record's ``grader``. A judge call that fails after
+retries, or a verdict that cites no evidence, leaves the question ungraded (``score=None``) with a
+reason — never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from ..bench.model import Question
+from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
+
+__all__ = ["Verdict", "Judge", "Reader", "JUDGE_PROMPT", "READER_PROMPT", "NOT_GRADABLE_IN_MEMORY_MODE"]
+
+JUDGE_PROMPT = "judge_v1"
+READER_PROMPT = "reader_v1"
+NOT_GRADABLE_IN_MEMORY_MODE = frozenset({"ABSTAIN", "FALSE_MEMORY"})
+_SCORES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+
+_AXIS_RULES = {
+    "STALE": "Rule: the current value is correct; serving the old value ({stale}) as current is wrong; saying it is not known is partial.",
+    "UPDATE": "Rule: the new value is correct (\"it was X, now Y\" is correct); saying it is not known is partial.",
+    "CONTRADICT": "Rule: correct only if it gives both values ({clash_a} / {clash_b}) or says the records disagree; saying it is unknown is partial; picking one value is wrong.",
+    "RECONCILE": "Rule: both conditions ({side_a} / {side_b}) correct; one of them partial; 'I don't know' is wrong.",
+    "CONFLICT": "Rule: the question carries an outdated value; correct only if it corrects it and gives the current value; the current value without a correction is partial.",
+    "GATHER": "Rule: the answer has parts {parts}; all parts correct, some parts partial.",
+    "ABSTAIN": "Rule: this was never stated; correct only if the text says so; any invented answer is wrong.",
+    "FALSE_MEMORY": "Rule: the question asserts something never said; correct only if the text declines the premise; going along is wrong.",
+}
+
+
+def _prompt(name: str) -> str:
+    return resources.files("memeval.scoring").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float | None
+    verdict: str | None
+    evidence: str | None = None
+    ungraded_reason: str | None = None
+
+
+class Judge:
+    def __init__(self, client: ChatClient, prompt: str = JUDGE_PROMPT):
+        self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
+
+    def identity(self) -> dict:
+        return {"role": "judge", **self.client.identity(), "prompt": self.prompt_name,
+                "prompt_hash": prompt_hash(self.template)}
+
+    def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict:
+        axis = "ABSTAIN" if q.expect == "no_memory" else q.axis
+        if kind == "memory" and axis in NOT_GRADABLE_IN_MEMORY_MODE:
+            return Verdict(None, None, None, "not gradable in memory mode")
+        rule = _AXIS_RULES.get(axis, "").format(stale=q.stale_answer, clash_a=q.clash_a, clash_b=q.clash_b,
+                                                 side_a=q.side_a, side_b=q.side_b, parts=list(q.gold_parts))
+        msg = self.template.format(axis=axis, question=q.text_to_ask, gold=q.gold_answer,
+                                   alts=", ".join(q.gold_alts) or "none", axis_rule=rule, kind=kind, text=text)
+        try:
+            reply = self.client.chat([{"role": "user", "content": msg}])
+        except ChatError as e:
+            return Verdict(None, None, None, f"judge failed: {e}")
+        obj = parse_json_object(reply.text) or {}
+        verdict = str(obj.get("verdict", "")).strip().lower()
+        evidence = obj.get("evidence")
+        if verdict not in _SCORES:
+            return Verdict(None, None, None, "judge reply has no valid verdict")
+        if not isinstance(evidence, str) or not evidence.strip():
+            return Verdict(None, verdict, None, "verdict without evidence discarded")
+        return Verdict(_SCORES[verdict], verdict, evidence.strip())
+
+
+class Reader:
+    def __init__(self, client: ChatClient, prompt: str = READER_PROMPT):
+        self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
+
+    def identity(self) -> dict:
+        return {"role": "reader", **self.client.identity(), "prompt": self.prompt_name,
+                "prompt_hash": prompt_hash(self.template)}
+
+    def answer(self, q: Question, memories: tuple[str, ...]) -> str:
+        """Raises ``ChatError`` when the endpoint fails after retries."""
+        msg = self.template.format(asked_at=q.asked_at or "unknown", question=q.text_to_ask,
+                                   memories="\n".join(f"- {m}" for m in memories) or "(none)")
+        return self.client.chat([{"role": "user", "content": msg}]).text.strip()

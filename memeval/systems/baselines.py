@@ -1,0 +1,148 @@
+"""Offline baselines: ``no_memory`` (floor), ``oracle`` (ceiling, a scorer check), ``recent`` (the last
+N tokens of the history) and ``bm25`` (top-k turns by BM25, via the ``bm25s`` library)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import deque
+
+import bm25s
+
+from ..bench.model import Question, Session, Turn
+from ..bench.tokens import count_tokens
+from .base import Recall, memory_text
+
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25"]
+
+
+class NoMemory:
+    """Remembers nothing: the floor every other system is read against."""
+
+    name, version = "no_memory", "1"
+
+    def __init__(self):
+        self.params: dict = {}
+
+    def reset(self) -> None:
+        pass
+
+    def ingest(self, session: Session) -> None:
+        pass
+
+    def query(self, question: str, asked_at: str | None) -> Recall:
+        return Recall()
+
+
+class Oracle:
+    """Returns the question's evidence turns verbatim: the ceiling, and a check of the scorer itself."""
+
+    name, version = "oracle", "1"
+
+    def __init__(self):
+        self.params: dict = {}
+        self._turns: dict[int, Turn] = {}
+        self._wanted: tuple[int, ...] = ()
+
+    def reset(self) -> None:
+        self._turns.clear()
+
+    def ingest(self, session: Session) -> None:
+        for t in session.turns:
+            self._turns[t.turn_id] = t
+
+    def prepare(self, question: Question) -> None:
+        self._wanted = question.evidence_turns
+
+    def query(self, question: str, asked_at: str | None) -> Recall:
+        hits = [self._turns[i] for i in self._wanted if i in self._turns]
+        return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
+
+
+class Recent:
+    """The last ``tokens`` tokens of the history (whole turns, oldest first): "paste the history" cut to a budget."""
+
+    name, version = "recent", "1"
+
+    def __init__(self, tokens: int = 2000):
+        self.params = {"tokens": int(tokens)}
+        self._turns: deque[tuple[Turn, int]] = deque()
+        self._total = 0
+
+    def reset(self) -> None:
+        self._turns.clear()
+        self._total = 0
+
+    def ingest(self, session: Session) -> None:
+        budget = self.params["tokens"]
+        for t in session.turns:
+            n = count_tokens(memory_text(t))
+            self._turns.append((t, n))
+            self._total += n
+            while self._total > budget and self._turns:
+                _, old = self._turns.popleft()
+                self._total -= old
+
+    def query(self, question: str, asked_at: str | None) -> Recall:
+        turns = [t for t, _ in self._turns]
+        return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
+
+
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_STOP = frozenset(bm25s.stopwords.STOPWORDS_EN) if hasattr(bm25s, "stopwords") else frozenset()
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Lower-cased words and numbers; CJK runs become character bigrams (no spaces to split on)."""
+    out: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if _CJK.search(w):
+            chars = _CJK.findall(w)
+            out.extend(a + b for a, b in zip(chars, chars[1:]))
+            out.extend(chars if len(chars) == 1 else ())
+        elif w not in _STOP:
+            out.append(w)
+    return out
+
+
+class BM25:
+    """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest)."""
+
+    name, version = "bm25", "1"
+
+    def __init__(self, k: int = 10):
+        self.params = {"k": int(k)}
+        self._turns: list[Turn] = []
+        self._tokens: list[list[str]] = []
+        self._index: bm25s.BM25 | None = None
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._turns, self._tokens, self._index = [], [], None
+
+    def ingest(self, session: Session) -> None:
+        with self._lock:
+            for t in session.turns:
+                self._turns.append(t)
+                self._tokens.append(bm25_tokens(t.text) or ["\u2205"])
+            self._index = None
+
+    def _ensure_index(self) -> bm25s.BM25 | None:
+        with self._lock:
+            if self._index is None and self._turns:
+                index = bm25s.BM25()
+                index.index(self._tokens, show_progress=False)
+                self._index = index
+            return self._index
+
+    def query(self, question: str, asked_at: str | None) -> Recall:
+        index = self._ensure_index()
+        q = bm25_tokens(question)
+        if index is None or not q:
+            return Recall(turn_ids=())
+        k = min(self.params["k"], len(self._turns))
+        docs, scores = index.retrieve([q], k=k, show_progress=False, n_threads=1)
+        hits = [self._turns[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
+        return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))

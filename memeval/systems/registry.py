@@ -1,0 +1,58 @@
+"""Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
+``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from ..errors import MemevalError
+from .baselines import BM25, NoMemory, Oracle, Recent
+
+__all__ = ["BUILTIN", "make_system", "parse_spec"]
+
+BUILTIN: dict[str, Callable[..., Any]] = {"no_memory": NoMemory, "oracle": Oracle, "recent": Recent, "bm25": BM25}
+
+
+def _value(v: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"bm25:k=10,x=y"`` → ``("bm25", {"k": 10, "x": "y"})``."""
+    name, _, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, val = part.partition("=")
+        if not eq or not key.strip():
+            raise MemevalError(f"system {spec!r}: parameter {part!r} is not key=value")
+        params[key.strip()] = _value(val.strip())
+    return name.strip(), params
+
+
+def make_system(spec: str, **http_options):
+    """Build a system from its command-line name (see module docstring)."""
+    if spec.startswith(("http://", "https://")):
+        from .http import HttpSystem
+
+        return HttpSystem(spec, **http_options)
+    if spec.startswith("python:"):
+        mod, _, rest = spec[len("python:"):].partition(":")
+        attr, params = parse_spec(rest)
+        try:
+            factory = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as e:
+            raise MemevalError(f"system {spec!r}: cannot load {mod}:{attr} ({e})") from None
+        return factory(**params)
+    name, params = parse_spec(spec)
+    if name not in BUILTIN:
+        raise MemevalError(f"unknown system {name!r} (built-in: {', '.join(BUILTIN)}; or http://..., python:mod:factory)")
+    try:
+        return BUILTIN[name](**params)
+    except TypeError as e:
+        raise MemevalError(f"system {spec!r}: {e}") from None
