@@ -1,0 +1,279 @@
+"""Plotly figures over run records (one row per record, columns of ``aggregate.load_records``).
+
+Every function is pure: a polars DataFrame in, a ``plotly.graph_objects.Figure`` out. Scores that
+are null (ungraded, or an error) are left out of means and counted in the hover text, never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import polars as pl
+from plotly.subplots import make_subplots
+
+from ..bench.axes import AXES
+
+__all__ = [
+    "FLOOR_SYSTEM", "CEILING_SYSTEM", "question_set", "mean_scores", "percentile",
+    "degradation_curve", "axis_tier_heatmap", "latency_histogram", "failure_split", "failure_class",
+    "FAILURE_CLASSES",
+]
+
+FLOOR_SYSTEM = "no_memory"
+CEILING_SYSTEM = "oracle"
+_X_COLUMNS = {"turns": ("tier_turns", "turns in the haystack"), "tokens": ("tier_tokens", "tokens in the haystack")}
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+            "#bcbd22", "#17becf"]
+
+
+def question_set(df: pl.DataFrame, core: bool = True) -> tuple[pl.DataFrame, str]:
+    """The rows a curve compares, and the phrase naming that set for a title.
+
+    ``core=True`` keeps questions present in every tier (``in_all_tiers``): the only variable
+    between tiers is then the haystack's volume. ``core=False`` keeps all questions per tier.
+    """
+    if not core:
+        return df, "all questions per tier"
+    kept = df.filter(pl.col("in_all_tiers"))
+    return kept, f"core set: {kept['qid'].n_unique()} questions present in every tier"
+
+
+def mean_scores(df: pl.DataFrame, by: list[str], weighted: bool = False) -> pl.DataFrame:
+    """Mean score per group: columns ``by`` + mean, n (graded), n_ungraded (null score)."""
+    graded = pl.col("score").is_not_null()
+    if weighted:
+        w = pl.col("weight").cast(pl.Float64)
+        mean = (pl.col("score") * w).filter(graded).sum() / w.filter(graded).sum()
+    else:
+        mean = pl.col("score").filter(graded).mean()
+    return (
+        df.group_by(by)
+        .agg(mean.alias("mean"), graded.sum().alias("n"), (~graded).sum().alias("n_ungraded"))
+        .sort(by)
+    )
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (``q`` in 0..100), like numpy's default."""
+    xs = sorted(values)
+    if not xs:
+        return math.nan
+    pos = (len(xs) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _role(system: str, name: str) -> bool:
+    return system == name or system.startswith(name + ":")
+
+
+def _tier_order(df: pl.DataFrame) -> pl.DataFrame:
+    return (df.select("tier", "tier_index", "tier_turns", "tier_tokens").unique("tier", keep="first")
+            .sort("tier_index"))
+
+
+def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", floor: str | bool | None = None,
+                      ceiling: str | bool | None = None, core: bool = True, weighted: bool = False,
+                      system: str | None = None) -> go.Figure:
+    """Mean score per tier against tier size (log x axis), one line per system or per axis.
+
+    ``floor``/``ceiling`` name the systems drawn as shaded bands rather than lines (default: the
+    ``no_memory`` and ``oracle`` systems when present; ``False`` draws none). The floor band fills
+    0 up to the floor score (no better than no memory); the ceiling band fills from the ceiling
+    score up to 1. With ``by="axis"`` the lines are the axes of one system (``system``, or the only
+    non-baseline system in ``df``). The title names the question set (``core``) and the mean used.
+    """
+    if by not in ("system", "axis"):
+        raise ValueError(f"by must be 'system' or 'axis', not {by!r}")
+    if x not in _X_COLUMNS:
+        raise ValueError(f"x must be 'turns' or 'tokens', not {x!r}")
+    xcol, xlabel = _X_COLUMNS[x]
+    rows, set_label = question_set(df, core)
+    systems = rows["system"].unique(maintain_order=True).to_list()
+    floor_name = _pick(systems, floor, FLOOR_SYSTEM)
+    ceiling_name = _pick(systems, ceiling, CEILING_SYSTEM)
+    fig = go.Figure()
+    for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
+        if name is not None:
+            _add_band(fig, mean_scores(rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol],
+                                       weighted), xcol, name, kind)
+    lines = [s for s in systems if s not in (floor_name, ceiling_name)]
+    if by == "axis":
+        if system is None:
+            if len(lines) != 1:
+                raise ValueError(f"by='axis' needs one system; pass system= (have {lines})")
+            system = lines[0]
+        rows = rows.filter(pl.col("system") == system)
+        present = set(rows["axis"].unique().to_list())
+        groups = [a for a in AXES if a in present] + sorted(present - set(AXES))
+        column = "axis"
+    else:
+        groups, column = lines, "system"
+    for i, g in enumerate(groups):
+        m = mean_scores(rows.filter(pl.col(column) == g), ["tier_index", "tier", xcol], weighted)
+        fig.add_trace(go.Scatter(
+            x=m[xcol].to_list(), y=m["mean"].to_list(), mode="lines+markers", name=g,
+            line={"color": _PALETTE[i % len(_PALETTE)]},
+            customdata=list(zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list())),
+            hovertemplate=f"{g}<br>tier %{{customdata[0]}}: %{{y:.3f}}<br>n=%{{customdata[1]}}, "
+                          "ungraded/error=%{customdata[2]}<extra></extra>",
+        ))
+    mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
+    who = f" — {system}, by axis" if by == "axis" else ""
+    tiers = _tier_order(rows)
+    fig.update_layout(
+        title=f"Degradation{who}: {mean_name} per tier ({set_label})",
+        xaxis={"type": "log", "title": xlabel, "tickvals": tiers[xcol].to_list(),
+               "ticktext": [f"{t}<br>{v:,}" for t, v in zip(tiers["tier"].to_list(), tiers[xcol].to_list())]},
+        yaxis={"title": mean_name, "range": [-0.02, 1.02]},
+        legend={"title": by}, template="plotly_white",
+    )
+    return fig
+
+
+def _pick(systems: list[str], choice, default: str) -> str | None:
+    if choice is False:
+        return None
+    if isinstance(choice, str):
+        if choice not in systems:
+            raise ValueError(f"{choice!r} is not a system in these records ({systems})")
+        return choice
+    return next((s for s in systems if _role(s, default)), None)
+
+
+def _add_band(fig: go.Figure, m: pl.DataFrame, xcol: str, name: str, kind: str) -> None:
+    xs, ys = m[xcol].to_list(), m["mean"].to_list()
+    edge = [0.0] * len(xs) if kind == "floor" else [1.0] * len(xs)
+    color = "rgba(214,39,40,0.15)" if kind == "floor" else "rgba(44,160,44,0.15)"
+    line = "rgba(214,39,40,0.8)" if kind == "floor" else "rgba(44,160,44,0.8)"
+    fig.add_trace(go.Scatter(x=xs, y=edge, mode="lines", line={"width": 0}, hoverinfo="skip",
+                             showlegend=False, name=f"{kind} edge"))
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="lines", fill="tonexty", fillcolor=color, line={"color": line, "dash": "dash"},
+        name=f"{kind}: {name}", hovertemplate=f"{kind} ({name}): %{{y:.3f}}<extra></extra>",
+    ))
+
+
+def axis_tier_heatmap(df: pl.DataFrame) -> go.Figure:
+    """Mean score per axis (rows, in weight-table order) × tier (columns), one panel per system.
+
+    Uses all questions of each tier (axes whose evidence lives only in larger tiers show there);
+    each cell's text gives the mean and the number of graded questions.
+    """
+    systems = df["system"].unique(maintain_order=True).to_list()
+    present = set(df["axis"].unique().to_list())
+    axes = [a for a in AXES if a in present] + sorted(present - set(AXES))
+    tiers = _tier_order(df)["tier"].to_list()
+    fig = make_subplots(rows=1, cols=len(systems), subplot_titles=systems, shared_yaxes=True,
+                        horizontal_spacing=0.03)
+    for c, s in enumerate(systems, start=1):
+        m = mean_scores(df.filter(pl.col("system") == s), ["axis", "tier"])
+        cell = {(r["axis"], r["tier"]): r for r in m.to_dicts()}
+        z = [[_cell(cell, a, t, "mean") for t in tiers] for a in axes]
+        text = [[_cell_text(cell.get((a, t))) for t in tiers] for a in axes]
+        fig.add_trace(go.Heatmap(z=z, x=tiers, y=axes, zmin=0, zmax=1, colorscale="RdYlGn", text=text,
+                                 texttemplate="%{text}", showscale=c == 1, name=s,
+                                 hovertemplate=f"{s}<br>%{{y}} × %{{x}}: %{{text}}<extra></extra>"),
+                      row=1, col=c)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title="Mean score per axis × tier (all questions per tier; n = graded questions)",
+                      height=max(320, 28 * len(axes) + 140), template="plotly_white")
+    return fig
+
+
+def _cell(cell: dict, a: str, t: str, key: str):
+    r = cell.get((a, t))
+    return None if r is None else r[key]
+
+
+def _cell_text(r: dict | None) -> str:
+    if r is None:
+        return ""
+    if r["mean"] is None:
+        return f"– (n=0, {r['n_ungraded']} ungraded)"
+    return f"{r['mean']:.2f} (n={r['n']})"
+
+
+def latency_histogram(df: pl.DataFrame, percentiles: tuple[int, ...] = (50, 95, 99)) -> go.Figure:
+    """Histogram of latency-minus-RTT per system (one panel each) with percentile lines.
+
+    Records whose speed is ``unmeasurable`` are excluded and counted in the panel title; systems
+    measured in process (no network in between) are flagged there too.
+    """
+    systems = df["system"].unique(maintain_order=True).to_list()
+    titles, samples = [], []
+    for s in systems:
+        d = df.filter(pl.col("system") == s)
+        n_unmeasurable = d.filter(pl.col("speed_status") == "unmeasurable").height
+        kept = d.filter((pl.col("speed_status") != "unmeasurable") & pl.col("latency_minus_rtt_ms").is_not_null())
+        values = kept["latency_minus_rtt_ms"].to_list()
+        flag = " [in-process: service time, no network]" if (kept["speed_status"] == "in_process").any() else ""
+        titles.append(f"{s}{flag} — n={len(values)}, unmeasurable excluded: {n_unmeasurable}")
+        samples.append(values)
+    fig = make_subplots(rows=len(systems), cols=1, subplot_titles=titles, vertical_spacing=0.12 / max(1, len(systems)))
+    for i, (s, values) in enumerate(zip(systems, samples), start=1):
+        fig.add_trace(go.Histogram(x=values, name=s, nbinsx=40, marker={"color": _PALETTE[(i - 1) % 10]},
+                                   showlegend=False), row=i, col=1)
+        for q in percentiles:
+            if values:
+                v = percentile(values, q)
+                fig.add_vline(x=v, line_dash="dash", line_color="#444", row=i, col=1,
+                              annotation_text=f"p{q} {v:.1f} ms", annotation_position="top")
+        fig.update_xaxes(title_text="latency minus round trip (ms)", row=i, col=1)
+    fig.update_layout(title="Latency minus round trip per question (sequential loop: service time, not load)",
+                      height=260 * len(systems) + 80, template="plotly_white", bargap=0.05)
+    return fig
+
+
+FAILURE_CLASSES = (
+    "correct", "partial", "wrong: evidence returned", "wrong: evidence not returned",
+    "wrong: nothing to retrieve", "ungraded or error",
+)
+_FAILURE_COLORS = ["#2ca02c", "#bcbd22", "#ff7f0e", "#d62728", "#9467bd", "#7f7f7f"]
+
+
+def failure_class() -> pl.Expr:
+    """Classify each record: answer right, partly right, or wrong split by whether evidence came back."""
+    s, hit = pl.col("score"), pl.col("retrieval_hit")
+    return (
+        pl.when(s.is_null()).then(pl.lit(FAILURE_CLASSES[5]))
+        .when(s >= 1).then(pl.lit(FAILURE_CLASSES[0]))
+        .when(s > 0).then(pl.lit(FAILURE_CLASSES[1]))
+        .when(hit.is_null()).then(pl.lit(FAILURE_CLASSES[4]))
+        .when(hit).then(pl.lit(FAILURE_CLASSES[2]))
+        .otherwise(pl.lit(FAILURE_CLASSES[3]))
+    )
+
+
+def failure_split(df: pl.DataFrame, by: str = "tier") -> go.Figure:
+    """Share of records per class (see ``FAILURE_CLASSES``), per tier or per axis, one panel per system.
+
+    "evidence returned but answer wrong" is a reading/answering failure; "evidence not returned"
+    is a retrieval failure.
+    """
+    if by not in ("tier", "axis"):
+        raise ValueError(f"by must be 'tier' or 'axis', not {by!r}")
+    systems = df["system"].unique(maintain_order=True).to_list()
+    if by == "tier":
+        order = _tier_order(df)["tier"].to_list()
+    else:
+        present = set(df["axis"].unique().to_list())
+        order = [a for a in AXES if a in present] + sorted(present - set(AXES))
+    counts = df.with_columns(failure_class().alias("outcome")).group_by(["system", by, "outcome"]).len()
+    totals = counts.group_by(["system", by]).agg(pl.col("len").sum().alias("total"))
+    share = counts.join(totals, on=["system", by]).with_columns((pl.col("len") / pl.col("total")).alias("share"))
+    fig = make_subplots(rows=1, cols=len(systems), subplot_titles=systems, shared_yaxes=True)
+    for c, s in enumerate(systems, start=1):
+        d = share.filter(pl.col("system") == s)
+        for k, cls in enumerate(FAILURE_CLASSES):
+            got = {r[by]: r for r in d.filter(pl.col("outcome") == cls).to_dicts()}
+            fig.add_trace(go.Bar(
+                x=order, y=[got[o]["share"] if o in got else 0.0 for o in order], name=cls,
+                marker={"color": _FAILURE_COLORS[k]}, legendgroup=cls, showlegend=c == 1,
+                customdata=[got[o]["len"] if o in got else 0 for o in order],
+                hovertemplate=f"{s} %{{x}}<br>{cls}: %{{y:.0%}} (%{{customdata}})<extra></extra>",
+            ), row=1, col=c)
+    fig.update_layout(barmode="stack", template="plotly_white", yaxis={"tickformat": ".0%", "title": "share"},
+                      title=f"Outcome per {by}: wrong with evidence returned vs evidence not returned vs correct")
+    return fig

@@ -1,0 +1,171 @@
+"""Execute a parameterized notebook (papermill) and export it as one offline HTML report.
+
+The report hides code cells (``exclude_input``), embeds plotly.js once (the ``notebook`` plotly
+renderer, activated by :func:`setup_notebook` inside the kernel), loads nothing from the network
+(no require.js, MathJax, mermaid or widget-manager scripts) and replaces live widgets, which cannot
+run in a static page, with a short note: notebooks show static tables and figures beside them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import nbformat
+
+from ..atomic import write_text
+from ..errors import InputError, MemevalError
+
+__all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
+           "render_report", "parse_parameter"]
+
+#: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
+#: plotly.js copy the renderer embeds once per notebook when it activates.
+PLOTLY_RENDERER = "plotly_mimetype+memeval_offline"
+WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = ("<p><em>[interactive widget: it runs in a live Jupyter session only; "
+               "this report shows static tables instead]</em></p>")
+
+# The lab template minus everything it would fetch from a CDN.
+_OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+
+class ReportError(MemevalError):
+    """A notebook could not be executed or exported; the message names the failing cell."""
+
+
+def _offline_renderer():
+    """plotly's ``notebook`` renderer without its per-figure MathJax ``<script src>`` from a CDN."""
+    from plotly.io import to_html
+    from plotly.io._base_renderers import NotebookRenderer
+
+    class OfflineNotebookRenderer(NotebookRenderer):
+        def to_mimebundle(self, fig_dict):
+            return {"text/html": to_html(
+                fig_dict, config=self.config, include_plotlyjs=False, include_mathjax=False, full_html=False,
+                default_width="100%", default_height=525, validate=False,
+            )}
+
+    return OfflineNotebookRenderer(connected=False)
+
+
+def setup_notebook() -> None:
+    """Call in a notebook's first cell: plotly figures then render in JupyterLab and in offline HTML
+    (plotly.js embedded once, nothing fetched from the network)."""
+    import plotly.io as pio
+
+    if "memeval_offline" not in pio.renderers:
+        pio.renderers["memeval_offline"] = _offline_renderer()
+    pio.renderers.default = PLOTLY_RENDERER
+
+
+def parse_parameter(value: str) -> Any:
+    """A ``-p key value`` value: YAML scalars and lists (``3``, ``true``, ``[a, b]``), else the string."""
+    import yaml
+
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+
+
+def _read_notebook(path: Path) -> nbformat.NotebookNode:
+    if not path.is_file():
+        raise InputError(path, message="no such notebook")
+    try:
+        if path.suffix == ".py":
+            import jupytext
+
+            return jupytext.read(path)
+        return nbformat.read(path, as_version=4)
+    except Exception as e:  # a broken file is the user's input error, not a traceback
+        raise InputError(path, message=f"not a readable notebook: {e}") from e
+
+
+def _cell_label(source: str) -> str:
+    first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return first if len(first) <= 70 else first[:69] + "…"
+
+
+def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | None = None,
+                     kernel_name: str = "python3", cwd: str | os.PathLike | None = None,
+                     timeout: float | None = None) -> nbformat.NotebookNode:
+    """Run the notebook with papermill (parameters injected after the ``parameters`` cell)."""
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    path = Path(path)
+    nb = _read_notebook(path)
+    nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
+    nb.metadata.setdefault("language_info", {"name": "python"})
+    with tempfile.TemporaryDirectory(prefix="memeval-report-") as tmp:
+        src, dst = Path(tmp) / "input.ipynb", Path(tmp) / "output.ipynb"
+        nbformat.write(nb, src)
+        try:
+            return pm.execute_notebook(
+                str(src), str(dst), parameters=dict(parameters or {}), kernel_name=kernel_name, language="python",
+                cwd=str(cwd or os.getcwd()), progress_bar=False, log_output=False, execution_timeout=timeout,
+            )
+        except PapermillExecutionError as e:
+            # papermill counts its injected-parameters cell; report the cell as the author sees it
+            cell = _source_index(nb, e.source, e.cell_index)
+            raise ReportError(f"{path}: cell {cell} ({_cell_label(e.source)!r}) failed: {e.ename}: "
+                              f"{_one_line(e.evalue)}") from None
+        except Exception as e:
+            if type(e).__name__ == "NoSuchKernel":
+                raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
+            raise ReportError(f"{path}: execution failed: {type(e).__name__}: {_one_line(str(e))}") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:300]
+
+
+def _source_index(nb: nbformat.NotebookNode, source: str, fallback: int) -> int:
+    for i, c in enumerate(nb.cells):
+        if c.source == source:
+            return i
+    return fallback
+
+
+def _strip_widgets(nb: nbformat.NotebookNode) -> None:
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if data and WIDGET_MIMETYPE in data:
+                out["data"] = {"text/html": WIDGET_NOTE}
+
+
+def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") -> str:
+    """HTML without code cells or prompts, with no script, style or font fetched from the network."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.from_dict(nb)  # a copy: exporting must not change the caller's notebook
+    _strip_widgets(nb)
+    nb.metadata["title"] = title
+    exporter = HTMLExporter(
+        template_name="lab", template_file="memeval_offline.html.j2",
+        extra_loaders=[DictLoader({"memeval_offline.html.j2": _OFFLINE_TEMPLATE})],
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    return body
+
+
+def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
+                  parameters: Mapping[str, Any] | None = None, kernel_name: str = "python3",
+                  cwd: str | os.PathLike | None = None, timeout: float | None = None) -> Path:
+    """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically."""
+    out = Path(out)
+    nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout)
+    write_text(out, to_offline_html(nb, title=out.stem))
+    return out

@@ -1,0 +1,27 @@
+"""``memeval report NOTEBOOK -p key value ... -o reports/NAME.html``"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..analysis.report import parse_parameter, render_report
+
+HELP = "execute a notebook with parameters (papermill) and write an offline HTML report"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("notebook", help="a notebook (.ipynb, or its paired py:percent .py)")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="set a parameter; VALUE is read as YAML (3, true, [bm25, oracle]) or else kept as text")
+    p.add_argument("-o", "--output", help="HTML file to write (default: reports/<notebook name>.html)")
+    p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell (default: no limit)")
+
+
+def run(args: argparse.Namespace) -> int:
+    params = {k: parse_parameter(v) for k, v in args.parameter}
+    out = Path(args.output) if args.output else Path("reports") / (Path(args.notebook).stem + ".html")
+    path = render_report(args.notebook, out, params, kernel_name=args.kernel, timeout=args.timeout)
+    print(path)
+    return 0

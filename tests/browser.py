@@ -1,0 +1,89 @@
+"""Load a local HTML file in headless Chromium with the network cut off, and report what happened.
+
+Uses Debian's ``/usr/bin/chromium`` through Python playwright (never a downloaded browser). Every
+request that is not ``file://`` is aborted and recorded, so a report that needs the network shows
+up as ``blocked_requests`` (and usually as broken figures). Tests call :func:`require_chromium`
+first: it skips only when the browser binary is absent on this machine (CI installs it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html"]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@dataclass(frozen=True)
+class PageReport:
+    console_errors: tuple[str, ...]
+    page_errors: tuple[str, ...]
+    blocked_requests: tuple[str, ...]
+    plotly_divs: int  # figures the page declares (.plotly-graph-div)
+    plotly_svgs: int  # plotly SVG layers actually drawn (.main-svg)
+    text: str  # document.body.innerText: what a reader sees
+    screenshot: Path
+    values: dict = field(default_factory=dict)  # results of the ``evaluate`` expressions
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed on this machine (CI installs it with apt: see .ci/run)")
+
+
+_ALL_FIGURES_DRAWN = """() => {
+  const divs = document.querySelectorAll('.plotly-graph-div');
+  return Array.from(divs).every(d => d.querySelector('.main-svg'));
+}"""
+
+
+def load_html(path: str | Path, screenshot: str | Path, evaluate: dict[str, str] | None = None,
+              viewport: tuple[int, int] = (1280, 900), full_page: bool = True, timeout_ms: int = 30_000) -> PageReport:
+    """Open ``path`` (a local file), wait for plotly figures to draw, screenshot it into ``screenshot``.
+
+    ``evaluate`` maps a name to a JavaScript expression evaluated in the page after load, e.g.
+    ``{"pwned": "typeof window.__pwned"}``; results come back in ``PageReport.values``.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    path, screenshot = Path(path).resolve(), Path(screenshot)
+    console_errors: list[str] = []
+    page_errors: list[str] = []
+    blocked: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith("file://"):
+            r.continue_()
+        else:
+            blocked.append(url)
+            r.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+            page.route("**/*", route)
+            page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: page_errors.append(str(e)))
+            page.goto(path.as_uri(), wait_until="load", timeout=timeout_ms)
+            try:
+                page.wait_for_function(_ALL_FIGURES_DRAWN, timeout=timeout_ms)
+            except PlaywrightTimeout:
+                pass  # reported through the counts below
+            divs = page.locator(".plotly-graph-div").count()
+            svgs = page.locator(".main-svg").count()
+            text = page.inner_text("body")
+            values = {k: page.evaluate(expr) for k, expr in (evaluate or {}).items()}
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=full_page)
+        finally:
+            browser.close()
+    return PageReport(tuple(console_errors), tuple(page_errors), tuple(blocked), divs, svgs, text, screenshot, values)

@@ -1,0 +1,120 @@
+import math
+
+import polars as pl
+import pytest
+
+from memeval.analysis import plots
+from analysis_fixtures import record, records_frame, synthetic_records
+
+
+def _trace(fig, name):
+    (t,) = [t for t in fig.data if t.name == name]
+    return t
+
+
+def test_degradation_curve_core_set_by_system():
+    fig = plots.degradation_curve(synthetic_records())
+    bm25 = _trace(fig, "bm25")
+    assert list(bm25.x) == [100, 1_000, 10_000]
+    # hand-computed in analysis_fixtures: Q4 medium is an error (None), left out of the mean
+    assert bm25.y[0] == pytest.approx(1.0)
+    assert bm25.y[1] == pytest.approx(0.625)
+    assert bm25.y[2] == pytest.approx(1 / 3)
+    assert fig.layout.xaxis.type == "log"
+    assert "core set: 4 questions present in every tier" in fig.layout.title.text
+    assert "unweighted" in fig.layout.title.text
+    # floor and ceiling are bands, not lines: filled to the next trace, named by role
+    floor, ceiling = _trace(fig, "floor: no_memory"), _trace(fig, "ceiling: oracle")
+    assert floor.fill == "tonexty" and list(floor.y) == pytest.approx([0.25, 0.25, 0.25])
+    assert ceiling.fill == "tonexty" and list(ceiling.y) == pytest.approx([1.0, 1.0, 1.0])
+    names = [t.name for t in fig.data]
+    assert "no_memory" not in names and "oracle" not in names
+    # the band edges: floor fills up from 0, ceiling from 1
+    edges = [t for t in fig.data if t.name in ("floor edge", "ceiling edge")]
+    assert sorted(tuple(e.y) for e in edges) == [(0.0, 0.0, 0.0), (1.0, 1.0, 1.0)]
+
+
+def test_degradation_curve_all_questions_and_tokens():
+    fig = plots.degradation_curve(synthetic_records(), x="tokens", core=False, floor=False, ceiling=False)
+    bm25 = _trace(fig, "bm25")
+    assert list(bm25.x) == [4_000, 40_000, 400_000]
+    # medium now includes Q9 (score 1): (0 + 0 + 1 + 1) / 4 graded
+    assert bm25.y[2] == pytest.approx(0.5)
+    assert "all questions per tier" in fig.layout.title.text
+    assert {t.name for t in fig.data} == {"no_memory", "oracle", "bm25"}
+
+
+def test_degradation_curve_weighted():
+    fig = plots.degradation_curve(synthetic_records(), weighted=True)
+    bm25 = _trace(fig, "bm25")
+    # small tier: Q1 w1 s1, Q2 w2 s0, Q3 w3 s1, Q4 w3 s0.5 -> (1 + 0 + 3 + 1.5) / 9
+    assert bm25.y[1] == pytest.approx(5.5 / 9)
+    assert "weighted mean" in fig.layout.title.text
+
+
+def test_degradation_curve_by_axis_needs_one_system():
+    df = synthetic_records()
+    fig = plots.degradation_curve(df, by="axis")  # only bm25 is not a baseline
+    assert [t.name for t in fig.data if "edge" not in t.name and ":" not in t.name] == [
+        "BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]  # weight-table order
+    assert list(_trace(fig, "TEMPORAL").y) == pytest.approx([1.0, 0.0, 0.0])
+    two = pl.concat([df, df.filter(pl.col("system") == "bm25").with_columns(pl.lit("mem0").alias("system"))])
+    with pytest.raises(ValueError, match="needs one system"):
+        plots.degradation_curve(two, by="axis")
+    assert _trace(plots.degradation_curve(two, by="axis", system="mem0"), "BASIC").y[2] == pytest.approx(0.0)
+
+
+def test_axis_tier_heatmap_cells():
+    fig = plots.axis_tier_heatmap(synthetic_records())
+    assert [t.name for t in fig.data] == ["no_memory", "oracle", "bm25"]
+    bm25 = fig.data[2]
+    assert list(bm25.x) == ["core", "small", "medium"]
+    rows = list(bm25.y)
+    assert rows == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]
+    basic = bm25.z[rows.index("BASIC")]
+    assert basic[2] == pytest.approx(0.5)  # medium: Q1 0 and Q9 1
+    multi = bm25.z[rows.index("MULTI")]
+    assert multi[2] is None and "1 ungraded" in bm25.text[rows.index("MULTI")][2]
+    assert bm25.text[rows.index("BASIC")][2] == "0.50 (n=2)"
+
+
+def test_latency_histogram_percentiles_and_exclusions():
+    rows = [record(system="http", qid=f"Q{i}", latency_minus_rtt_ms=float(i), speed_status="measured")
+            for i in range(1, 101)]
+    rows += [record(system="http", qid="QX", latency_minus_rtt_ms=1.0, speed_status="unmeasurable",
+                    speed_reason="round trip >= 90% of total")] * 3
+    rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
+    fig = plots.latency_histogram(records_frame(rows))
+    titles = [a.text for a in fig.layout.annotations if a.text.startswith(("http", "bm25"))]
+    assert titles[0] == "http — n=100, unmeasurable excluded: 3"
+    assert titles[1].startswith("bm25 [in-process") and "n=1" in titles[1]
+    assert len(fig.data[0].x) == 100
+    xs = sorted(s.x0 for s in fig.layout.shapes if s.xref in ("x", "x domain") or s.xref == "x")
+    # 1..100 with linear interpolation: p50 = 50.5, p95 = 95.05, p99 = 99.01
+    assert xs == pytest.approx([50.5, 95.05, 99.01])
+    labels = {a.text for a in fig.layout.annotations}
+    assert "p95 95.0 ms" in labels
+
+
+def test_percentile_matches_hand_values():
+    assert plots.percentile([3.0, 1.0, 2.0, 4.0], 50) == pytest.approx(2.5)
+    assert plots.percentile([10.0], 99) == 10.0
+    assert math.isnan(plots.percentile([], 50))
+
+
+def test_failure_split_classes():
+    df = synthetic_records().filter(pl.col("system") == "bm25")
+    fig = plots.failure_split(df)
+    by_name = {t.name: list(t.y) for t in fig.data}
+    # medium (x index 2), 5 records: Q1 0 no hit, Q2 0 no hit, Q3 ABSTAIN 1, Q4 error, Q9 1 (hit True)
+    assert by_name["correct"][2] == pytest.approx(2 / 5)
+    assert by_name["wrong: evidence not returned"][2] == pytest.approx(2 / 5)
+    assert by_name["ungraded or error"][2] == pytest.approx(1 / 5)
+    # small: Q2 wrong with evidence returned, Q4 partial
+    assert by_name["wrong: evidence returned"][1] == pytest.approx(1 / 4)
+    assert by_name["partial"][1] == pytest.approx(1 / 4)
+    for i in range(3):
+        assert sum(v[i] for v in by_name.values()) == pytest.approx(1.0)
+    assert fig.layout.barmode == "stack"
+    by_axis = plots.failure_split(df, by="axis")
+    assert list(by_axis.data[0].x) == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]

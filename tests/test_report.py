@@ -1,0 +1,107 @@
+import re
+
+import pytest
+
+from browser import load_html, require_chromium
+from memeval.analysis.report import parse_parameter, to_offline_html
+from memeval.cli import main
+
+NOTEBOOK = '''# %% tags=["parameters"]
+n = 3
+label = "x"
+
+# %%
+from memeval.analysis.report import setup_notebook
+setup_notebook()
+import plotly.graph_objects as go
+go.Figure(go.Bar(x=[1, 2, 3], y=[n, 2, 1]))
+
+# %%
+go.Figure(go.Scatter(x=[1, 2], y=[2, 1]))
+
+# %%
+import ipywidgets as w
+w.Button(description="live only")
+
+# %%
+print("SECRET_SOURCE_MARKER".lower(), n * 2, label)
+'''
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    (d / "demo.py").write_text(NOTEBOOK)
+    out = d / "out" / "demo.html"
+    code = main(["report", str(d / "demo.py"), "-p", "n", "21", "-p", "label", "hello <b>", "-o", str(out)])
+    return code, out
+
+
+def test_report_executes_with_parameters_and_hides_code(rendered, capsys):
+    code, out = rendered
+    assert code == 0
+    html = out.read_text()
+    assert "secret_source_marker 42 hello &lt;b&gt;" in html  # output kept, parameter applied, text escaped
+    assert "SECRET_SOURCE_MARKER" not in html  # input cells excluded
+    assert "jp-InputArea" not in re.sub(r"\.jp-InputArea[^{]*\{", "", html)  # no input area elements
+
+
+def test_report_embeds_plotly_and_fetches_nothing(rendered):
+    html = rendered[1].read_text()
+    assert "window.Plotly = Plotly" in html  # plotly.js itself, inline
+    assert html.count("Plotly.newPlot(") == 2
+    assert not re.search(r"<script[^>]+src=", html)
+    assert not re.search(r"<link[^>]+href=[\"']https?:", html)
+    assert "mathjax" not in html.lower().split("window.plotly = plotly")[-1]
+    assert "widget-view+json" not in html and "interactive widget: it runs in a live Jupyter session only" in html
+
+
+def test_report_renders_offline_in_chromium(rendered, tmp_path):
+    require_chromium()
+    page = load_html(rendered[1], tmp_path / "report.png")
+    assert page.blocked_requests == ()
+    assert page.page_errors == () and page.console_errors == ()
+    assert page.plotly_divs == 2
+    assert page.plotly_svgs >= 2 * 2  # plotly draws two .main-svg layers per figure
+    assert "secret_source_marker 42" in page.text
+    assert page.screenshot.stat().st_size > 5_000
+
+
+def test_failing_cell_is_named_and_nothing_written(tmp_path, capsys):
+    nb = tmp_path / "bad.py"
+    nb.write_text('# %% tags=["parameters"]\nx = 1\n\n# %%\ny = 2\n\n# %%\nraise ValueError("no such tier: huge")\n')
+    out = tmp_path / "bad.html"
+    assert main(["report", str(nb), "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert "cell 2" in err and 'raise ValueError("no such tier: huge")' in err
+    assert "ValueError: no such tier: huge" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == [nb]
+
+
+def test_missing_notebook_is_an_input_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope.ipynb"), "-o", str(tmp_path / "x.html")]) == 2
+    assert "nope.ipynb: no such notebook" in capsys.readouterr().err
+
+
+def test_parse_parameter():
+    assert parse_parameter("3") == 3
+    assert parse_parameter("true") is True
+    assert parse_parameter("[no_memory, bm25:k=10]") == ["no_memory", "bm25:k=10"]
+    assert parse_parameter("data/demo") == "data/demo"
+    assert parse_parameter("a: [") == "a: ["
+
+
+def test_widget_outputs_become_a_static_note():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    cell = nbformat.v4.new_code_cell("w")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+        "text/plain": "Button()"})]
+    nb.cells = [cell]
+    html = to_offline_html(nb)
+    assert "interactive widget" in html and "abc" not in html
+    assert "widgets" in nb.metadata  # the caller's notebook is left as it was

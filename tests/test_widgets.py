@@ -1,0 +1,89 @@
+import html
+
+import polars as pl
+
+from analysis_fixtures import record, records_frame, synthetic_records
+from memeval.analysis.widgets import TraceBrowser, evidence_flags, render_trace_html, worst_questions_table
+
+PAYLOAD = "<script>window.__pwned=1</script>"
+
+
+def test_render_escapes_all_bench_text():
+    row = record(question_asked=f"Q {PAYLOAD}?", gold_answer="<b>Lyon</b>", answer=f"x {PAYLOAD}",
+                 memories_returned=[f"turn text {PAYLOAD}"], retrieved_turns=[3], error="<i>boom</i>")
+    out = render_trace_html(row)
+    assert "<script>" not in out and "<b>Lyon</b>" not in out and "<i>boom</i>" not in out
+    assert html.escape(PAYLOAD) in out
+    assert "&lt;b&gt;Lyon&lt;/b&gt;" in out and "&lt;i&gt;boom&lt;/i&gt;" in out
+
+
+def test_render_marks_evidence_by_turn_id():
+    row = record(memories_returned=["I moved to Lyon.", "Weather chat.", "Lyon again"], retrieved_turns=[7, 3, 9],
+                 evidence_turns=[3, 9])
+    assert evidence_flags(row) == ([False, True, True], "turn id in evidence_turns")
+    out = render_trace_html(row)
+    assert out.count('class="memory evidence"') == 2
+    assert "turn 3: Weather chat. <b" in out  # the evidence badge follows the evidence memory
+    assert 'class="memory" style' in out and "turn 7: I moved to Lyon.</li>" in out
+
+
+def test_render_marks_evidence_by_gold_text_without_ids():
+    row = record(memories_returned=["we met in LYON", "nothing"], retrieved_turns=None, gold_answer="Lyon")
+    flags, rule = evidence_flags(row)
+    assert flags == [True, False] and "gold" in rule
+    assert ">we met in LYON <b" in render_trace_html(row)  # no "turn N:" prefix without ids
+
+
+def test_render_shows_score_verdict_latency_and_ungraded():
+    out = render_trace_html(record(score=0.5, latency_ms=123.456, latency_minus_rtt_ms=100.0, speed_status="measured"))
+    assert "0.5 — verdict <b>partial</b>" in out
+    assert "123.5 ms total, 100.0 ms minus round trip" in out
+    out = render_trace_html(record(score=None, verdict=None, ungraded_reason="judge failed after 3 retries"))
+    assert "ungraded — verdict <b>ungraded</b>" in out and "judge failed after 3 retries" in out
+
+
+def test_worst_questions_table_orders_and_escapes():
+    rows = [
+        record(system="bm25", qid="Q1", axis="BASIC", score=0.0, memories_returned=[PAYLOAD + " " + "x" * 500]),
+        record(system="bm25", qid="Q2", axis="MULTI", score=0.0),
+        record(system="bm25", qid="Q3", axis="BASIC", score=0.5),
+        record(system="bm25", qid="Q4", axis="BASIC", score=1.0),
+        record(system="bm25", qid="Q5", axis="BASIC", score=None, error="timeout"),
+    ]
+    out = worst_questions_table(records_frame(rows), n=3)
+    assert "<script>" not in out and html.escape(PAYLOAD) in out
+    order = [out.index(f"<td style=\"vertical-align:top\">{q}</td>") for q in ("Q2", "Q1", "Q3")]
+    assert order == sorted(order)  # weight 3 before weight 1 at equal score; then the 0.5
+    assert "Q4" not in out and "Q5" not in out
+    assert "3 lowest-scoring of 4 graded records (1 ungraded or errored, not ranked)" in out
+    assert "x" * 300 not in out and "…" in out
+
+
+def test_browser_filters_and_steps():
+    b = TraceBrowser(synthetic_records())
+    assert b.position.value == f"1 / {synthetic_records().height}"
+    b.system.value = "bm25"
+    b.tier.value = "medium"
+    assert [r["qid"] for r in b.matches] == ["Q1", "Q2", "Q3", "Q4", "Q9"]
+    assert b.position.value == "1 / 5" and b.previous.disabled
+    b.next.click()
+    b.next.click()
+    assert b.position.value == "3 / 5"
+    assert b.current["qid"] == "Q3" and "Q3 · bm25 · tier medium · ABSTAIN" in b.view.value
+    b.previous.click()
+    assert b.current["qid"] == "Q2"
+    b.verdict.value = "ungraded"
+    assert [r["qid"] for r in b.matches] == ["Q4"]
+    assert "timeout" in b.view.value and b.next.disabled
+    b.next.click()  # stays on the last record
+    assert b.position.value == "1 / 1"
+    b.axis.value = "BASIC"
+    assert b.matches == [] and "no record matches" in b.view.value and b.position.value == "0 / 0"
+
+
+def test_browser_tier_options_follow_tier_order():
+    df = synthetic_records().sort("tier", descending=True)
+    b = TraceBrowser(df)
+    assert list(b.tier.options) == ["(all)", "core", "small", "medium"]
+    assert b.verdict.options[-1] == "ungraded"
+    assert isinstance(df, pl.DataFrame)
