@@ -1,0 +1,33 @@
+"""``memeval audit DIR``: check a bench folder; exit 0 when every check passes, 1 naming each
+failure on its own line, 2 on malformed input."""
+
+from __future__ import annotations
+
+import json
+
+from ..atomic import write_text
+from ..bench.audit import audit
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "check a bench folder: evidence, golds, tier nesting, IDK floor and evidence ceiling"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("bench", metavar="DIR", help="bench folder (holds bench.yaml)")
+    parser.add_argument("--tiers", nargs="+", metavar="TIER",
+                        help="tiers to audit (default: all; names may also be comma-separated)")
+    parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
+    parser.add_argument("--max-findings", type=int, default=100, metavar="N",
+                        help="findings kept per check and tier (counts stay complete; default 100)")
+
+
+def run(args) -> int:
+    tiers = None
+    if args.tiers:
+        tiers = [t for arg in args.tiers for t in arg.split(",") if t]
+    report = audit(args.bench, tiers, max_findings=args.max_findings)
+    print(report.summary())
+    if args.json:
+        write_text(args.json, json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    return 0 if report.passed else 1

@@ -1,0 +1,422 @@
+"""``memeval audit``: passes on sound benches, fails naming the question on broken ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memeval.bench.audit import audit
+from memeval.bench.io import load_bench, save_bench, write_questions, write_turns
+from memeval.bench.model import Bench, Question, Tier, Turn
+from memeval.cli import main
+
+# ---------------------------------------------------------------------------------------------
+# A small hand-written bench: a story (core) and the story with filler between (small).
+
+STORY = [  # (session, date, speaker, text)
+    (1, "2026-01-05", "user", "My dentist is Dr. Okafor, over on Pine Street."),
+    (1, "2026-01-05", "assistant", "Got it, I'll remember Dr. Okafor for your check-ups."),
+    (2, "2026-01-20", "user", "On weekdays I drink green tea at my desk."),
+    (3, "2026-02-10", "user", "At weekends I brew strong coffee in the big moka pot."),
+    (4, "2026-03-01", "user", "My sister Lina's birthday is on March 3."),
+    (5, "2026-04-12", "user", "Lina's birthday is March 13, if I remember right."),
+    (6, "2026-04-20", "user", "The garage door code starts with 47."),
+    (7, "2026-05-02", "user", "The garage door code ends with 19."),
+    (8, "2026-05-15", "user", "I adopted a grey cat called Pixel."),
+    (9, "2026-06-01", "user", "I moved from Leeds to Lyon for the new job."),
+    (10, "2026-06-20", "user", "I started running 5 km every Sunday with Pixel watching from the window."),
+]
+FILLER = [
+    "How long should I boil an egg for a soft yolk?",
+    "Six minutes from boiling gives a soft yolk.",
+    "Can you suggest a film for a rainy evening?",
+    "A slow mystery with a good soundtrack works well on a rainy evening.",
+]
+
+
+def _q(id, axis, gold="", ev=(), **kw) -> Question:
+    return Question(id=id, axis=axis, question_en=f"question {id}?", gold_answer=gold,
+                    evidence_turns=tuple(ev), **kw)
+
+
+def _questions(pos: dict[int, int]) -> list[Question]:
+    """Questions with evidence given as story indexes, mapped to the tier's turn ids by ``pos``."""
+    e = lambda *i: [pos[x] for x in i]  # noqa: E731
+    return [
+        _q("Q001", "BASIC", "Okafor", e(0)),
+        _q("Q002", "RECONCILE", "tea on weekdays, coffee at weekends", e(2, 3), side_a="weekdays",
+           side_b="weekends"),
+        _q("Q003", "CONTRADICT", "", e(4, 5), clash_a="March 3", clash_b="March 13"),
+        _q("Q004", "ABSTAIN", "", (), expect="no_memory"),
+        _q("Q005", "GATHER", "4719", e(6, 7), gold_parts=("47", "19")),
+        _q("Q006", "MULTI", "Pixel", e(8, 10)),
+        _q("Q007", "CROSS", "Lyon", e(9)),
+        _q("Q008", "IMPLICIT", "5 km", e(10)),
+        _q("Q009", "TEMPORAL", "Leeds", e(9)),
+        _q("Q010", "CONFLICT", "No, Pixel", e(8)),
+    ]
+
+
+# IDK to everything, by the rules of benchmark.md §4: ABSTAIN (w3) 1, CONTRADICT (w3) 0.5, the
+# rest 0; weights 1+2+3+3+2+3+3+3+2+3 = 25, so 4.5 / 25 weighted and 1.5 / 10 unweighted.
+IDK_WEIGHTED, IDK_UNWEIGHTED = 4.5 / 25, 1.5 / 10
+# Evidence as the answer, 8 answerable questions (weights 1,2,2,3,3,3,2,3 = 19): all score 1 but
+# CONFLICT, whose evidence holds the current value without a correction word: 0.5 (rule 10).
+CEIL_WEIGHTED, CEIL_UNWEIGHTED = 17.5 / 19, 7.5 / 8
+
+
+def _write_bench(root: Path, *, questions=None) -> Path:
+    """core = the story; small = the story with two filler turns before each story session."""
+    root.mkdir(parents=True, exist_ok=True)
+    tiers = []
+    for name, with_filler in (("core", False), ("small", True)):
+        turns, pos = [], {}
+        for i, (s, d, sp, text) in enumerate(STORY):
+            if with_filler and (i == 0 or STORY[i - 1][0] != s):
+                for k, ftext in enumerate(FILLER[:2] if i % 2 else FILLER[2:]):
+                    turns.append(Turn(len(turns) + 1, 100 + i, "user" if k == 0 else "assistant", ftext, d))
+            turns.append(Turn(len(turns) + 1, s, sp, text, d))
+            pos[i] = len(turns)
+        write_turns(root / f"turns_{name}.jsonl", turns)
+        qs = (questions or _questions)(pos)
+        write_questions(root / f"questions_{name}.jsonl", qs)
+        n_sessions = len({(t.session_id) for t in turns})
+        tiers.append(Tier(name, f"turns_{name}.jsonl", f"questions_{name}.jsonl", n_turns=len(turns),
+                          n_sessions=n_sessions, n_questions=len(qs)))
+    save_bench(Bench(name="mini", version="1", tiers=tuple(tiers), root=str(root)))
+    return root
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _turn_id(path: Path, fragment: str) -> int:
+    (tid,) = [r["turn_id"] for r in _rows(path) if fragment in r["text"]]
+    return tid
+
+
+def _edit_lines(path: Path, edit) -> None:
+    """Rewrite a JSONL file through ``edit(list_of_dicts) -> list_of_dicts``."""
+    rows = edit(_rows(path))
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def _rehash(root: Path) -> None:
+    save_bench(load_bench(root))
+
+
+def _cli(capsys, *argv) -> tuple[int, list[str], str]:
+    code = main(["audit", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out.splitlines(), out.err
+
+
+def _fails(lines: list[str]) -> list[str]:
+    return [x for x in lines if x.startswith("FAIL ")]
+
+
+@pytest.fixture
+def bench(tmp_path) -> Path:
+    return _write_bench(tmp_path / "mini")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sound benches pass, with the expected figures
+
+
+def test_sound_bench_passes_with_hand_computed_floor_and_ceiling(bench):
+    r = audit(bench)
+    assert r.passed, r.summary()
+    assert r.tiers == ("core", "small")
+    assert not r.findings
+    floor, ceiling = r.check("idk-floor").numbers, r.check("evidence-ceiling").numbers
+    for tier in ("core", "small"):
+        assert floor[tier]["weighted"] == pytest.approx(IDK_WEIGHTED)
+        assert floor[tier]["unweighted"] == pytest.approx(IDK_UNWEIGHTED)
+        assert ceiling[tier]["weighted"] == pytest.approx(CEIL_WEIGHTED)
+        assert ceiling[tier]["unweighted"] == pytest.approx(CEIL_UNWEIGHTED)
+        assert ceiling[tier]["n"] == 8
+    # 13 evidence turns per tier; 9 questions checked for gold (Q004 exempt) in each of 2 tiers
+    assert r.check("evidence-resolves").numbers["evidence_turns"] == 2 * 13
+    assert r.check("evidence-contains-gold").numbers == {"checked": 18, "exempt": 2}
+    assert r.check("tiers-nested").numbers == {"pairs": ["core<small"], "turns_compared": len(STORY)}
+    assert r.check("story-identical").numbers == {"shared_questions": 10}
+    assert r.check("reconcile-not-in-one-turn").numbers == {"pairs": 2}
+    assert r.check("manifest-hash").status == "pass"
+
+
+def test_cli_passes_exit_0_and_writes_json(bench, tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code, lines, err = _cli(capsys, bench, "--json", out)
+    assert code == 0, lines
+    assert not _fails(lines) and err == ""
+    assert lines[-1].startswith("audit PASS: 13/13 checks passed")
+    assert "  PASS evidence-contains-gold  checked=18 exempt=2" in lines
+    data = json.loads(out.read_text())
+    assert data["passed"] is True and data["tiers"] == ["core", "small"]
+    assert {c["name"]: c["status"] for c in data["checks"]}["tiers-nested"] == "pass"
+
+
+def test_tiers_option_audits_only_those(bench, capsys):
+    code, lines, _ = _cli(capsys, bench, "--tiers", "small")
+    assert code == 0
+    assert lines[0].endswith("tiers: small")
+    assert "  SKIP tiers-nested  (one tier)" in lines
+    code, _, err = _cli(capsys, bench, "--tiers", "core,huge")
+    assert code == 2 and "field 'tiers': no tier 'huge'" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Broken benches fail and name the question
+
+
+def test_gold_removed_from_evidence_turn(bench, capsys):
+    for name in ("core", "small"):
+        _edit_lines(bench / f"turns_{name}.jsonl",
+                    lambda rows: [{**r, "text": r["text"].replace("Okafor", "Adeyemi")} for r in rows])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    gold, ceiling = _fails(lines)[0::2], _fails(lines)[1::2]
+    assert gold == [
+        "FAIL evidence-contains-gold tier=core Q001: gold 'Okafor' not in evidence turns [1]",
+        "FAIL evidence-contains-gold tier=small Q001: gold 'Okafor' not in evidence turns [3]",
+    ]
+    # the ceiling drops to 16.5/19 weighted, 6.5/8 unweighted: below 0.9; the weakest are named
+    for tier, line in zip(("core", "small"), ceiling):
+        assert line == (f"FAIL evidence-ceiling tier={tier}: evidence turns as the answer score 0.868 weighted, "
+                        f"0.812 unweighted, below 0.9; weak axes: BASIC 0.00, CONFLICT 0.50; "
+                        f"lowest: Q001 (0), Q010 (0.5)")
+
+
+def test_evidence_id_out_of_range(bench, capsys):
+    _edit_lines(bench / "questions_small.jsonl",
+                lambda rows: [{**r, "evidence_turns": [999]} if r["id"] == "Q007" else r for r in rows])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    n_small = len(_rows(bench / "turns_small.jsonl"))
+    assert _fails(lines) == [
+        f"FAIL evidence-resolves tier=small Q007: evidence turns [999] not in the tier's turns, "
+        f"which end at turn {n_small}",
+    ]
+
+
+def test_evidence_session_unknown(bench, capsys):
+    _edit_lines(bench / "questions_core.jsonl",
+                lambda rows: [{**r, "evidence_sessions": [1, 77]} if r["id"] == "Q001" else r for r in rows])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    assert _fails(lines) == ["FAIL evidence-resolves tier=core Q001: evidence sessions [77] not in the tier's turns"]
+
+
+def test_story_turn_altered_in_higher_tier(bench, capsys):
+    def alter(rows):
+        return [{**r, "text": r["text"].replace("Pine Street", "Pine St.")} if "Okafor, over" in r["text"] else r
+                for r in rows]
+
+    _edit_lines(bench / "turns_small.jsonl", alter)
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    assert _fails(lines) == [
+        "FAIL story-identical tier=small Q001: evidence turn 3 text differs from tier core",
+        "FAIL tiers-nested tier=small: core turn 1 (session 1, 2026-01-05) has no turn with the same text, "
+        "speaker and date in small",
+    ]
+
+
+def test_story_turns_reordered_in_higher_tier(bench):
+    def swap(rows):  # the two turns of session 1 change places in small
+        i = _index(rows, "Okafor, over")
+        j = _index(rows, "I'll remember Dr. Okafor")
+        rows[i], rows[j] = {**rows[j], "turn_id": rows[i]["turn_id"]}, {**rows[i], "turn_id": rows[j]["turn_id"]}
+        return rows
+
+    _edit_lines(bench / "turns_small.jsonl", swap)
+    _rehash(bench)
+    r = audit(bench)
+    assert [f.line() for f in r.findings] == [
+        "FAIL story-identical tier=small Q001: evidence turn 3 text differs from tier core",
+        "FAIL tiers-nested tier=small: core turns from turn 2 on are not in the same order in small",
+    ]
+
+
+def _index(rows: list[dict], fragment: str) -> int:
+    (i,) = [k for k, r in enumerate(rows) if fragment in r["text"]]
+    return i
+
+
+def test_reconcile_sides_in_one_turn(bench, capsys):
+    def add(rows):
+        extra = {"turn_id": len(rows) + 1, "session_id": 10, "speaker": "assistant", "date": rows[-1]["date"],
+                 "text": "So: tea on weekdays, coffee at weekends. Noted."}
+        return rows + [extra]
+
+    _edit_lines(bench / "turns_small.jsonl", add)
+    n = len(_rows(bench / "turns_small.jsonl"))
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    # the added turn also makes the manifest's n_turns stale
+    assert _fails(lines) == [
+        f"FAIL manifest-consistent tier=small: bench.yaml says n_turns={n - 1}, the files hold {n}",
+        f"FAIL reconcile-not-in-one-turn tier=small Q002: turn {n} holds both sides 'weekdays' and 'weekends'",
+    ]
+
+
+def test_contradict_resolved_later(bench):
+    def add(rows):
+        extra = {"turn_id": len(rows) + 1, "session_id": 11, "speaker": "user", "date": "2026-07-01",
+                 "text": "Mum confirmed it: Lina's birthday really is March 13."}
+        return rows + [extra]
+
+    ids = {}
+    for name in ("core", "small"):
+        _edit_lines(bench / f"turns_{name}.jsonl", add)
+        ids[name] = (len(_rows(bench / f"turns_{name}.jsonl")),
+                     _turn_id(bench / f"turns_{name}.jsonl", "March 13, if I remember"))
+    _rehash(bench)
+    r = audit(bench)
+    found = [f for f in r.findings if f.check == "contradict-unresolved"]
+    assert [(f.tier, f.qid, f.reason) for f in found] == [
+        (t, "Q003", f"turn {new} mentions clash value 'March 13' after the later clash turn {clash}")
+        for t, (new, clash) in ids.items()
+    ]
+    assert r.failed_checks == ("manifest-consistent", "contradict-unresolved")
+
+
+def test_contradict_other_values_later_are_fine(bench):
+    # "March 30" and "March 31st" are not mentions of "March 3" or "March 13"
+    later = ["The gym reopens on March 30.", "Rent is due March 31st."]
+    _edit_lines(bench / "turns_core.jsonl",
+                lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1 + k, "text": t} for k, t in enumerate(later)])
+    _rehash(bench)
+    r = audit(bench, ["core"])
+    assert r.check("contradict-unresolved").status == "pass"
+    # ... whereas "3rd of March" would be
+    _edit_lines(bench / "turns_core.jsonl",
+                lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1, "text": "Lina: born March 3rd."}])
+    _rehash(bench)
+    assert [f.qid for f in audit(bench, ["core"]).findings if f.check == "contradict-unresolved"] == ["Q003"]
+
+
+def test_all_abstain_bench_fails_idk_floor(tmp_path, capsys):
+    def only_abstain(pos):
+        return [_q(f"Q{i:03d}", "ABSTAIN", "", (), expect="no_memory") for i in range(1, 5)]
+
+    root = _write_bench(tmp_path / "abstain", questions=only_abstain)
+    code, lines, _ = _cli(capsys, root, "--tiers", "core")
+    assert code == 1
+    assert _fails(lines) == ["FAIL idk-floor tier=core: answering IDK to all 4 questions scores 100.0% weighted "
+                             "(100.0% unweighted), above 20%"]
+
+
+def test_wrong_content_hash(bench, capsys):
+    p = bench / "questions_core.jsonl"
+    p.write_bytes(p.read_bytes().replace(b"question Q001?", b"question Q001 ?"))
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    (line,) = _fails(lines)
+    assert line.startswith("FAIL manifest-hash: content_hash sha256:") and "does not match the files" in line
+
+
+def test_dates_going_backwards_and_duplicate_ids(bench, capsys):
+    def back(rows):
+        rows[5]["date"] = "2025-12-31"
+        return rows
+
+    _edit_lines(bench / "turns_core.jsonl", back)
+    _edit_lines(bench / "questions_core.jsonl", lambda rows: rows + [rows[0]])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench, "--tiers", "core")
+    assert code == 1
+    assert _fails(lines) == [
+        "FAIL dates-chronological tier=core: turns_core.jsonl:6: turn 6 dated 2025-12-31 comes after a turn "
+        "dated 2026-03-01 (line 5)",
+        "FAIL ids-unique tier=core Q001: questions_core.jsonl:11: question id repeats (first at line 1)",
+    ]
+
+
+@pytest.mark.parametrize("which,line,field", [
+    ("turns_small.jsonl", '{"turn_id": 5, "session_id": 1, "speaker": "user", "date": "2026-01-05"}', "text"),
+    ("questions_core.jsonl", '{"id": "Q999", "axis": "BASIC", "question_en": "?", "evidence_turns": "7"}',
+     "evidence_turns"),
+])
+def test_malformed_line_exits_2_naming_file_line_field(bench, capsys, tmp_path, which, line, field):
+    p = bench / which
+    rows = p.read_text(encoding="utf-8").splitlines()
+    rows.insert(3, line)
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "report.json"
+    code, lines, err = _cli(capsys, bench, "--json", out)
+    assert code == 2
+    assert err.strip().splitlines() == [f"memeval audit: error: {p}:4: field '{field}': "
+                                        + ("missing" if field == "text" else "expected a list of int")]
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# One haystack per question (LongMemEval-style): ids restart per haystack
+
+
+def _write_haystack_bench(root: Path, *, break_small: bool = False) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    hays = {"h1": ["I keep my passport in the blue drawer.", "Noted."],
+            "h2": ["My bike is a green Brompton.", "Nice bike."]}
+    tiers = []
+    for name in ("oracle", "s"):
+        turns = []
+        for hid, texts in hays.items():
+            rows = ([] if name == "oracle" else ["What is a good bread recipe?"]) + texts
+            if name == "s" and break_small and hid == "h2":
+                rows[1] = rows[1].replace("green", "red")
+            for i, text in enumerate(rows, 1):
+                turns.append(Turn(i, f"{hid}-s1", "user", text, "2026-02-01", haystack=hid))
+        off = 0 if name == "oracle" else 1
+        qs = [_q("q1", "BASIC", "blue drawer", [1 + off], haystack="h1", evidence_sessions=("h1-s1",)),
+              _q("q2", "BASIC", "Brompton", [1 + off], haystack="h2"),
+              _q("q3_abs", "ABSTAIN", "", [], haystack="h2", expect="no_memory"),
+              _q("q4", "PARAPHRASE", "Brompton", [1 + off], haystack="h2"),
+              _q("q5", "CROSS", "green", [1 + off], haystack="h2"),
+              _q("q6", "MULTI", "passport", [1 + off], haystack="h1"),
+              _q("q7", "IMPLICIT", "blue", [1 + off], haystack="h1"),
+              _q("q8", "TEMPORAL", "drawer", [1 + off], haystack="h1")]
+        write_turns(root / f"turns_{name}.jsonl", turns)
+        write_questions(root / f"questions_{name}.jsonl", qs)
+        tiers.append(Tier(name, f"turns_{name}.jsonl", f"questions_{name}.jsonl"))
+    save_bench(Bench(name="hay", version="1", tiers=tuple(tiers), root=str(root)))
+    return root
+
+
+def test_per_question_haystacks_pass_and_resolve_within_their_haystack(tmp_path):
+    root = _write_haystack_bench(tmp_path / "hay")
+    r = audit(root)
+    assert r.passed, r.summary()
+    assert r.check("tiers-nested").numbers["turns_compared"] == 4
+    # each haystack of tier s has turns 1-3: turn 4 exists in neither
+    _edit_lines(root / "questions_s.jsonl",
+                lambda rows: [{**r, "evidence_turns": [4]} if r["id"] == "q2" else r for r in rows])
+    _rehash(root)
+    r = audit(root)
+    assert [f.line() for f in r.findings] == [
+        "FAIL evidence-resolves tier=s q2: evidence turns [4] not in the tier's turns (haystack 'h2'), "
+        "which end at turn 3"]
+
+
+def test_per_question_haystack_altered_in_larger_tier(tmp_path):
+    r = audit(_write_haystack_bench(tmp_path / "hay", break_small=True))
+    assert r.failed_checks == ("evidence-contains-gold", "tiers-nested", "story-identical", "evidence-ceiling")
+    assert [f.line() for f in r.findings if f.check in ("tiers-nested", "story-identical")] == [
+        "FAIL story-identical tier=s q2: evidence turn 2 text differs from tier oracle",
+        "FAIL story-identical tier=s q4: evidence turn 2 text differs from tier oracle",
+        "FAIL story-identical tier=s q5: evidence turn 2 text differs from tier oracle",
+        "FAIL tiers-nested tier=s: oracle haystack 'h2' turn 1 (session h2-s1, 2026-02-01) has no turn with "
+        "the same text, speaker and date in s",
+    ]
+    assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
+        "FAIL evidence-contains-gold tier=s q5: gold 'green' not in evidence turns [2]"]
