@@ -1,1 +1,70 @@
-"""memeval.bench.loaders"""
+"""Loaders: public benchmark files → a bench folder (``bench.yaml`` + tier files), all or nothing.
+
+``import_bench(kind, paths, out)`` dispatches on the format name (``longmemeval``, ``locomo``,
+``glasshouse``, and ``booksuite`` when its loader is installed). Every loader names its source,
+license and category → axis map in the manifest, and raises :class:`memeval.errors.InputError`
+naming file, record and field on malformed input, leaving nothing behind.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from ...errors import MemevalError
+from ..model import Bench
+from ._common import staged_output
+
+__all__ = ["FORMATS", "import_bench", "available_formats"]
+
+FORMATS = ("longmemeval", "locomo", "glasshouse", "booksuite")
+
+
+def _booksuite():
+    try:
+        mod = importlib.import_module(f"{__name__}.booksuite")
+    except ModuleNotFoundError as e:
+        if e.name and e.name.endswith("booksuite"):
+            return None
+        raise
+    return getattr(mod, "load_booksuite", None)
+
+
+def available_formats() -> list[str]:
+    return [f for f in FORMATS if f != "booksuite" or _booksuite() is not None]
+
+
+def _one_folder(kind: str, paths: Sequence) -> Path:
+    if len(paths) != 1:
+        raise MemevalError(f"{kind}: give exactly one folder, got {len(paths)} paths")
+    return Path(paths[0])
+
+
+def import_bench(kind: str, paths: Sequence, out, *, force: bool = False, name: str | None = None,
+                 pairs: dict[str, list[str]] | None = None) -> Bench:
+    """Convert ``paths`` (files or a folder, by format) into a bench folder at ``out``."""
+    if pairs and kind != "glasshouse":
+        raise MemevalError("--pair applies to glasshouse only")
+    kw = {"force": force}
+    if name:
+        kw["name"] = name
+    if kind == "longmemeval":
+        from .longmemeval import load_longmemeval
+        return load_longmemeval(paths, out, **kw)
+    if kind == "locomo":
+        from .locomo import load_locomo
+        return load_locomo(paths, out, **kw)
+    if kind == "glasshouse":
+        from .glasshouse import load_glasshouse
+        return load_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
+    if kind == "booksuite":
+        load = _booksuite()
+        if load is None:
+            raise MemevalError("booksuite: its loader (memeval.bench.loaders.booksuite) is not installed yet")
+        suite = load(_one_folder(kind, paths))  # validates every case before anything is written
+        with staged_output(out, force) as tmp:
+            bench = suite.write_bench(tmp)
+        return replace(bench, root=str(out))
+    raise MemevalError(f"unknown format {kind!r} (known: {', '.join(available_formats())})")

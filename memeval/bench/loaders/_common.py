@@ -1,0 +1,81 @@
+"""Shared by the loaders and padding: staged (all-or-nothing) output folders and tier statistics."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ...errors import MemevalError
+from ..model import Tier, Turn
+from ..tokens import count_tokens
+
+__all__ = ["staged_output", "TierCounter", "link_or_copy"]
+
+
+@contextmanager
+def staged_output(out, force: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside ``out``; on success it replaces ``out`` in one rename.
+
+    A failure (any exception) removes the temporary folder, so a bench folder is either complete
+    or absent. An existing non-empty ``out`` is refused unless ``force``.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MemevalError(f"{out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise MemevalError(f"{out}: folder exists and is not empty (use --force to replace it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.{os.getpid()}.old")
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def link_or_copy(src, dst) -> None:
+    """Hard-link ``src`` to ``dst`` (same file system), else copy it."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+class TierCounter:
+    """Counts turns, sessions (per haystack) and tokens as turns stream past."""
+
+    def __init__(self) -> None:
+        self.n_turns = self.n_sessions = self.n_tokens = 0
+        self._last: tuple | None = None
+
+    def add(self, turn: Turn) -> Turn:
+        self.n_turns += 1
+        self.n_tokens += count_tokens(turn.text)
+        key = (turn.haystack, turn.session_id)
+        if key != self._last:
+            self.n_sessions += 1
+            self._last = key
+        return turn
+
+    def add_all(self, turns: Iterable[Turn]) -> "TierCounter":
+        for t in turns:
+            self.add(t)
+        return self
+
+    def tier(self, name: str, turns_file: str, questions_file: str, n_questions: int) -> Tier:
+        return Tier(name=name, turns_file=turns_file, questions_file=questions_file,
+                    n_turns=self.n_turns, n_sessions=self.n_sessions, n_tokens=self.n_tokens,
+                    n_questions=n_questions)

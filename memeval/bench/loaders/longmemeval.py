@@ -1,0 +1,267 @@
+"""LongMemEval (xiaowu0162/LongMemEval) → a bench: one haystack per question, one tier per file.
+
+``longmemeval_oracle.json``, ``longmemeval_s*.json`` and ``longmemeval_m*.json`` hold the same
+questions with haystacks of growing size; any subset becomes the tiers ``oracle``, ``s``, ``m`` of
+one bench. Files are read one instance at a time (the M file is several gigabytes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...atomic import dumps_line, write_jsonl
+from ...errors import InputError, MemevalError
+from ..io import hash_files, save_bench
+from ..model import Bench, Question, Turn
+from ..tokens import TOKENIZER
+from ._common import TierCounter, staged_output
+from ._jsonstream import iter_json_array
+
+__all__ = ["AXIS_MAP", "TIER_ORDER", "load_longmemeval", "convert_instance", "parse_date",
+           "tier_name_for", "export_hypotheses"]
+
+#: question_type → axis. Abstention questions (id ending ``_abs``) go to ABSTAIN whatever their type.
+AXIS_MAP: dict[str, str] = {
+    "single-session-user": "BASIC",
+    "single-session-assistant": "BASIC",
+    "single-session-preference": "IMPLICIT",
+    "multi-session": "MULTI",
+    "temporal-reasoning": "TEMPORAL",
+    "knowledge-update": "UPDATE",
+    "*_abs": "ABSTAIN",
+}
+TIER_ORDER = ("oracle", "s", "m")
+LICENSE = "MIT"
+SOURCE = "https://github.com/xiaowu0162/LongMemEval"
+NOTES = [
+    "dry mode is an approximation of LongMemEval's official grader, a GPT-4o judge with one prompt "
+    "per question type; for official numbers export hypotheses (memeval export-longmemeval) and run "
+    "the official evaluator",
+    "single-session-preference is mapped to IMPLICIT: its gold is a rubric of the user's preferences "
+    "(what a good personalised reply uses), which dry matching rarely finds verbatim",
+    "question ids ending in _abs are abstention questions: axis ABSTAIN, expect no_memory, no evidence",
+    "evidence = turns with has_answer; where a question has none, every turn of its answer sessions",
+    "sessions are renumbered 1..N per haystack in date order; original session ids of the answer "
+    "sessions are kept in each question's answer_session_ids",
+    "tiers do not nest: each file draws its own filler sessions; compare tiers on the same question ids",
+]
+
+_DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})(?:\s*\(\w+\))?\s*(?:(\d{1,2}):(\d{2}))?\s*$")
+_TIER = re.compile(r"longmemeval_(oracle|s|m)(?=$|[_.\-])", re.I)
+
+
+def tier_name_for(path) -> str:
+    """``longmemeval_s_cleaned.json`` → ``s``; an unrecognised name → its stem."""
+    m = _TIER.search(Path(path).name)
+    return m.group(1).lower() if m else Path(path).stem
+
+
+def parse_date(text: str) -> datetime:
+    """``"2023/05/20 (Sat) 02:21"`` → datetime(2023, 5, 20, 2, 21); ValueError if not in that shape."""
+    m = _DATE.match(text) if isinstance(text, str) else None
+    if not m:
+        raise ValueError(f"expected a date like '2023/05/20 (Sat) 02:21', got {text!r}")
+    y, mo, d, hh, mm = m.groups()
+    return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
+
+
+class _Rec:
+    """Error helper bound to one instance: ``InputError(file, 'record 17 (question_id ...)', field)``."""
+
+    def __init__(self, path, index: int, obj: Any):
+        qid = obj.get("question_id") if isinstance(obj, dict) else None
+        self.path = path
+        self.label = f"{index} (question_id {qid!r})" if isinstance(qid, str) else f"{index}"
+
+    def err(self, field: str | None, msg: str) -> InputError:
+        return InputError(self.path, self.label, field, msg)
+
+    def get(self, obj: dict, key: str, typ, field: str | None = None):
+        field = field or key
+        if key not in obj:
+            raise self.err(field, "missing")
+        v = obj[key]
+        if not isinstance(v, typ) or isinstance(v, bool):
+            want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+            raise self.err(field, f"expected {want}, got {type(v).__name__}")
+        return v
+
+    def str_list(self, obj: dict, key: str, required: bool = True) -> list[str]:
+        if key not in obj and not required:
+            return []
+        v = self.get(obj, key, list)
+        for i, x in enumerate(v):
+            if not isinstance(x, str):
+                raise self.err(f"{key}[{i}]", f"expected str, got {type(x).__name__}")
+        return v
+
+
+def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn], Question]:
+    """One LongMemEval instance → (its haystack's turns, its question)."""
+    r = _Rec(path, index, obj)
+    if not isinstance(obj, dict):
+        raise r.err(None, f"expected a JSON object, got {type(obj).__name__}")
+    qid = r.get(obj, "question_id", str)
+    qtype = r.get(obj, "question_type", str)
+    if qtype not in AXIS_MAP:
+        raise r.err("question_type", f"unknown type {qtype!r} (known: {', '.join(k for k in AXIS_MAP if '*' not in k)})")
+    question = r.get(obj, "question", str)
+    answer = r.get(obj, "answer", (str, int, float))
+    try:
+        asked = parse_date(r.get(obj, "question_date", str))
+    except ValueError as e:
+        raise r.err("question_date", str(e)) from None
+    sids = r.str_list(obj, "haystack_session_ids")
+    dates_raw = r.str_list(obj, "haystack_dates")
+    sessions = r.get(obj, "haystack_sessions", list)
+    if not (len(sids) == len(dates_raw) == len(sessions)):
+        raise r.err("haystack_sessions", f"{len(sessions)} sessions but {len(sids)} haystack_session_ids "
+                                         f"and {len(dates_raw)} haystack_dates")
+    answer_sids = r.str_list(obj, "answer_session_ids", required=False)
+    abstain = qid.endswith("_abs")
+
+    dated = []
+    for i, (raw, sess) in enumerate(zip(dates_raw, sessions)):
+        try:
+            when = parse_date(raw)
+        except ValueError as e:
+            raise r.err(f"haystack_dates[{i}]", str(e)) from None
+        if not isinstance(sess, list):
+            raise r.err(f"haystack_sessions[{i}]", f"expected a list of turns, got {type(sess).__name__}")
+        dated.append((when, i))
+    dated.sort()  # stable for equal dates: file order
+
+    turns: list[Turn] = []
+    flagged: list[int] = []
+    answer_turns: list[int] = []
+    ev_sessions: list[int] = []
+    answer_set = set(answer_sids)
+    for new_sid, (when, i) in enumerate(dated, 1):
+        day = when.date().isoformat()
+        for j, t in enumerate(sessions[i]):
+            where = f"haystack_sessions[{i}][{j}]"
+            if not isinstance(t, dict):
+                raise r.err(where, f"expected an object, got {type(t).__name__}")
+            role = r.get(t, "role", str, f"{where}.role")
+            if role not in ("user", "assistant"):
+                raise r.err(f"{where}.role", f"expected 'user' or 'assistant', got {role!r}")
+            content = r.get(t, "content", str, f"{where}.content")
+            has = t.get("has_answer", False)
+            if not isinstance(has, bool):
+                raise r.err(f"{where}.has_answer", f"expected true or false, got {has!r}")
+            tid = len(turns) + 1
+            turns.append(Turn(turn_id=tid, session_id=new_sid, speaker=role, text=content, date=day,
+                              haystack=qid))
+            if has:
+                flagged.append(tid)
+            if sids[i] in answer_set:
+                answer_turns.append(tid)
+        if sids[i] in answer_set:
+            ev_sessions.append(new_sid)
+
+    evidence = () if abstain else tuple(flagged or answer_turns)
+    if evidence:
+        by_id = {t.turn_id: t.session_id for t in turns}
+        ev_sessions = sorted({by_id[e] for e in evidence} | set(ev_sessions))
+    q = Question(
+        id=qid, axis="ABSTAIN" if abstain else AXIS_MAP[qtype], question_en=question,
+        gold_answer=str(answer), expect="no_memory" if abstain else "answer",
+        evidence_turns=evidence, evidence_sessions=() if abstain else tuple(ev_sessions),
+        asked_at=asked.date().isoformat(), haystack=qid,
+        extra={"question_type": qtype, "answer_session_ids": answer_sids},
+    )
+    return turns, q
+
+
+def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
+    """Convert LongMemEval files (any of oracle / s / m) into one bench folder at ``out``."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise MemevalError("longmemeval: give at least one file (longmemeval_oracle.json, _s, _m)")
+    by_tier: dict[str, Path] = {}
+    for p in paths:
+        if not p.is_file():
+            raise InputError(p, None, None, "no such file")
+        t = tier_name_for(p)
+        if t in by_tier:
+            raise InputError(p, None, None, f"tier {t!r} already comes from {by_tier[t]}")
+        by_tier[t] = p
+    order = sorted(by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER),
+                                           list(by_tier).index(t)))
+    tiers, question_ids = [], {}
+    with staged_output(out, force) as root:
+        for tname in order:
+            src = by_tier[tname]
+            counter, questions, seen = TierCounter(), [], set()
+            turns_file, q_file = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
+            with open(root / turns_file, "w", encoding="utf-8", newline="\n") as fh:
+                for index, obj in iter_json_array(src):
+                    turns, q = convert_instance(obj, src, index)
+                    if q.id in seen:
+                        raise InputError(src, f"{index} (question_id {q.id!r})", "question_id", "duplicate question id")
+                    seen.add(q.id)
+                    for t in turns:
+                        fh.write(dumps_line(counter.add(t).to_dict()) + "\n")
+                    questions.append(q)
+            if not questions:
+                raise InputError(src, None, None, "the list holds no questions")
+            write_jsonl(root / q_file, (q.to_dict() for q in questions))
+            tiers.append(counter.tier(tname, turns_file, q_file, len(questions)))
+            question_ids[tname] = [q.id for q in questions]
+        common = set.intersection(*(set(v) for v in question_ids.values()))
+        bench = Bench(
+            name=name, version="1", tiers=tuple(tiers), root=str(out), license=LICENSE, source=SOURCE,
+            tokenizer=TOKENIZER, axis_map=dict(AXIS_MAP),
+            extra={"format": "longmemeval", "tiers_nest": False, "notes": NOTES,
+                   "source_files": {t: {"file": by_tier[t].name, "sha256": hash_files(by_tier[t].parent, [by_tier[t].name])}
+                                    for t in order},
+                   "questions_in_every_tier": len(common)},
+        )
+        save_bench(bench, root)
+    return replace(bench, root=str(out))
+
+
+def _as_int(v) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
+def export_hypotheses(records: Iterable[dict], path, *, tier: str | None = None, epoch: int | None = None) -> dict:
+    """Write LongMemEval hypotheses (``{"question_id", "hypothesis"}`` per line) from run records.
+
+    Records need ``qid``, ``answer``, ``tier``, ``epoch``. With several tiers, ``tier`` must be given;
+    ``epoch`` defaults to the lowest. A record without an answer (an error) is written with an empty
+    hypothesis and counted in the returned summary, never left out.
+    """
+    rows = [r for r in records if isinstance(r, dict)]
+    tiers = sorted({str(r.get("tier")) for r in rows})
+    if tier is None:
+        if len(tiers) > 1:
+            raise MemevalError(f"records hold several tiers {tiers}: choose one with --tier")
+        tier = tiers[0] if tiers else None
+    rows = [r for r in rows if str(r.get("tier")) == str(tier)]
+    if not rows:
+        raise MemevalError(f"no records for tier {tier!r} (tiers present: {tiers})")
+    epochs = sorted({_as_int(r.get("epoch")) for r in rows})
+    if epoch is None:
+        epoch = epochs[0]
+    rows = [r for r in rows if _as_int(r.get("epoch")) == epoch]
+    if not rows:
+        raise MemevalError(f"no records for epoch {epoch} (epochs present: {epochs})")
+    seen: dict[str, str] = {}
+    missing = 0
+    for r in rows:
+        qid = str(r.get("qid"))
+        ans = r.get("answer")
+        if not isinstance(ans, str):
+            missing += 1
+            ans = ""
+        seen[qid] = ans  # a resumed run may repeat a question: the last record wins
+    write_jsonl(path, ({"question_id": q, "hypothesis": h} for q, h in seen.items()))
+    return {"tier": tier, "epoch": epoch, "written": len(seen), "without_answer": missing}
