@@ -1,0 +1,395 @@
+"""The book suite ("AI Agents in Depth", chapter 3): read its YAML cases and convert them to a bench.
+
+Source layout (``external-formats.md``)::
+
+    DIR/test_cases/layer{1,2,3}/*.yaml     one case per file (file names need not match test_id)
+    DIR/fixtures/gold_facts.json           {test_id: {"required_facts": [str | [variants]]}}  (optional)
+
+Conversion (one haystack per case, ``haystack = test_id``):
+
+- each ``conversation_histories`` entry is a session: ``session_id = conversation_id``, ``date`` =
+  the day of its ``timestamp`` (time of day is dropped; sessions are put in timestamp order, ties kept
+  in file order, since systems ingest chronologically and one shipped case lists them out of order);
+- each message is a turn: ``speaker = role``, ``text = content``; turn ids restart at 1 per haystack;
+- one question per case: ``id = test_id``, ``question_en = user_question``, ``asked_at`` = the day
+  after the last session, ``axis`` from the layer (:data:`LAYER_AXES`);
+- where gold facts exist: ``gold_parts`` = each fact's first variant, ``gold_answer`` = those joined
+  with "; " (an approximation for the dry ruler only), ``evidence_turns``/``evidence_sessions`` =
+  the turns in which some variant occurs (keyword-recall normalisation; derived, not annotated by
+  the source), and the exact fact list in the extra field ``required_facts``;
+- extra fields: ``layer``, ``title``, ``description``, ``evaluation_criteria``,
+  ``expected_behavior`` (when present), ``source_file``, ``has_gold``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import yaml
+
+from ...errors import InputError
+from ...scoring.keyword_recall import Fact, facts_as_json, normalize, read_gold_facts
+from ..io import iter_jsonl, save_bench, write_questions, write_turns
+from ..model import Bench, Question, Tier, Turn
+from ..tokens import TOKENIZER, count_tokens
+
+__all__ = ["LAYERS", "LAYER_AXES", "LAYER_TITLES", "Message", "History", "BookCase", "BookSuite",
+           "read_case", "load_booksuite", "import_booksuite", "bench_rows", "read_responses",
+           "read_answers", "answers_from_run"]
+
+LAYERS = ("layer1", "layer2", "layer3")
+#: Which memeval axis a layer is scored as (benchmark.md §3). layer2 asks about one of several similar
+#: entities held in separate conversations (combine and disambiguate across sessions: MULTI); layer3
+#: wants connections nobody asked for, across sessions (passport expiry vs. a booked trip: IMPLICIT).
+LAYER_AXES: dict[str, str] = {"layer1": "BASIC", "layer2": "MULTI", "layer3": "IMPLICIT"}
+LAYER_TITLES: dict[str, str] = {"layer1": "Layer 1 · Basic Recall", "layer2": "Layer 2 · Disambiguation",
+                                "layer3": "Layer 3 · Proactive Synthesis"}
+
+BENCH_NAME = "booksuite"
+SOURCE = ("bojieli/ai-agent-book@4a8df464a59fe65198c9a50a2ea848772dfc9698 "
+          "chapter3/user-memory-evaluation (test_cases, fixtures/gold_facts.json)")
+LICENSE = "Apache-2.0"
+TIER = "all"
+TURNS_FILE = "booksuite_turns.jsonl"
+QUESTIONS_FILE = "booksuite_questions.jsonl"
+
+_TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2})?))?$")
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class History:
+    conversation_id: str
+    timestamp: str  # 'YYYY-MM-DD HH:MM:SS' or 'YYYY-MM-DD', as written
+    messages: tuple[Message, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def date(self) -> str:
+        return self.timestamp[:10]
+
+
+@dataclass(frozen=True)
+class BookCase:
+    test_id: str
+    layer: str
+    title: str
+    description: str
+    histories: tuple[History, ...]  # as written in the file
+    user_question: str
+    evaluation_criteria: str
+    expected_behavior: str | None = None
+    source_file: str = ""
+
+    @property
+    def sessions(self) -> tuple[History, ...]:
+        """Histories in ingestion order: by timestamp, ties in file order."""
+        return tuple(sorted(self.histories, key=lambda h: h.timestamp))
+
+    @property
+    def asked_at(self) -> str:
+        last = max(dt.date.fromisoformat(h.date) for h in self.histories)
+        return (last + dt.timedelta(days=1)).isoformat()
+
+
+@dataclass(frozen=True)
+class BookSuite:
+    root: str
+    cases: tuple[BookCase, ...]
+    gold: Mapping[str, tuple[Fact, ...]] = field(default_factory=dict)
+
+    def case(self, test_id: str) -> BookCase:
+        for c in self.cases:
+            if c.test_id == test_id:
+                return c
+        raise KeyError(test_id)
+
+    @property
+    def layer_of(self) -> dict[str, str]:
+        return {c.test_id: c.layer for c in self.cases}
+
+    def write_bench(self, out_dir) -> Bench:
+        return _write_bench(self, out_dir)
+
+
+# --- reading the YAML ---------------------------------------------------------------------------
+
+def _str(obj: dict, key: str, path, record, required: bool = True) -> str | None:
+    v = obj.get(key)
+    if v is None:
+        if required:
+            raise InputError(path, record, key, "missing")
+        return None
+    if not isinstance(v, str):
+        raise InputError(path, record, key, f"expected a string, got {type(v).__name__}")
+    if required and not v.strip():
+        raise InputError(path, record, key, "empty")
+    return v
+
+
+def _timestamp(v: Any, path, record) -> str:
+    if isinstance(v, dt.datetime):  # an unquoted timestamp in YAML
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if not isinstance(v, str):
+        raise InputError(path, record, "timestamp", "missing" if v is None else
+                         f"expected 'YYYY-MM-DD HH:MM:SS', got {type(v).__name__}")
+    m = _TIMESTAMP.match(v.strip())
+    if not m:
+        raise InputError(path, record, "timestamp", f"expected 'YYYY-MM-DD HH:MM:SS', got {v!r}")
+    try:
+        dt.date.fromisoformat(m.group(1))
+    except ValueError:
+        raise InputError(path, record, "timestamp", f"not a calendar date: {v!r}") from None
+    return v.strip()
+
+
+def _history(obj: Any, path, record: str) -> History:
+    if not isinstance(obj, dict):
+        raise InputError(path, record, None, "expected a mapping")
+    cid = obj.get("conversation_id")
+    if not isinstance(cid, (str, int)) or isinstance(cid, bool) or str(cid).strip() == "":
+        raise InputError(path, record, "conversation_id", "missing or not a string")
+    meta = obj.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise InputError(path, record, "metadata", "expected a mapping")
+    msgs = obj.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        raise InputError(path, record, "messages", "expected a non-empty list")
+    out = []
+    for i, m in enumerate(msgs):
+        rec = f"{record}.messages[{i}]"
+        if not isinstance(m, dict):
+            raise InputError(path, rec, None, "expected a mapping {role, content}")
+        out.append(Message(_str(m, "role", path, rec), _str(m, "content", path, rec, required=False) or ""))
+        if "content" not in m:
+            raise InputError(path, rec, "content", "missing")
+    return History(str(cid), _timestamp(obj.get("timestamp"), path, record), tuple(out), meta)
+
+
+def read_case(path) -> BookCase:
+    """Read and validate one case file; errors name the file, the record and the field."""
+    path = Path(path)
+    try:
+        obj = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(path, None if mark is None else mark.line + 1, None,
+                         f"not valid YAML ({getattr(e, 'problem', None) or 'parse error'})") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, None, None, "expected a mapping (one test case per file)")
+    test_id = _str(obj, "test_id", path, None)
+    rec = test_id
+    layer = _str(obj, "category", path, rec)
+    if layer not in LAYERS:
+        raise InputError(path, rec, "category", f"expected one of {', '.join(LAYERS)}, got {layer!r}")
+    hist_raw = obj.get("conversation_histories")
+    if not isinstance(hist_raw, list) or not hist_raw:
+        raise InputError(path, rec, "conversation_histories", "expected a non-empty list")
+    histories = tuple(_history(h, path, f"{rec}.conversation_histories[{i}]") for i, h in enumerate(hist_raw))
+    seen: set[str] = set()
+    for i, h in enumerate(histories):
+        if h.conversation_id in seen:
+            raise InputError(path, f"{rec}.conversation_histories[{i}]", "conversation_id",
+                             f"duplicate {h.conversation_id!r}")
+        seen.add(h.conversation_id)
+    return BookCase(
+        test_id=test_id, layer=layer,
+        title=_str(obj, "title", path, rec, required=False) or "",
+        description=_str(obj, "description", path, rec, required=False) or "",
+        histories=histories,
+        user_question=_str(obj, "user_question", path, rec),
+        evaluation_criteria=_str(obj, "evaluation_criteria", path, rec),
+        expected_behavior=_str(obj, "expected_behavior", path, rec, required=False),
+        source_file=str(path),
+    )
+
+
+def _case_files(root: Path) -> list[Path]:
+    base = root / "test_cases"
+    if not base.is_dir():
+        raise InputError(root, None, None, "no test_cases/ folder here (is this the book suite?)")
+    files = sorted(p for p in base.glob("*/*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not files:
+        raise InputError(base, None, None, "no *.yaml case files under test_cases/*/")
+    return files
+
+
+def load_booksuite(src_dir, gold_path=None) -> BookSuite:
+    """Read every case under ``src_dir/test_cases/*/`` and the gold facts (``fixtures/gold_facts.json``
+    by default; optional). Duplicate test ids and gold for unknown cases are errors."""
+    root = Path(src_dir)
+    cases, where = [], {}
+    for f in _case_files(root):
+        c = read_case(f)
+        if c.test_id in where:
+            raise InputError(f, c.test_id, "test_id", f"duplicate test_id (also in {where[c.test_id]})")
+        where[c.test_id] = f
+        cases.append(c)
+    gpath = Path(gold_path) if gold_path else root / "fixtures" / "gold_facts.json"
+    gold = {}
+    if gold_path or gpath.is_file():
+        gold = read_gold_facts(gpath)
+        for tid in gold:
+            if tid not in where:
+                raise InputError(gpath, tid, None, "gold facts for a test_id that is not in the suite")
+    return BookSuite(str(root), tuple(cases), gold)
+
+
+# --- conversion to a bench ----------------------------------------------------------------------
+
+def _fact_turns(facts: tuple[Fact, ...], turns: list[Turn]) -> list[Turn]:
+    variants = [normalize(v) for f in facts for v in f]
+    return [t for t in turns if any(v in normalize(t.text) for v in variants)]
+
+
+def bench_rows(suite: BookSuite) -> tuple[list[Turn], list[Question]]:
+    """All turns (one haystack per case) and one question per case, in suite order."""
+    turns: list[Turn] = []
+    questions: list[Question] = []
+    for c in suite.cases:
+        mine: list[Turn] = []
+        for h in c.sessions:
+            for m in h.messages:
+                mine.append(Turn(len(mine) + 1, h.conversation_id, m.role, m.content, h.date, haystack=c.test_id))
+        turns.extend(mine)
+        facts = suite.gold.get(c.test_id)
+        extra: dict[str, Any] = {"layer": c.layer, "title": c.title, "description": c.description,
+                                 "evaluation_criteria": c.evaluation_criteria}
+        if c.expected_behavior is not None:
+            extra["expected_behavior"] = c.expected_behavior
+        extra["has_gold"] = facts is not None
+        gold: dict[str, Any] = {}
+        if facts:
+            extra["required_facts"] = facts_as_json(facts)
+            hits = _fact_turns(facts, mine)
+            parts = tuple(f[0] for f in facts)
+            gold = {"gold_answer": "; ".join(parts), "gold_parts": parts,
+                    "evidence_turns": tuple(t.turn_id for t in hits),
+                    "evidence_sessions": tuple(dict.fromkeys(t.session_id for t in hits))}
+        extra["source_file"] = Path(c.source_file).name
+        questions.append(Question(id=c.test_id, axis=LAYER_AXES[c.layer], question_en=c.user_question,
+                                  asked_at=c.asked_at, haystack=c.test_id, extra=extra, **gold))
+    return turns, questions
+
+
+def _write_bench(suite: BookSuite, out_dir) -> Bench:
+    out = Path(out_dir)
+    turns, questions = bench_rows(suite)  # everything validated before the first write
+    out.mkdir(parents=True, exist_ok=True)
+    write_turns(out / TURNS_FILE, turns)
+    write_questions(out / QUESTIONS_FILE, questions)
+    lic = Path(suite.root) / "LICENSE"
+    if lic.is_file():
+        shutil.copyfile(lic, out / "LICENSE")
+    tier = Tier(TIER, TURNS_FILE, QUESTIONS_FILE, n_turns=len(turns),
+                n_sessions=len({(t.haystack, t.session_id) for t in turns}),
+                n_tokens=sum(count_tokens(t.text) for t in turns), n_questions=len(questions))
+    bench = Bench(name=BENCH_NAME, version="ch3-4a8df46", tiers=(tier,), root=str(out), license=LICENSE,
+                  source=SOURCE, tokenizer=TOKENIZER, axis_map=dict(LAYER_AXES),
+                  extra={"haystacks": "one per question (haystack = test_id)",
+                         "gold": f"fixtures/gold_facts.json: {len(suite.gold)} of {len(suite.cases)} cases; "
+                                 "metric keyword-recall (memeval compare)"})
+    save_bench(bench, out)
+    return bench
+
+
+def import_booksuite(src_dir, out_dir, gold_path=None) -> Bench:
+    """Read the suite at ``src_dir`` and write a memeval bench folder at ``out_dir`` (nothing is written
+    if any case is malformed)."""
+    return load_booksuite(src_dir, gold_path).write_bench(out_dir)
+
+
+# --- answers ------------------------------------------------------------------------------------
+
+def _read_json(path):
+    import json
+
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+
+
+def _answers(obj: Any, path, record: str | None, known: set[str] | None) -> dict[str, str]:
+    if not isinstance(obj, dict):
+        raise InputError(path, record, None, "expected a JSON object {test_id: answer}")
+    out = {}
+    for tid, ans in obj.items():
+        if tid.startswith("_"):
+            continue
+        rec = f"{record}.{tid}" if record else tid
+        if not isinstance(ans, str):
+            raise InputError(path, rec, None, f"answer must be a string, got {type(ans).__name__}")
+        if known is not None and tid not in known:
+            raise InputError(path, rec, None, "unknown test_id (not in the suite)")
+        out[tid] = ans
+    return out
+
+
+def read_answers(path, known: set[str] | None = None) -> dict[str, str]:
+    """``{test_id: answer}`` (keys starting with "_" are comments)."""
+    return _answers(_read_json(path), path, None, known)
+
+
+def read_responses(path, known: set[str] | None = None) -> dict[str, dict[str, str]]:
+    """``{system: {test_id: answer}}`` (keys starting with "_" are comments), systems in file order."""
+    obj = _read_json(path)
+    if not isinstance(obj, dict):
+        raise InputError(path, None, None, "expected a JSON object {system: {test_id: answer}}")
+    out = {s: _answers(v, path, s, known) for s, v in obj.items() if not s.startswith("_")}
+    if not out:
+        raise InputError(path, None, None, "no systems in this file")
+    return out
+
+
+def _record_answer(row: dict) -> str | None:
+    ans = row.get("answer")
+    if isinstance(ans, str) and ans.strip():
+        return ans
+    mem = row.get("memories_returned")
+    if isinstance(mem, list) and all(isinstance(m, str) for m in mem):
+        return "\n".join(mem)  # a system without an answer of its own: its memories as one text (§4)
+    if isinstance(ans, str):
+        return ans
+    return None
+
+
+def _iter_records(run_dir) -> Iterator[tuple[int, dict]]:
+    path = Path(run_dir) / "records.jsonl"
+    if not path.is_file():
+        raise InputError(path, None, None, "no records.jsonl here (is this a run folder?)")
+    yield from iter_jsonl(path)
+
+
+def answers_from_run(run_dir, epoch: int = 0) -> dict[str, str]:
+    """``{test_id: answer}`` from a run's ``records.jsonl`` (qid is the test_id). Error records have no
+    answer and are left out (they are missing, not wrong); a record without an answer of its own gives
+    its returned memories joined as one text. With several epochs, ``epoch`` is the one read."""
+    out: dict[str, str] = {}
+    for n, row in _iter_records(run_dir):
+        qid = row.get("qid")
+        if not isinstance(qid, str):
+            raise InputError(Path(run_dir) / "records.jsonl", n, "qid", "missing or not a string")
+        if row.get("epoch", 0) not in (epoch, None) or row.get("error"):
+            continue
+        ans = _record_answer(row)
+        if ans is not None:
+            out[qid] = ans
+    return out

@@ -1,0 +1,103 @@
+"""``memeval compare``: the book suite's layer x system table over canned answer sets.
+
+    memeval compare --suite DIR [--responses FILE] [--metric keyword-recall|judge] [--out FILE]
+
+``--responses`` is ``{system: {test_id: answer}}`` (default: ``DIR/fixtures/system_responses.example.json``).
+Keyword recall needs no network and scores the cases that have gold facts; the judge metric grades every
+answered case with the rubric judge (``--judge-url``/``--judge-model``; key from ``--judge-key-env``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..atomic import write_jsonl
+from ..bench.loaders.booksuite import LAYERS, BookSuite, load_booksuite, read_responses
+from ..errors import InputError
+from ..scoring.booksuite_scores import (JUDGE, KEYWORD_RECALL, format_table, judge_scores, keyword_scores,
+                                        layer_table)
+
+__all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
+           "suite_from_args", "score_answer_sets"]
+
+HELP = "compare answer sets on the book suite by layer (keyword recall or rubric judge)"
+
+
+def add_suite_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", required=True, metavar="DIR", help="book suite folder (test_cases/, fixtures/)")
+    p.add_argument("--gold", metavar="FILE", help="gold facts (default DIR/fixtures/gold_facts.json)")
+    p.add_argument("--metric", choices=(KEYWORD_RECALL, JUDGE), default=KEYWORD_RECALL)
+    p.add_argument("--category", choices=LAYERS, help="only this layer")
+    p.add_argument("--out", metavar="FILE", help="write one JSON line per scored case here")
+
+
+def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("judge (for --metric judge)")
+    g.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument("--judge-model", help="judge model name")
+    g.add_argument("--judge-key-env", default="OPENAI_API_KEY",
+                   help="environment variable holding the API key (sent only as a header)")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_suite_arguments(p)
+    p.add_argument("--responses", metavar="FILE",
+                   help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json)")
+    p.add_argument("--systems", nargs="+", metavar="NAME", help="only these systems, in this order")
+    add_judge_arguments(p)
+
+
+def suite_from_args(args) -> tuple[BookSuite, set[str]]:
+    """The suite (restricted to ``--category``) and every test id it knows (for validating answers)."""
+    suite = load_booksuite(args.suite, args.gold)
+    known = {c.test_id for c in suite.cases}
+    if args.category:
+        suite = BookSuite(suite.root, tuple(c for c in suite.cases if c.layer == args.category), suite.gold)
+    return suite, known
+
+
+def make_judge(args):
+    from ..llm import ChatClient
+    from ..scoring.rubric import RubricJudge
+
+    if not args.judge_url or not args.judge_model:
+        raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
+    return RubricJudge(ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env,
+                                  temperature=0))
+
+
+def score_answer_sets(suite: BookSuite, answer_sets: dict[str, dict[str, str]], metric: str, judge=None):
+    scores = []
+    for system, answers in answer_sets.items():
+        if metric == KEYWORD_RECALL:
+            scores += keyword_scores(suite, answers, system)
+        else:
+            def note(s):
+                if s.status != "scored":
+                    print(f"{s.system} {s.test_id}: ungraded ({s.reason})", file=sys.stderr)
+            scores += judge_scores(suite, answers, judge, system, progress=note)
+    return scores
+
+
+def run(args) -> int:
+    suite, known = suite_from_args(args)
+    rpath = Path(args.responses) if args.responses else Path(args.suite) / "fixtures" / "system_responses.example.json"
+    responses = read_responses(rpath, known)
+    if args.systems:
+        for s in args.systems:
+            if s not in responses:
+                raise InputError(rpath, s, None, f"no such system (have: {', '.join(responses)})")
+        responses = {s: responses[s] for s in args.systems}
+    if args.metric == KEYWORD_RECALL and not suite.gold:
+        raise InputError(args.gold or Path(args.suite) / "fixtures" / "gold_facts.json", None, None,
+                         "keyword recall needs gold facts")
+    judge = make_judge(args) if args.metric == JUDGE else None
+    scores = score_answer_sets(suite, responses, args.metric, judge)
+    print(format_table(layer_table(scores, list(responses)), args.metric, scores))
+    if judge is not None:
+        print(f"judge: {judge.identity}")
+    if args.out:
+        write_jsonl(args.out, (s.to_dict() for s in scores))
+    return 0

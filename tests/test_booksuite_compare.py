@@ -1,0 +1,108 @@
+"""``memeval compare`` / ``score-answers`` on the book suite reproduce the chapter's reference table."""
+
+import json
+import re
+
+import pytest
+
+from memeval.bench.loaders.booksuite import load_booksuite, read_responses
+from memeval.cli import main
+from memeval.scoring.booksuite_scores import keyword_scores, layer_table
+
+from booksuite_paths import SHARED, SUITE
+
+# SOURCE.md: keyword recall over the 8 annotated cases, per layer and overall.
+REFERENCE = {
+    "layer1": {"full_context": 1.000, "json_cards": 1.000, "simple_notes": 0.417, "no_memory": 0.000},
+    "layer2": {"full_context": 1.000, "json_cards": 1.000, "simple_notes": 0.333, "no_memory": 0.000},
+    "layer3": {"full_context": 1.000, "json_cards": 1.000, "simple_notes": 0.125, "no_memory": 0.000},
+    "overall": {"full_context": 1.000, "json_cards": 1.000, "simple_notes": 0.323, "no_memory": 0.000},
+}
+SYSTEMS = ["full_context", "json_cards", "simple_notes", "no_memory"]
+
+ROOTS = [pytest.param(SUITE, id="repo-copy"),
+         pytest.param(SHARED, id="shared-original",
+                      marks=pytest.mark.skipif(not SHARED.is_dir(), reason="../shared not beside this checkout"))]
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_layer_table_reproduces_reference_to_three_decimals(root):
+    suite = load_booksuite(root)
+    responses = read_responses(root / "fixtures" / "system_responses.example.json")
+    assert list(responses) == SYSTEMS
+    scores = [s for name, ans in responses.items() for s in keyword_scores(suite, ans, name)]
+    rows = {r.key: r for r in layer_table(scores)}
+    assert list(rows) == ["layer1", "layer2", "layer3", "overall"]
+    for key, want in REFERENCE.items():
+        for system, value in want.items():
+            assert round(rows[key].means[system], 3) == value, (key, system)
+    assert rows["overall"].counts == {s: 8 for s in SYSTEMS}
+    assert (rows["layer1"].counts["simple_notes"], rows["layer2"].counts["simple_notes"]) == (4, 2)
+
+
+def _table(out: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"^(Layer \d|Overall)\S*.*?((?:\s+[\d.—]+)+)$", line)
+        if m:
+            rows[m.group(1)] = m.group(2).split()
+    return rows
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_compare_command_prints_the_reference_table(root, capsys, tmp_path):
+    assert main(["compare", "--suite", str(root), "--out", str(tmp_path / "o.jsonl")]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("Layer "))
+    assert header.split()[1:] == SYSTEMS
+    t = _table(out)
+    expect = {"Layer 1": "layer1", "Layer 2": "layer2", "Layer 3": "layer3", "Overall": "overall"}
+    for label, key in expect.items():
+        assert t[label] == [f"{REFERENCE[key][s]:.3f}" for s in SYSTEMS]
+    recs = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert len(recs) == 32
+    r = next(x for x in recs if x["system"] == "simple_notes" and x["test_id"] == "layer1_02_insurance_claim")
+    assert r["matched"] == ["CLM-2024-894327"] and r["missing_facts"] == ["Patricia Wong", "24-48"]
+    assert r["reward"] == pytest.approx(1 / 3) and r["passed"] is False
+
+
+def test_compare_one_layer_and_system_subset(capsys):
+    assert main(["compare", "--suite", str(SUITE), "--category", "layer3", "--systems", "simple_notes"]) == 0
+    t = _table(capsys.readouterr().out)
+    assert t == {"Layer 3": ["0.125"], "Overall": ["0.125"]}
+
+
+def test_missing_answers_are_counted_not_zeroed(tmp_path, capsys):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"partial": {"layer1_01_bank_account": "4429853327 and 123006800",
+                                         "layer2_02_multiple_properties": "no gold for this one"}}))
+    assert main(["compare", "--suite", str(SUITE), "--responses", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert _table(out) == {"Layer 1": ["1.000"], "Layer 2": ["—"], "Layer 3": ["—"], "Overall": ["1.000"]}
+    assert re.search(r"^n scored\s+1$", out, re.M) and re.search(r"^n missing\s+7$", out, re.M)
+
+
+def test_score_answers_per_case_table(tmp_path, capsys):
+    sn = json.loads((SUITE / "fixtures" / "system_responses.example.json").read_text())["simple_notes"]
+    p = tmp_path / "a.json"
+    p.write_text(json.dumps(sn | {"layer1_05_internet_service": "VEL-89923476"}))
+    assert main(["score-answers", "--suite", str(SUITE), "--answers", str(p), "--name", "sn"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("layer1_02_insurance_claim"))
+    assert line.split()[1:4] == ["layer1", "0.333", "no"]
+    assert line.endswith("1/3 facts; missing: Patricia Wong, 24-48")
+    assert _table(out)["Overall"] == ["0.323"]
+    assert "not scored (no gold facts for keyword-recall): 1 answered case(s)" in out
+
+
+def test_bad_responses_file_is_one_line_and_exit_2(tmp_path, capsys):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"s": {"layer1_01_bank_account": ["not", "a", "string"]}}))
+    assert main(["compare", "--suite", str(SUITE), "--responses", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "r.json record s.layer1_01_bank_account: answer must be a string" in err
+
+
+def test_judge_metric_needs_an_endpoint(capsys):
+    assert main(["compare", "--suite", str(SUITE), "--metric", "judge"]) == 2
+    assert "--judge-url/--judge-model" in capsys.readouterr().err
