@@ -1,0 +1,222 @@
+"""glasshouse v0.1 folders → a bench folder that points at the original files.
+
+A tier is ``glasshouse_v0.1_<tier>.jsonl`` with ``questions_<tier>.jsonl``. ``questions_xling.jsonl``
+(asked against ``small`` or larger) and ``glasshouse_v0.1_probes.jsonl`` (false-memory probes) are
+attached to each tier whose turns hold their evidence. Evidence turn ids are per tier file, so a
+question file is only ever paired with a tier where every evidence id exists and sits in one of the
+question's ``evidence_sessions``; pairing it with any other tier is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from ...errors import InputError, MemevalError
+from ..io import question_from_dict, read_turns, save_bench
+from ..model import Bench, Question, Turn
+from ..tokens import TOKENIZER
+from ._common import TierCounter, link_or_copy, staged_output
+
+__all__ = ["TIER_ORDER", "XLING_MIN_TIER", "load_glasshouse", "read_question_lines", "check_pairing",
+           "find_tier_files"]
+
+TIER_ORDER = ("core", "small", "medium", "full")
+XLING_MIN_TIER = "small"
+LICENSE = "Apache-2.0"
+_TIER_FILE = re.compile(r"^glasshouse_v(\d+(?:\.\d+)*)_(core|small|medium|full)\.jsonl$")
+
+
+def find_tier_files(folder) -> tuple[str, dict[str, Path]]:
+    """(version, {tier: turns file}) for the tier files present in ``folder``, smallest first."""
+    folder = Path(folder)
+    found: dict[str, Path] = {}
+    versions = set()
+    for p in sorted(folder.iterdir()):
+        m = _TIER_FILE.match(p.name)
+        if m:
+            versions.add(m.group(1))
+            found[m.group(2)] = p
+    if not found:
+        raise InputError(folder, None, None, "no glasshouse_v<version>_<core|small|medium|full>.jsonl here")
+    if len(versions) > 1:
+        raise InputError(folder, None, None, f"tier files of several versions: {sorted(versions)}")
+    return versions.pop(), {t: found[t] for t in TIER_ORDER if t in found}
+
+
+def read_question_lines(path, default_axis: str | None = None) -> list[tuple[int, Question, str]]:
+    """(line number, question, the line's exact text) per question; validates like ``read_questions``."""
+    path = Path(path)
+    try:
+        fh = path.open(encoding="utf-8", newline="")
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
+    out, seen = [], set()
+    with fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as e:
+                raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, n, None, "expected a JSON object")
+            line = raw if raw.endswith("\n") else raw + "\n"
+            if default_axis and "axis" not in obj:
+                obj["axis"] = default_axis
+                line = json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n"
+            q = question_from_dict(obj, path, n)
+            if q.id in seen:
+                raise InputError(path, n, "id", f"duplicate question id {q.id!r}")
+            seen.add(q.id)
+            out.append((n, q, line))
+    return out
+
+
+def _unresolved(q: Question, session_of: dict[int, int | str]) -> str | None:
+    """Why ``q``'s evidence does not resolve in a tier (``None`` if it does)."""
+    sessions = set(q.evidence_sessions)
+    for tid in q.evidence_turns:
+        if tid not in session_of:
+            return f"evidence turn {tid} does not exist"
+        if sessions and session_of[tid] not in sessions:
+            return (f"evidence turn {tid} is in session {session_of[tid]}, not in evidence_sessions "
+                    f"{sorted(sessions, key=str)}")
+    return None
+
+
+def check_pairing(q_path, rows, turns_path, session_of) -> InputError | None:
+    """The first question of ``rows`` whose evidence does not resolve in the tier, as an error."""
+    for n, q, _ in rows:
+        why = _unresolved(q, session_of)
+        if why:
+            return InputError(q_path, n, "evidence_turns",
+                              f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there "
+                              "(evidence turn ids are per tier file; a question file belongs to one tier)")
+    return None
+
+
+def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str]:
+    images = []
+    for t in turns:
+        if t.image:
+            if not (folder / t.image).is_file():
+                raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
+            images.append(t.image)
+    return images
+
+
+def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = False,
+                    pairs: dict[str, list[str]] | None = None) -> Bench:
+    """Turn a glasshouse folder into a bench folder at ``out`` (original files linked or copied).
+
+    ``pairs`` maps an extra question file (name in ``folder``) to the tiers it must be attached to;
+    any tier where its evidence does not resolve is refused. Without it, ``questions_xling.jsonl``
+    goes to each tier from ``small`` up where it resolves, and the probes to each tier where they do.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(folder, None, None, "not a folder")
+    version, tier_files = find_tier_files(folder)
+    pairs = {k: list(v) for k, v in (pairs or {}).items()}
+    for fname, tiers in pairs.items():
+        if not (folder / fname).is_file():
+            raise InputError(folder / fname, None, None, "no such question file")
+        for t in tiers:
+            if t not in tier_files:
+                raise MemevalError(f"--pair {fname}={t}: no tier {t!r} here (tiers: {list(tier_files)})")
+
+    turns_by_tier: dict[str, list[Turn]] = {}
+    index: dict[str, dict[int, int | str]] = {}
+    images: set[str] = set()
+    for t, p in tier_files.items():
+        turns = read_turns(p)
+        if any(x.haystack for x in turns):
+            raise InputError(p, None, "haystack", "a glasshouse tier is one haystack; turns must not carry one")
+        images.update(_check_images(turns, folder, p))
+        turns_by_tier[t] = turns
+        index[t] = {x.turn_id: x.session_id for x in turns}
+
+    attached: dict[str, list[tuple[str, list]]] = {t: [] for t in tier_files}
+    for t, p in tier_files.items():
+        qp = folder / f"questions_{t}.jsonl"
+        if not qp.is_file():
+            raise InputError(qp, None, None, f"missing: tier {t!r} has no question file")
+        rows = read_question_lines(qp)
+        err = check_pairing(qp, rows, p, index[t])
+        if err:
+            raise err
+        attached[t].append((qp.name, rows))
+
+    skipped: dict[str, dict[str, str]] = {}
+    extras = [(f"questions_xling.jsonl", None, TIER_ORDER.index(XLING_MIN_TIER)),
+              (f"glasshouse_v{version}_probes.jsonl", "FALSE_MEMORY", 0)]
+    extras += [(f, None, 0) for f in pairs if f not in {e[0] for e in extras}]
+    for fname, default_axis, min_rank in extras:
+        qp = folder / fname
+        if not qp.is_file():
+            continue
+        rows = read_question_lines(qp, default_axis)
+        if fname in pairs:
+            for t in pairs[fname]:
+                err = check_pairing(qp, rows, tier_files[t], index[t])
+                if err:
+                    raise err
+                attached[t].append((fname, rows))
+            continue
+        for t in tier_files:
+            if TIER_ORDER.index(t) < min_rank:
+                continue
+            err = check_pairing(qp, rows, tier_files[t], index[t])
+            if err:
+                skipped.setdefault(fname, {})[t] = err.message
+            else:
+                attached[t].append((fname, rows))
+        if not any(fname in [f for f, _ in v] for v in attached.values()):
+            raise MemevalError(f"{qp}: its evidence resolves in no tier here "
+                               f"({'; '.join(f'{t}: {m}' for t, m in skipped.get(fname, {}).items()) or 'no eligible tier'})")
+
+    with staged_output(out, force) as root:
+        for p in tier_files.values():
+            link_or_copy(p, root / p.name)
+        for img in sorted(images):
+            link_or_copy(folder / img, root / img)
+        tiers = []
+        for t, p in tier_files.items():
+            files = attached[t]
+            ids: dict[str, str] = {}
+            for fname, rows in files:
+                for n, q, _ in rows:
+                    if q.id in ids:
+                        raise InputError(folder / fname, n, "id",
+                                         f"question id {q.id!r} also in {ids[q.id]} (tier {t!r})")
+                    ids[q.id] = fname
+            if len(files) == 1:
+                q_name = files[0][0]
+                link_or_copy(folder / q_name, root / q_name)
+            else:
+                q_name = f"bench_questions_{t}.jsonl"
+                with open(root / q_name, "w", encoding="utf-8", newline="") as fh:
+                    for _, rows in files:
+                        fh.writelines(line for _, _, line in rows)
+            n_q = sum(len(rows) for _, rows in files)
+            tiers.append(TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q))
+        for fname in {f for v in attached.values() for f, _ in v}:
+            if not (root / fname).exists():
+                link_or_copy(folder / fname, root / fname)
+        axes = sorted({q.axis for v in attached.values() for _, rows in v for _, q, _ in rows})
+        bench = Bench(
+            name=name, version=version, tiers=tuple(tiers), root=str(out), license=LICENSE,
+            source=f"glasshouse v{version} files from {folder.resolve()}", tokenizer=TOKENIZER,
+            axis_map={a: a for a in axes},
+            extra={"format": "glasshouse",
+                   "question_files": {t: [f for f, _ in v] for t, v in attached.items()},
+                   "not_attached": skipped,
+                   "notes": ["degradation curves compare tiers on the core questions (inside every tier's "
+                             "set); axes whose evidence lives only in larger tiers are read off the largest"]},
+        )
+        save_bench(bench, root)
+    return replace(bench, root=str(out))

@@ -1,0 +1,150 @@
+"""glasshouse loader: a tiny folder in the real file shape, written here."""
+
+import json
+
+import pytest
+import yaml
+
+from memeval.bench import load_bench, read_questions, read_turns
+from memeval.bench.loaders.glasshouse import load_glasshouse
+from memeval.cli import main
+from memeval.errors import InputError, MemevalError
+
+MISO = ("user", "I adopted a cat and named her Miso.")
+LYON = ("user", "We finally moved to Lyon.")
+XL = ("user", "Mi hermana vive en Madrid.")
+
+
+def _filler(tag, n=2):
+    return [("user", f"filler question {tag}.{i}") if i % 2 == 0 else ("assistant", f"filler answer {tag}.{i}")
+            for i in range(n)]
+
+
+def _tier(sessions):
+    """sessions: list of (date, [(speaker, text)...], image_on_first_turn?) → turn dicts, ids per file."""
+    rows, tid = [], 0
+    for sid, (date, turns, img) in enumerate(sessions, 1):
+        for k, (speaker, text) in enumerate(turns):
+            tid += 1
+            row = {"turn_id": tid, "session_id": sid, "speaker": speaker, "text": text, "date": date}
+            if img and k == 0:
+                row.update(image="img/img01.png", image_no=1)
+            rows.append(row)
+    return rows
+
+
+def _q(qid, ev, sess, axis="BASIC", **kw):
+    return {"id": qid, "axis": axis, "need": ["F001"], "question_en": kw.pop("question_en", "?"),
+            "gold_answer": kw.pop("gold", "x"), "gold_alts": [], "expect": "answer",
+            "evidence_turns": ev, "evidence_sessions": sess, **kw}
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def make_folder(root):
+    root.mkdir()
+    (root / "img").mkdir()
+    (root / "img" / "img01.png").write_bytes(b"\x89PNG fake")
+    core = [("2026-01-05", [MISO, ("assistant", "Lovely!")], False),
+            ("2026-02-01", [LYON, ("assistant", "Congrats.")], True)]
+    small = [("2025-12-01", _filler("a"), False), core[0], ("2026-01-20", _filler("b"), False), core[1],
+             ("2026-03-01", [XL, ("assistant", "¡Qué bien!")], False)]
+    medium = [("2025-11-01", _filler("c", 3), False)] + small
+    _jsonl(root / "glasshouse_v0.1_core.jsonl", _tier(core))
+    _jsonl(root / "glasshouse_v0.1_small.jsonl", _tier(small))
+    _jsonl(root / "glasshouse_v0.1_medium.jsonl", _tier(medium))
+    _jsonl(root / "questions_core.jsonl", [_q("Q001", [1], [1], gold="Miso"), _q("Q002", [3], [2], gold="Lyon")])
+    _jsonl(root / "questions_small.jsonl", [_q("Q001", [3], [2], gold="Miso"), _q("Q002", [7], [4], gold="Lyon")])
+    _jsonl(root / "questions_medium.jsonl", [_q("Q001", [6], [3], gold="Miso"), _q("Q002", [10], [5], gold="Lyon")])
+    _jsonl(root / "questions_xling.jsonl", [
+        _q("X001", [3], [2], axis="XLING_QUERY", question_en="What is the cat called?",
+           question="¿Cómo se llama la gata?", query_lang="es", store_lang="en", source_id="Q001", gold="Miso"),
+        _q("X002", [9], [5], axis="XLING_STORE", question_en="Where does the sister live?", query_lang="en",
+           store_lang="es", gold="Madrid")])
+    _jsonl(root / "glasshouse_v0.1_probes.jsonl", [
+        {"id": "P001", "axis": "FALSE_MEMORY", "question_en": "Why did you give Miso away?", "expect": "no_memory",
+         "kind": "invert", "false_claim_en": "the cat was given away", "source_fact": "F001"},
+        {"id": "P002", "question_en": "How was Berlin?", "expect": "no_memory", "kind": "ghost",
+         "false_claim_en": "moved to Berlin", "source_fact": "F002"}])
+    return root
+
+
+def test_load_pairs_files_and_keeps_bytes(tmp_path):
+    src = make_folder(tmp_path / "gh")
+    out = tmp_path / "bench"
+    load_glasshouse(src, out)
+    bench = load_bench(out)
+    assert bench.tier_names == ("core", "small", "medium") and bench.version == "0.1"
+    meta = yaml.safe_load((out / "bench.yaml").read_text())
+    assert meta["question_files"] == {
+        "core": ["questions_core.jsonl", "glasshouse_v0.1_probes.jsonl"],
+        "small": ["questions_small.jsonl", "questions_xling.jsonl", "glasshouse_v0.1_probes.jsonl"],
+        "medium": ["questions_medium.jsonl", "glasshouse_v0.1_probes.jsonl"]}
+    assert list(meta["not_attached"]) == ["questions_xling.jsonl"]
+    assert list(meta["not_attached"]["questions_xling.jsonl"]) == ["medium"]
+    # turn files point at the originals, byte for byte
+    for t in bench.tiers:
+        assert t.turns_file == f"glasshouse_v0.1_{t.name}.jsonl"
+        assert (out / t.turns_file).read_bytes() == (src / t.turns_file).read_bytes()
+    small = bench.tier("small")
+    assert (small.n_turns, small.n_sessions, small.n_questions) == (10, 5, 6)
+    lines = (out / small.questions_file).read_text(encoding="utf-8").splitlines(True)
+    originals = [(src / f).read_text(encoding="utf-8").splitlines(True)
+                 for f in ("questions_small.jsonl", "questions_xling.jsonl", "glasshouse_v0.1_probes.jsonl")]
+    # original lines kept byte for byte; the probe without an axis gets FALSE_MEMORY
+    assert lines[:5] == originals[0] + originals[1] + originals[2][:1]
+    assert json.loads(lines[5]) == {**json.loads(originals[2][1]), "axis": "FALSE_MEMORY"}
+    qs = {q.id: q for q in read_questions(out / small.questions_file)}
+    assert qs["X001"].text_to_ask == "¿Cómo se llama la gata?" and qs["X002"].text_to_ask == "Where does the sister live?"
+    assert qs["P002"].axis == "FALSE_MEMORY" and qs["P002"].kind == "ghost"
+    turns = {t.turn_id: t for t in read_turns(out / small.turns_file)}
+    assert turns[qs["Q001"].evidence_turns[0]].text == MISO[1]
+    assert turns[qs["X002"].evidence_turns[0]].text == XL[1]
+    assert (out / "img" / "img01.png").read_bytes() == b"\x89PNG fake"
+    assert bench.tier("core").questions_file == "bench_questions_core.jsonl"
+
+
+def test_question_file_paired_with_another_tier_is_refused(tmp_path):
+    src = make_folder(tmp_path / "gh")
+    # a small-tier question file put where the core one belongs: ids are per tier file
+    (src / "questions_core.jsonl").write_bytes((src / "questions_small.jsonl").read_bytes())
+    with pytest.raises(InputError) as e:
+        load_glasshouse(src, tmp_path / "bench")
+    msg = str(e.value)
+    assert msg.startswith(f"{src / 'questions_core.jsonl'}:2: field 'evidence_turns': question 'Q002' cannot be "
+                          "paired with glasshouse_v0.1_core.jsonl: evidence turn 7 does not exist")
+    assert not (tmp_path / "bench").exists()
+    # same ids, other sessions: the session cross-check catches it
+    src2 = make_folder(tmp_path / "gh2")
+    _jsonl(src2 / "questions_small.jsonl", [_q("Q001", [1], [2])])
+    with pytest.raises(InputError, match=r"questions_small.jsonl:1: field 'evidence_turns'.*evidence turn 1 is in "
+                                         r"session 1, not in evidence_sessions \[2\]"):
+        load_glasshouse(src2, tmp_path / "bench")
+
+
+def test_explicit_pairing(tmp_path, capsys):
+    src = make_folder(tmp_path / "gh")
+    with pytest.raises(InputError, match=r"questions_xling.jsonl:1: .*cannot be paired with glasshouse_v0.1_medium"):
+        load_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["medium"]})
+    assert main(["import", "glasshouse", str(src), "--out", str(tmp_path / "b"),
+                 "--pair", "questions_xling.jsonl=medium"]) == 2
+    assert "cannot be paired" in capsys.readouterr().err
+    load_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["small"]})
+    meta = yaml.safe_load((tmp_path / "b" / "bench.yaml").read_text())
+    assert meta["question_files"]["small"][1] == "questions_xling.jsonl"
+    assert "questions_xling.jsonl" not in meta["question_files"]["medium"]
+
+
+def test_xling_resolving_nowhere_and_missing_image(tmp_path):
+    src = make_folder(tmp_path / "gh")
+    _jsonl(src / "questions_xling.jsonl", [_q("X001", [99], [5], axis="XLING_STORE")])
+    with pytest.raises(MemevalError, match="resolves in no tier"):
+        load_glasshouse(src, tmp_path / "b")
+    src = make_folder(tmp_path / "gh2")
+    (src / "img" / "img01.png").unlink()
+    with pytest.raises(InputError, match=r"glasshouse_v0.1_core.jsonl record turn_id 3: field 'image': "
+                                         r"file 'img/img01.png' not found"):
+        load_glasshouse(src, tmp_path / "b")
+    assert not (tmp_path / "b").exists()
