@@ -1,0 +1,190 @@
+"""Dry-mode scoring (benchmark.md §4): the eleven rules, in order, on the answer text.
+
+Dry mode is a free, offline development ruler, not a published score. A system that returns
+memories but writes no answer is graded on its memories joined into one text.
+
+Each result names the rule that decided it (``DryScore.rule``), e.g. ``"stale:old-value"``,
+``"idk-net"``, ``"empty"``; the prefix is the axis the question was scored as (a question with
+``expect == "no_memory"`` is scored as ``abstain`` whatever its axis).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from memeval.bench.model import Question
+from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
+from memeval.scoring.matching import contains, matches_any
+
+__all__ = ["GRADER_VERSION", "DryScore", "score_answer", "score_many", "latest_value",
+           "names_disagreement", "has_correction_word", "IDK_NET_EXEMPT_AXES"]
+
+GRADER_VERSION = "dry-v1"
+
+#: Axes where an IDK answer is not zeroed by rule 3 (it is scored by the axis' own rule).
+IDK_NET_EXEMPT_AXES = frozenset({"ABSTAIN", "FALSE_MEMORY", "STALE", "UPDATE", "CONTRADICT"})
+
+
+@dataclass(frozen=True)
+class DryScore:
+    """One graded answer: ``score`` in [0, 1], ``verdict`` correct/partial/wrong, deciding ``rule``."""
+
+    score: float
+    verdict: str
+    rule: str
+
+    @classmethod
+    def of(cls, score: float, rule: str) -> "DryScore":
+        verdict = "correct" if score >= 1.0 else "wrong" if score <= 0.0 else "partial"
+        return cls(float(score), verdict, rule)
+
+
+# Words that name a disagreement (rule 9). Never "both" or "different" alone.
+_DISAGREEMENT = re.compile("|".join([
+    r"\bconflict", r"\bcontradict", r"\binconsisten", r"\bnot consistent\b", r"\bdisagree",
+    r"\bmismatch", r"\bdiscrepan", r"\b(?:do|does|did)(?:n't| not) (?:match|agree|line up|add up)\b",
+    r"\bdon't match\b", r"\bat odds\b", r"\bcontradictory\b", r"\bconflicting\b",
+    r"\btwo (?:different|conflicting|contradictory|inconsistent) (?:values|answers|numbers|figures|dates|"
+    r"times|amounts|names|versions|accounts|statements|things|places|days|prices)\b",
+    r"\bat one point\b[^.!?]{0,80}\blater\b",
+    r"\b(?:first|initially|originally|earlier|once)\b[^.!?]{0,80}\b(?:said|mentioned|told|stated|wrote|gave)\b"
+    r"[^.!?]{0,80}\b(?:later|afterwards|another time|elsewhere|other times?|subsequently)\b",
+    r"\bcontradic|\bwiderspr|\bcontraddi|\bcontradi[cç]",  # es/pt/fr/it/de stems
+    r"矛盾|不一致|相互冲突|相互衝突|食い違|상충|모순|일치하지 않|противореч|не совпада|расхожд|تناقض|متعارض",
+]))
+
+# Negation / correction words (rule 10).
+_CORRECTION = re.compile("|".join([
+    r"\bno\b", r"\bnope\b", r"\bnot\b", r"n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
+    r"\bchang(?:e|ed|es)\b", r"\bswitched\b", r"\bmoved\b", r"\bused to\b", r"\bno longer\b",
+    r"\bany ?more\b", r"\bwrong\b", r"\bmistaken\b", r"\boutdated\b", r"\bout of date\b",
+    r"\bcorrection\b", r"\binstead\b", r"\breplaced\b", r"\bupdated?\b", r"\bformerly\b",
+    r"\bpreviously\b", r"\bsince then\b", r"\bnot anymore\b",
+    r"\bya no\b|\ben realidad\b|\bcambi[oóa]", r"\bnon\b|\bn'est plus\b|\ben fait\b",
+    r"\bnein\b|\bnicht mehr\b|\beigentlich\b|\binzwischen\b", r"\bn[aã]o\b|\bna verdade\b|\bmudou\b",
+    r"\bin realt[aà]\b|\bcambiat", r"不是|不再|其实|其實|改为|改為|改成|换成|換成",
+    r"いいえ|ではなく|じゃなく|実は|変わり|変更", r"아니|더 이상|사실은|바뀌|변경",
+    r"\bнет\b|\bне\b|уже не|на самом деле|изменил|теперь", r"(?<!\w)(?:لا|ليس|لم يعد|في الواقع)(?!\w)|تغير",
+]))
+
+_LEADING_NEGATION = re.compile(
+    r"^\s*(?:no(?:pe)?|not (?:any ?more|really)|actually|wrong|incorrect|that's (?:wrong|outdated|old))\b[\s,.;:!\u2014-]*",
+    re.I)
+_LEADING_SUBJECT = re.compile(
+    r"^\s*(?:(?:it|they|that|he|she|this)(?:'s|'re| is| are| was| were)|it|they|that|he|she|this)"
+    r"(?:\s+(?:now|actually|currently))?\s+", re.I)
+_TRAILING_NOW = re.compile(r"\s+(?:now|these days|currently|at the moment|instead)\s*[.!]?\s*$", re.I)
+
+
+def latest_value(gold: str) -> str:
+    """The current value inside a CONFLICT gold: "No, they're metal pipe now." → "metal pipe"."""
+    g = gold
+    for _ in range(3):
+        g2 = _LEADING_NEGATION.sub("", g)
+        g2 = _LEADING_SUBJECT.sub("", g2)
+        if g2 == g:
+            break
+        g = g2
+    g = _TRAILING_NOW.sub("", g).strip().rstrip(".!")
+    return g.strip() or gold
+
+
+def names_disagreement(text: str) -> bool:
+    """Rule 9's words: the text names a disagreement (conflict, contradicts, do not match, ...)."""
+    return _DISAGREEMENT.search(fold_for_phrases(text)) is not None
+
+
+def has_correction_word(text: str) -> bool:
+    """Rule 10's words: a negation or correction (no, not, actually, changed, no longer, ...)."""
+    return _CORRECTION.search(fold_for_phrases(text)) is not None
+
+
+def _golds(q: Question) -> list[str]:
+    return [g for g in (q.gold_answer, *q.gold_alts) if g]
+
+
+def score_answer(q: Question, answer: str | None) -> DryScore:
+    """Grade one answer to one question by rules 1-11 of benchmark.md §4, in order."""
+    axis = (q.axis or "").upper()
+    # Rule 1: a no-memory question is an abstention question whatever its axis.
+    if q.expect == "no_memory" and axis not in ("ABSTAIN", "FALSE_MEMORY"):
+        axis = "ABSTAIN"
+    prefix = axis.lower()
+    # Rule 2: an empty answer scores 0 and stays in the denominator.
+    if answer is None or not str(answer).strip():
+        return DryScore.of(0.0, "empty")
+    answer = str(answer)
+    idk = is_idk(answer)
+    golds = _golds(q)
+    # Rule 3: the IDK net, unless the question's own gold reads like IDK.
+    if idk and axis not in IDK_NET_EXEMPT_AXES and not any(gold_is_idk(g) for g in golds):
+        return DryScore.of(0.0, "idk-net")
+    # Rule 4: abstention axes.
+    if axis in ("ABSTAIN", "FALSE_MEMORY"):
+        if idk:
+            return DryScore.of(1.0, f"{prefix}:idk")
+        if denies_premise(answer):
+            return DryScore.of(1.0, f"{prefix}:denial")
+        return DryScore.of(0.0, f"{prefix}:went-along")
+    # Rule 5: GATHER, proportional to the parts found.
+    if axis == "GATHER":
+        parts = [p for p in q.gold_parts if p]
+        if parts:
+            hit = sum(1 for p in parts if contains(answer, p))
+            return DryScore.of(hit / len(parts), "gather:parts" if hit else "gather:miss")
+        return DryScore.of(1.0, "gather:gold") if matches_any(answer, golds) else DryScore.of(0.0, "gather:miss")
+    # Rule 6: UPDATE, new value first ("it was X, now Y" is right).
+    if axis == "UPDATE":
+        if matches_any(answer, golds):
+            return DryScore.of(1.0, "update:new-value")
+        if idk:
+            return DryScore.of(0.5, "update:idk")
+        return DryScore.of(0.0, "update:miss")
+    # Rule 7: STALE, new value first, then the old value served as current.
+    if axis == "STALE":
+        if matches_any(answer, golds):
+            return DryScore.of(1.0, "stale:new-value")
+        if q.stale_answer and contains(answer, q.stale_answer):
+            return DryScore.of(0.0, "stale:old-value")
+        if idk:
+            return DryScore.of(0.5, "stale:idk")
+        return DryScore.of(0.0, "stale:miss")
+    # Rule 8: RECONCILE, both conditions (IDK already earned 0 in rule 3).
+    if axis == "RECONCILE":
+        if q.side_a and q.side_b:
+            hit = contains(answer, q.side_a) + contains(answer, q.side_b)
+            if hit == 2:
+                return DryScore.of(1.0, "reconcile:both-sides")
+            if hit == 1:
+                return DryScore.of(0.5, "reconcile:one-side")
+        if matches_any(answer, golds):
+            return DryScore.of(1.0, "reconcile:gold")
+        return DryScore.of(0.0, "reconcile:miss")
+    # Rule 9: CONTRADICT, both values or words naming the disagreement.
+    if axis == "CONTRADICT":
+        if q.clash_a and q.clash_b and contains(answer, q.clash_a) and contains(answer, q.clash_b):
+            return DryScore.of(1.0, "contradict:both-values")
+        if names_disagreement(answer):
+            return DryScore.of(1.0, "contradict:names-disagreement")
+        if idk:
+            return DryScore.of(0.5, "contradict:idk")
+        return DryScore.of(0.0, "contradict:miss")
+    # Rule 10: CONFLICT, a correction word and the latest value.
+    if axis == "CONFLICT":
+        candidates = [latest_value(g) for g in golds] + golds
+        if matches_any(answer, dict.fromkeys(candidates)):
+            if has_correction_word(answer):
+                return DryScore.of(1.0, "conflict:corrected")
+            return DryScore.of(0.5, "conflict:value-only")
+        return DryScore.of(0.0, "conflict:miss")
+    # Rule 11: every other axis.
+    if matches_any(answer, golds):
+        return DryScore.of(1.0, f"{prefix}:gold")
+    return DryScore.of(0.0, f"{prefix}:miss")
+
+
+def score_many(pairs: Iterable[tuple[Question, str | None]]) -> list[DryScore]:
+    """``score_answer`` over (question, answer) pairs, in order."""
+    return [score_answer(q, a) for q, a in pairs]
