@@ -1,0 +1,256 @@
+"""Turn any bench into a saturation test: padded tiers that nest around the original.
+
+For each size a tier is built by inserting whole filler sessions into every haystack (per-question
+or per-conversation benches: ``size`` turns per haystack; one-haystack benches: ``size`` turns in
+the tier). Rules:
+
+- the original tier is the smallest; each padded tier holds the previous one's turns in order
+  (filler is only ever added), so tiers nest;
+- original turns keep their text, speaker, date and image byte for byte; only ``turn_id`` and
+  ``session_id`` are renumbered (1..N per haystack, in order) and evidence ids are remapped;
+- filler sessions are dated between their neighbours (or before the first session, never after the
+  last one, so no filler postdates a question) and the whole haystack stays chronological;
+- filler comes from ``haystacks`` (sessions of OTHER haystacks of the same bench that hold no
+  evidence, never one already in the target haystack; speakers mapped onto the target's) or from
+  ``lifelog`` (the generator's ``filler_sessions``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import InputError, MemevalError
+from .io import load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
+from .loaders._common import TierCounter, link_or_copy, staged_output
+from .model import Bench, Question, Session, Tier, Turn, haystacks_of
+
+__all__ = ["SOURCES", "pad", "pad_haystacks", "padded_tier_name"]
+
+SOURCES = ("haystacks", "lifelog")
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A session in a padded haystack: its turns (original ids kept until renumbering) and date."""
+
+    turns: tuple[Turn, ...]
+    day: date
+    original: bool
+
+
+def padded_tier_name(base: str, size: int) -> str:
+    return f"{base}_pad{size}"
+
+
+def _day(t: Turn, path) -> date:
+    try:
+        return date.fromisoformat(t.date[:10])
+    except ValueError:
+        raise InputError(path, f"turn_id {t.turn_id}", "date", f"not an ISO date: {t.date!r}") from None
+
+
+def _speaker_order(sessions: Sequence[Session]) -> list[str]:
+    seen: dict[str, None] = {}
+    for s in sessions:
+        for t in s.turns:
+            seen.setdefault(t.speaker, None)
+    return list(seen)
+
+
+class _HaystackFiller:
+    """Draws sessions from other haystacks: evidence-free, each used at most once per target."""
+
+    def __init__(self, hays: dict, questions: list[Question]):
+        evidence = {(q.haystack, e) for q in questions for e in q.evidence_turns}
+        self.pool: list[tuple[str | None, Session, tuple]] = []
+        keys = set()
+        for h, sessions in hays.items():
+            for s in sessions:
+                if any((h, t.turn_id) in evidence for t in s.turns):
+                    continue
+                key = self.key(s)
+                if key in keys:
+                    continue
+                keys.add(key)
+                self.pool.append((h, s, key))
+        if len(hays) < 2:
+            raise MemevalError("padding source 'haystacks' needs a bench with several haystacks "
+                               "(this one has one); use --source lifelog")
+
+    @staticmethod
+    def key(s: Session) -> tuple:
+        return tuple((t.speaker, t.text) for t in s.turns)
+
+    def draw(self, target: str | None, used: set, rng: random.Random, target_speakers: list[str]) -> Session:
+        pool = self.pool
+        for _ in range(64):
+            h, s, key = pool[rng.randrange(len(pool))]
+            if h != target and key not in used:
+                break
+        else:
+            left = [i for i, (h, _, key) in enumerate(pool) if h != target and key not in used]
+            if not left:
+                raise MemevalError(f"padding: other haystacks ran out of evidence-free sessions for "
+                                   f"haystack {target!r}; use smaller sizes or --source lifelog")
+            h, s, key = pool[rng.choice(left)]
+        used.add(key)
+        own = _speaker_order([s])
+        if not set(own) <= set(target_speakers):
+            mapping = dict(zip([x for x in own if x not in target_speakers],
+                               [x for x in target_speakers if x not in own]))
+            s = Session(s.session_id, s.date, tuple(replace(t, speaker=mapping.get(t.speaker, t.speaker))
+                                                    for t in s.turns))
+        return s
+
+
+def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[date]], list[Session]]:
+    try:
+        from .lifelog import filler_sessions
+    except ImportError:
+        raise MemevalError("padding source 'lifelog' needs memeval.bench.lifelog.filler_sessions, "
+                           "which is not installed yet; use --source haystacks") from None
+
+    def make(n_turns: int, haystack: str | None, round_no: int, dates: list[date]) -> list[Session]:
+        sub = random.Random(f"{seed}|{haystack}|{round_no}").randrange(2**31)
+        return list(filler_sessions(n_turns, sub, dates))
+    return make
+
+
+def _insert(slots: list[_Slot], s_turns: tuple[Turn, ...], rng: random.Random, floor: date) -> None:
+    """Insert a filler session before a random existing session, dated between its neighbours."""
+    i = rng.randrange(len(slots))
+    hi = slots[i].day
+    lo = slots[i - 1].day if i > 0 else min(floor, hi)
+    if lo > hi:
+        lo = hi
+    day = lo + timedelta(days=rng.randint(0, (hi - lo).days))
+    iso = day.isoformat()
+    turns = tuple(replace(t, date=iso) for t in s_turns)
+    slots.insert(i, _Slot(turns, day, False))
+
+
+def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[int], *,
+                  source: str = "haystacks", seed: int = 0, path="<turns>") -> list[tuple[list[Turn], list[Question]]]:
+    """(turns, questions) per size, smallest first, for a tier's turns and questions (in memory)."""
+    hays = haystacks_of(turns)
+    if None in hays and len(hays) > 1:
+        raise InputError(path, None, "haystack", "some turns carry a haystack id and some do not")
+    per_haystack = None not in hays
+    if not per_haystack:
+        n = len(turns)
+        small = [s for s in sizes if s <= n]
+        if small:
+            raise MemevalError(f"padding: size {small[0]} is not larger than the tier ({n} turns)")
+    if source == "haystacks":
+        filler = _HaystackFiller(hays, questions)
+        life = None
+    elif source == "lifelog":
+        filler, life = None, _lifelog_filler(seed)
+    else:
+        raise MemevalError(f"unknown padding source {source!r} (known: {', '.join(SOURCES)})")
+
+    results: list[dict] = [{} for _ in sizes]  # per size: haystack -> slots
+    for h, sessions in hays.items():
+        rng = random.Random(f"{seed}|{h}")
+        slots = [_Slot(s.turns, _day(s.turns[0], path), True) for s in sessions]
+        first, last = slots[0].day, slots[-1].day
+        floor = first - max(last - first, timedelta(days=30))
+        speakers = _speaker_order(sessions)
+        used = {_HaystackFiller.key(s) for s in sessions}
+        count = len(turns) if not per_haystack else sum(len(s.turns) for s in sessions)
+        for k, size in enumerate(sizes):
+            need = size - count
+            if need > 0:
+                if filler is not None:
+                    new = []
+                    while need > 0:
+                        s = filler.draw(h, used, rng, speakers)
+                        new.append(s.turns[:need])
+                        need -= len(new[-1])
+                else:
+                    days = [floor + timedelta(days=d) for d in range((last - floor).days + 1)]
+                    new, left = [], need
+                    for s in life(need, h, k, days):
+                        if left <= 0:
+                            break
+                        new.append(tuple(replace(t, haystack=h) for t in s.turns[:left]))
+                        left -= len(new[-1])
+                    if left > 0:
+                        raise MemevalError(f"padding: lifelog filler_sessions gave {need - left} of {need} turns")
+                for s_turns in new:
+                    _insert(slots, s_turns, rng, floor)
+                count = size
+            results[k][h] = list(slots)
+
+    out = []
+    for per_size in results:
+        new_turns: list[Turn] = []
+        remap: dict[tuple, int] = {}
+        smap: dict[tuple, int] = {}
+        for h, slots in per_size.items():
+            tid = 0
+            for sid, slot in enumerate(slots, 1):
+                for t in slot.turns:
+                    tid += 1
+                    if slot.original:
+                        remap[(h, t.turn_id)] = tid
+                        smap.setdefault((h, t.session_id), sid)
+                    new_turns.append(replace(t, turn_id=tid, session_id=sid, haystack=h))
+        new_qs = [replace(q, evidence_turns=tuple(remap[(q.haystack, e)] for e in q.evidence_turns
+                                                  if (q.haystack, e) in remap),
+                          evidence_sessions=tuple(smap.get((q.haystack, s), s) for s in q.evidence_sessions))
+                  for q in questions]
+        for q, nq in zip(questions, new_qs):
+            if len(nq.evidence_turns) != len(q.evidence_turns):
+                raise InputError(path, None, "evidence_turns", f"question {q.id!r}: evidence turn not in its haystack")
+        out.append((new_turns, new_qs))
+    return out
+
+
+def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 0, out=None, *,
+        tier: str | None = None, name: str | None = None, force: bool = False) -> Bench:
+    """Write a bench at ``out``: the tier ``tier`` (default: the smallest) plus one padded tier per size."""
+    if out is None:
+        raise MemevalError("padding: an output folder is required")
+    sizes = sorted(set(int(s) for s in sizes))
+    if not sizes or sizes[0] <= 0:
+        raise MemevalError("padding: sizes must be positive turn counts")
+    bench = load_bench(bench_dir)
+    root = Path(bench.root)
+    base = bench.tier(tier) if tier else bench.tiers[0]
+    tpath, qpath = root / base.turns_file, root / base.questions_file
+    turns, questions = read_turns(tpath), read_questions(qpath)
+    if not turns:
+        raise InputError(tpath, None, None, "the tier has no turns")
+    padded = pad_haystacks(turns, questions, sizes, source=source, seed=seed, path=tpath)
+    per_haystack = turns[0].haystack is not None
+    images = sorted({t.image for ts, _ in padded for t in ts if t.image and (root / t.image).is_file()})
+    with staged_output(out, force) as tmp:
+        link_or_copy(tpath, tmp / base.turns_file)
+        link_or_copy(qpath, tmp / base.questions_file)
+        for img in images:
+            if not (tmp / img).exists():
+                link_or_copy(root / img, tmp / img)
+        tiers = [base]
+        for size, (ts, qs) in zip(sizes, padded):
+            tname = padded_tier_name(base.name, size)
+            tf, qf = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
+            write_turns(tmp / tf, ts)
+            write_questions(tmp / qf, qs)
+            tiers.append(TierCounter().add_all(ts).tier(tname, tf, qf, len(qs)))
+        generator = dict(bench.generator)
+        generator["padding"] = {"source": source, "sizes": sizes, "seed": seed, "base_tier": base.name,
+                                "unit": "turns per haystack" if per_haystack else "turns per tier",
+                                "from_bench": f"{bench.name} {bench.version}",
+                                "from_content_hash": bench.content_hash}
+        extra = {k: v for k, v in bench.extra.items() if k not in ("tiers_nest",)}
+        extra["tiers_nest"] = True
+        new = Bench(name=name or f"{bench.name}-padded", version=bench.version, tiers=tuple(tiers),
+                    root=str(out), license=bench.license, source=bench.source, tokenizer=bench.tokenizer,
+                    generator=generator, axis_map=bench.axis_map, extra=extra)
+        save_bench(new, tmp)
+    return new
