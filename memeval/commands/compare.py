@@ -16,11 +16,10 @@ from pathlib import Path
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, load_booksuite, read_responses
 from ..errors import InputError
-from ..scoring.booksuite_scores import (JUDGE, KEYWORD_RECALL, format_table, judge_scores, keyword_scores,
-                                        layer_table)
+from ..scoring.booksuite_scores import JUDGE, KEYWORD_RECALL, format_table, layer_table, score_answer_sets
 
 __all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
-           "suite_from_args", "score_answer_sets"]
+           "suite_from_args"]
 
 HELP = "compare answer sets on the book suite by layer (keyword recall or rubric judge)"
 
@@ -68,17 +67,9 @@ def make_judge(args):
                                   temperature=0))
 
 
-def score_answer_sets(suite: BookSuite, answer_sets: dict[str, dict[str, str]], metric: str, judge=None):
-    scores = []
-    for system, answers in answer_sets.items():
-        if metric == KEYWORD_RECALL:
-            scores += keyword_scores(suite, answers, system)
-        else:
-            def note(s):
-                if s.status != "scored":
-                    print(f"{s.system} {s.test_id}: ungraded ({s.reason})", file=sys.stderr)
-            scores += judge_scores(suite, answers, judge, system, progress=note)
-    return scores
+def _note_ungraded(score) -> None:
+    if score.status != "scored":
+        print(f"{score.system} {score.test_id}: ungraded ({score.reason})", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -94,7 +85,7 @@ def run(args) -> int:
         raise InputError(args.gold or Path(args.suite) / "fixtures" / "gold_facts.json", None, None,
                          "keyword recall needs gold facts")
     judge = make_judge(args) if args.metric == JUDGE else None
-    scores = score_answer_sets(suite, responses, args.metric, judge)
+    scores = score_answer_sets(suite, responses, args.metric, judge, progress=_note_ungraded)
     print(format_table(layer_table(scores, list(responses)), args.metric, scores))
     if judge is not None:
         print(f"judge: {judge.identity}")

@@ -9,8 +9,8 @@ import argparse
 
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import read_answers
-from ..scoring.booksuite_scores import JUDGE, format_cases, format_table, layer_table
-from .compare import add_judge_arguments, add_suite_arguments, make_judge, score_answer_sets, suite_from_args
+from ..scoring.booksuite_scores import JUDGE, format_cases, format_table, layer_table, score_answer_sets
+from .compare import _note_ungraded, add_judge_arguments, add_suite_arguments, make_judge, suite_from_args
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -28,7 +28,7 @@ def run(args) -> int:
     suite, known = suite_from_args(args)
     answers = read_answers(args.answers, known)
     judge = make_judge(args) if args.metric == JUDGE else None
-    scores = score_answer_sets(suite, {args.name: answers}, args.metric, judge)
+    scores = score_answer_sets(suite, {args.name: answers}, args.metric, judge, progress=_note_ungraded)
     print(format_cases(scores))
     print()
     print(format_table(layer_table(scores, [args.name]), args.metric, scores))

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .keyword_recall import METRIC as KEYWORD_RECALL, keyword_recall
 
-__all__ = ["CaseScore", "LayerRow", "keyword_scores", "judge_scores", "layer_table", "format_table",
+__all__ = ["CaseScore", "LayerRow", "keyword_scores", "judge_scores", "score_answer_sets", "layer_table", "format_table",
            "format_cases", "KEYWORD_RECALL", "JUDGE"]
 
 JUDGE = "judge"
@@ -72,6 +72,22 @@ def judge_scores(suite, answers: Mapping[str, str], judge, system: str = "answer
         if progress:
             progress(out[-1])
     return out
+
+
+def score_answer_sets(suite, answer_sets: Mapping[str, Mapping[str, str]], metric: str = KEYWORD_RECALL,
+                      judge=None, progress=None) -> list[CaseScore]:
+    """Score ``{system: {test_id: answer}}`` with keyword recall or the rubric ``judge``."""
+    if metric not in (KEYWORD_RECALL, JUDGE):
+        raise ValueError(f"metric must be {KEYWORD_RECALL!r} or {JUDGE!r}, got {metric!r}")
+    if metric == JUDGE and judge is None:
+        raise ValueError("the judge metric needs a judge")
+    scores: list[CaseScore] = []
+    for system, answers in answer_sets.items():
+        if metric == KEYWORD_RECALL:
+            scores += keyword_scores(suite, answers, system)
+        else:
+            scores += judge_scores(suite, answers, judge, system, progress=progress)
+    return scores
 
 
 @dataclass(frozen=True)
