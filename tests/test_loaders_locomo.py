@@ -96,7 +96,7 @@ def test_categories_haystacks_captions(tmp_path):
     assert meta["axis_map"] == {"1 multi-hop": "MULTI", "2 temporal": "TEMPORAL", "3 open-domain": "IMPLICIT",
                                 "4 single-hop": "BASIC", "5 adversarial": "ABSTAIN"}
     assert meta["questions_per_category"]["5 adversarial"] == 2
-    assert meta["source_slips"] == {"unresolved_evidence": 2, "duplicate_dia_ids": 0}
+    assert meta["source_slips"] == {"unresolved_evidence": 2, "duplicate_dia_ids": 0, "sessions_out_of_date_order": 0}
     assert meta["license"] == "CC BY-NC 4.0"
 
 
@@ -122,3 +122,14 @@ def test_cli_import_locomo(tmp_path, capsys):
     src = _write(tmp_path, [_conv("conv-26")])
     assert main(["import", "locomo", str(src), "--out", str(tmp_path / "b")]) == 0
     assert "all: 5 turns, 2 sessions" in capsys.readouterr().out
+
+
+def test_source_slips_are_counted_not_fatal(tmp_path):
+    c = _conv("conv-26")
+    c["conversation"]["session_2_date_time"] = "9:00 am on 1 May, 2023"  # before session 1
+    c["conversation"]["session_2"][1]["dia_id"] = "D1:1"  # duplicate dia_id: evidence keeps the first
+    bench, turns, qs = _load(tmp_path, [c])
+    meta = yaml.safe_load((tmp_path / "bench" / "bench.yaml").read_text())
+    assert meta["source_slips"] == {"unresolved_evidence": 1, "duplicate_dia_ids": 1, "sessions_out_of_date_order": 1}
+    assert [t.date for t in turns] == ["2023-05-08"] * 3 + ["2023-05-01"] * 2
+    assert {q.id: q for q in qs}["conv-26-q1"].evidence_turns == (1,)

@@ -102,7 +102,7 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
     turns: list[Turn] = []
     by_dia: dict[tuple[int, int], int] = {}
     last_date = None
-    duplicates = 0
+    duplicates = out_of_order = 0
     for n in numbers:
         key = f"session_{n}"
         sess = r.get(conv, key, list, f"conversation.{key}")
@@ -114,8 +114,8 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
         except ValueError as e:
             raise r.err(f"conversation.{key}_date_time", str(e)) from None
         if last_date and when < last_date:
-            raise r.err(f"conversation.{key}_date_time", f"{raw_date!r} is earlier than the session before it")
-        last_date = when
+            out_of_order += 1  # kept in the source's order; counted in the manifest, flagged by the audit
+        last_date = max(when, last_date or when)
         for j, t in enumerate(sess):
             where = f"conversation.{key}[{j}]"
             if not isinstance(t, dict):
@@ -189,7 +189,8 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
             evidence_turns=() if abstain else tuple(ev),
             evidence_sessions=() if abstain else tuple(sorted({session_of[t] for t in ev})),
             asked_at=last_date.date().isoformat(), haystack=hay, extra=extra))
-    return turns, questions, {"unresolved_evidence": unresolved_total, "duplicate_dia_ids": duplicates}
+    return turns, questions, {"unresolved_evidence": unresolved_total, "duplicate_dia_ids": duplicates,
+                              "sessions_out_of_date_order": out_of_order}
 
 
 def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Bench:
@@ -202,7 +203,7 @@ def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Ben
         raise InputError(src, None, None, "no such file")
     all_turns: list[Turn] = []
     all_qs: list[Question] = []
-    slips = {"unresolved_evidence": 0, "duplicate_dia_ids": 0}
+    slips = {"unresolved_evidence": 0, "duplicate_dia_ids": 0, "sessions_out_of_date_order": 0}
     seen: set[str] = set()
     per_cat = {k: 0 for k in CATEGORY_AXIS}
     for index, obj in iter_json_array(src):
