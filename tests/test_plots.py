@@ -55,13 +55,14 @@ def test_degradation_curve_weighted():
 def test_degradation_curve_by_axis_needs_one_system():
     df = synthetic_records()
     fig = plots.degradation_curve(df, by="axis")  # only bm25 is not a baseline
-    assert [t.name for t in fig.data if "edge" not in t.name and ":" not in t.name] == [
-        "BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]  # weight-table order
+    assert [t.name for t in fig.data] == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]  # weight-table order, no bands
     assert list(_trace(fig, "TEMPORAL").y) == pytest.approx([1.0, 0.0, 0.0])
     two = pl.concat([df, df.filter(pl.col("system") == "bm25").with_columns(pl.lit("mem0").alias("system"))])
     with pytest.raises(ValueError, match="needs one system"):
         plots.degradation_curve(two, by="axis")
     assert _trace(plots.degradation_curve(two, by="axis", system="mem0"), "BASIC").y[2] == pytest.approx(0.0)
+    banded = plots.degradation_curve(df, by="axis", floor="no_memory")
+    assert list(_trace(banded, "floor: no_memory").y) == pytest.approx([0.25, 0.25, 0.25])
 
 
 def test_axis_tier_heatmap_cells():
@@ -83,10 +84,11 @@ def test_latency_histogram_percentiles_and_exclusions():
             for i in range(1, 101)]
     rows += [record(system="http", qid="QX", latency_minus_rtt_ms=1.0, speed_status="unmeasurable",
                     speed_reason="round trip >= 90% of total")] * 3
+    rows += [record(system="http", qid="QE", latency_minus_rtt_ms=5000.0, speed_status="measured", error="HTTP 500")]
     rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
     fig = plots.latency_histogram(records_frame(rows))
     titles = [a.text for a in fig.layout.annotations if a.text.startswith(("http", "bm25"))]
-    assert titles[0] == "http — n=100, unmeasurable excluded: 3"
+    assert titles[0] == "http — n=100, unmeasurable excluded: 3, errors excluded: 1"
     assert titles[1].startswith("bm25 [in-process") and "n=1" in titles[1]
     assert len(fig.data[0].x) == 100
     xs = sorted(s.x0 for s in fig.layout.shapes if s.xref in ("x", "x domain") or s.xref == "x")

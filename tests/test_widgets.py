@@ -52,7 +52,7 @@ def test_worst_questions_table_orders_and_escapes():
     ]
     out = worst_questions_table(records_frame(rows), n=3)
     assert "<script>" not in out and html.escape(PAYLOAD) in out
-    order = [out.index(f"<td style=\"vertical-align:top\">{q}</td>") for q in ("Q2", "Q1", "Q3")]
+    order = [out.index(f"<td style=\"vertical-align:top;text-align:left\">{q}</td>") for q in ("Q2", "Q1", "Q3")]
     assert order == sorted(order)  # weight 3 before weight 1 at equal score; then the 0.5
     assert "Q4" not in out and "Q5" not in out
     assert "3 lowest-scoring of 4 graded records (1 ungraded or errored, not ranked)" in out

@@ -82,7 +82,7 @@ def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", fl
     ``no_memory`` and ``oracle`` systems when present; ``False`` draws none). The floor band fills
     0 up to the floor score (no better than no memory); the ceiling band fills from the ceiling
     score up to 1. With ``by="axis"`` the lines are the axes of one system (``system``, or the only
-    non-baseline system in ``df``). The title names the question set (``core``) and the mean used.
+    non-baseline system in ``df``) and bands are drawn only for systems named explicitly. The title names the question set (``core``) and the mean used.
     """
     if by not in ("system", "axis"):
         raise ValueError(f"by must be 'system' or 'axis', not {by!r}")
@@ -94,8 +94,9 @@ def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", fl
     floor_name = _pick(systems, floor, FLOOR_SYSTEM)
     ceiling_name = _pick(systems, ceiling, CEILING_SYSTEM)
     fig = go.Figure()
-    for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
-        if name is not None:
+    for name, kind, asked in ((floor_name, "floor", floor), (ceiling_name, "ceiling", ceiling)):
+        # per-axis lines against an all-axes band would mislead: bands there only when asked for
+        if name is not None and (by == "system" or isinstance(asked, str)):
             _add_band(fig, mean_scores(rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol],
                                        weighted), xcol, name, kind)
     lines = [s for s in systems if s not in (floor_name, ceiling_name)]
@@ -198,18 +199,23 @@ def _cell_text(r: dict | None) -> str:
 def latency_histogram(df: pl.DataFrame, percentiles: tuple[int, ...] = (50, 95, 99)) -> go.Figure:
     """Histogram of latency-minus-RTT per system (one panel each) with percentile lines.
 
-    Records whose speed is ``unmeasurable`` are excluded and counted in the panel title; systems
-    measured in process (no network in between) are flagged there too.
+    Records whose speed is ``unmeasurable`` and error records are excluded and counted in the panel
+    title (as ``aggregate.latency_table`` does); systems measured in process (no network in between)
+    are flagged there too.
     """
     systems = df["system"].unique(maintain_order=True).to_list()
     titles, samples = [], []
     for s in systems:
         d = df.filter(pl.col("system") == s)
+        n_errors = d.filter(pl.col("error").is_not_null()).height
+        d = d.filter(pl.col("error").is_null())
         n_unmeasurable = d.filter(pl.col("speed_status") == "unmeasurable").height
-        kept = d.filter((pl.col("speed_status") != "unmeasurable") & pl.col("latency_minus_rtt_ms").is_not_null())
+        kept = d.filter(pl.col("speed_status").is_in(["measured", "in_process"])
+                        & pl.col("latency_minus_rtt_ms").is_not_null())
         values = kept["latency_minus_rtt_ms"].to_list()
         flag = " [in-process: service time, no network]" if (kept["speed_status"] == "in_process").any() else ""
-        titles.append(f"{s}{flag} — n={len(values)}, unmeasurable excluded: {n_unmeasurable}")
+        titles.append(f"{s}{flag} — n={len(values)}, unmeasurable excluded: {n_unmeasurable}"
+                      + (f", errors excluded: {n_errors}" if n_errors else ""))
         samples.append(values)
     fig = make_subplots(rows=len(systems), cols=1, subplot_titles=titles, vertical_spacing=0.12 / max(1, len(systems)))
     for i, (s, values) in enumerate(zip(systems, samples), start=1):

@@ -8,6 +8,7 @@ run in a static page, with a short note: notebooks show static tables and figure
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -102,6 +103,8 @@ def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | No
     from papermill.exceptions import PapermillExecutionError
 
     path = Path(path)
+    # papermill's parameter-cell inspection warns on lines it cannot type; the values are still used
+    logging.getLogger("papermill.translators").setLevel(logging.ERROR)
     nb = _read_notebook(path)
     nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
     nb.metadata.setdefault("language_info", {"name": "python"})

@@ -83,7 +83,7 @@ def render_trace_html(row: dict) -> str:
     if err:
         fields.append(("error", f'<span style="color:#b00">{_e(err)}</span>'))
     body = "".join(f'<tr><th style="text-align:left;vertical-align:top;padding-right:1em">{k}</th>'
-                   f"<td>{v}</td></tr>" for k, v in fields)
+                   f'<td style="text-align:left">{v}</td></tr>' for k, v in fields)
     head = (f"{_e(row.get('qid'))} · {_e(row.get('system'))} · tier {_e(row.get('tier'))} · "
             f"{_e(row.get('axis'))} (weight {_e(row.get('weight'))}) · epoch {_e(row.get('epoch'))}")
     return (f'<div class="trace"><h4 style="margin:4px 0">{head}</h4><table>{body}</table>'
@@ -110,7 +110,7 @@ def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240) 
     for r in worst.to_dicts():
         mems = r.get("memories_returned") or []
         cells = {**r, "top memory": mems[0] if mems else "", "score": f"{r['score']:g}"}
-        rows.append("<tr>" + "".join(f'<td style="vertical-align:top">{_e(_clip(cells.get(c), text_limit))}</td>'
+        rows.append("<tr>" + "".join(f'<td style="vertical-align:top;text-align:left">{_e(_clip(cells.get(c), text_limit))}</td>'
                                      for c in _WORST_COLUMNS) + "</tr>")
     caption = (f"{len(rows)} lowest-scoring of {graded.height} graded records"
                f" ({n_ungraded} ungraded or errored, not ranked)")

@@ -1,0 +1,35 @@
+"""Static HTML tables for reports: plain ``<table>`` markup (it survives nbconvert and needs no script),
+every cell escaped."""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+__all__ = ["html_table", "side_by_side"]
+
+
+def _cell(v, digits: int) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v)
+    return str(v)
+
+
+def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:
+    """``df`` as an HTML table: floats rounded to ``digits``, nulls as "–", lists comma-joined."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v, digits))}</td>" for v in row) + "</tr>"
+                   for row in df.iter_rows())
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f'<table class="memeval-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def side_by_side(*fragments: str) -> str:
+    """Place HTML fragments next to each other (wrapping on narrow pages)."""
+    cells = "".join(f'<div style="flex:0 1 auto">{f}</div>' for f in fragments)
+    return f'<div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start">{cells}</div>'

@@ -1,0 +1,51 @@
+"""What a notebook's first cells do: find or generate the bench, run (or resume) the systems, load records.
+
+Kept here so notebooks stay thin and so the same steps are tested outside a kernel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+__all__ = ["ensure_bench", "run_systems", "load_runs"]
+
+
+def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
+                 data_root: str | Path = "data") -> Path:
+    """``bench_dir`` if given (it must hold ``bench.yaml``); else the generated lifelog bench
+    ``data/lifelog-<preset>-s<seed>``, generated on first use."""
+    from ..errors import InputError
+
+    if bench_dir is not None:
+        path = Path(bench_dir)
+        if not (path / "bench.yaml").is_file():
+            raise InputError(path / "bench.yaml", message="no bench manifest here")
+        return path
+    path = Path(data_root) / f"lifelog-{preset}-s{seed}"
+    if not (path / "bench.yaml").is_file():
+        from ..bench.lifelog import generate
+
+        generate(preset, seed, path)
+    return path
+
+
+def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
+                mode: str = "dry", runs_root: str | Path = "runs", epochs: int = 1) -> list[Path]:
+    """Run each system over the bench (resuming a finished or partial run of the same config)."""
+    from ..run import run_system
+
+    return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
+                       runs_root=runs_root, progress=False) for s in systems]
+
+
+def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
+    """All records of the given run folders (see ``aggregate.load_records``)."""
+    from .aggregate import load_records
+
+    dirs = [Path(d) for d in run_dirs]
+    if not dirs:
+        raise ValueError("no run folders given")
+    return load_records(dirs)

@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Compare systems side by side
+#
+# Several runs over the same bench: accuracy (weighted and unweighted, with floor and ceiling),
+# how much text each system returned (dry mode rewards returning more text: read `median_chars`
+# beside the score), retrieval hit rate, and speed.
+
+# %% tags=["parameters"]
+# run_dirs: run folders to load; None = run `systems` on the bench below
+run_dirs = None
+# bench_dir: None = the lifelog bench generated from preset + seed into data/
+bench_dir = None
+preset = "demo"
+seed = 1
+systems = ["no_memory", "recent:tokens=2000", "bm25", "bm25:k=10", "oracle"]
+# tiers: None = every tier
+tiers = None
+mode = "dry"
+runs_root = "runs"
+
+# %%
+import polars as pl
+from IPython.display import HTML, display
+
+from memeval.analysis import aggregate, plots
+from memeval.analysis.report import setup_notebook
+from memeval.analysis.tables import html_table, side_by_side
+from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+
+setup_notebook()
+if run_dirs is None:
+    run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
+df = load_runs(run_dirs)
+print("runs:", ", ".join(str(d) for d in run_dirs))
+
+# %% [markdown]
+# ## Overall, per tier
+
+# %%
+overall = aggregate.overall_table(df)
+wide = {k: overall.pivot(on="tier", index="system", values=k, sort_columns=False) for k in ("weighted", "unweighted")}
+display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier"),
+                          html_table(wide["unweighted"], caption="unweighted mean per tier"),
+                          html_table(aggregate.WEIGHT_TABLE, caption="axis weights"))))
+
+# %%
+plots.degradation_curve(df)
+
+# %% [markdown]
+# ## Largest tier, per axis
+
+# %%
+largest = df.filter(pl.col("tier_index") == df["tier_index"].max())
+per_axis = (aggregate.tier_axis_table(largest).pivot(on="system", index="axis", values="score", sort_columns=False))
+display(HTML(html_table(per_axis, caption=f"mean score per axis, tier {largest['tier'][0]} (all its questions)")))
+
+# %% [markdown]
+# ## Text returned, retrieval and speed
+
+# %%
+returned = (df.group_by("system").agg(pl.col("chars_returned").median().alias("median_chars"),
+                                      pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+                                      pl.col("error").is_not_null().sum().alias("errors"))
+            .join(aggregate.latency_table(df).select("system", "status", "p50", "p95", "speed_points"), on="system")
+            .sort("system"))
+display(HTML(html_table(returned, caption="median characters returned, retrieval hit rate, latency minus round trip (ms)")))
+
+# %%
+plots.failure_split(df)

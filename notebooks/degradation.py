@@ -1,0 +1,114 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Degradation: scores as the haystack grows
+#
+# Each system ingests every tier of the bench (the tiers nest: only filler grows) and answers the
+# same questions. The curves compare tiers on the **core set** (questions present in every tier);
+# the heatmap reads every question of each tier. `no_memory` is the floor and `oracle` (handed the
+# evidence turns) the ceiling. Scores here are `dry` mode (rule-based, on the text returned) unless
+# the `mode` parameter says otherwise.
+
+# %% tags=["parameters"]
+# bench_dir: a bench folder; None = the lifelog bench generated from preset + seed into data/
+bench_dir = None
+preset = "demo"
+seed = 1
+systems = ["no_memory", "bm25", "oracle"]
+# tiers: None = every tier of the bench
+tiers = None
+mode = "dry"
+# run_dirs: run folders to load instead of running `systems`
+run_dirs = None
+runs_root = "runs"
+x = "turns"  # or "tokens"
+
+# %%
+import polars as pl
+from IPython.display import HTML, display
+
+from memeval.analysis import aggregate, plots
+from memeval.analysis.report import setup_notebook
+from memeval.analysis.tables import html_table, side_by_side
+from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+from memeval.bench import load_bench
+
+setup_notebook()
+bench_path = None
+if run_dirs is None:
+    bench_path = ensure_bench(bench_dir, preset, seed)
+    run_dirs = run_systems(bench_path, systems, tiers, mode, runs_root)
+df = load_runs(run_dirs)
+
+# %% [markdown]
+# ## Bench and runs
+
+# %%
+if bench_path is not None:
+    bench = load_bench(bench_path)
+    print(f"bench {bench.name} {bench.version} at {bench_path} (content hash {bench.content_hash[:12]})")
+print("runs:", ", ".join(str(d) for d in run_dirs))
+print("mode:", ", ".join(df["mode"].unique().to_list()))
+tier_sizes = (df.group_by("tier_index", "tier", "tier_turns", "tier_tokens")
+              .agg(pl.col("qid").n_unique().alias("questions"),
+                   pl.col("qid").filter(pl.col("in_all_tiers")).n_unique().alias("core questions"))
+              .sort("tier_index").drop("tier_index"))
+display(HTML(html_table(tier_sizes, caption="tiers, smallest first")))
+
+# %% [markdown]
+# ## Degradation curves
+
+# %%
+plots.degradation_curve(df, x=x)
+
+# %%
+plots.degradation_curve(df, x=x, weighted=True)
+
+# %%
+for name in df["system"].unique(maintain_order=True):
+    if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
+        plots.degradation_curve(df, by="axis", system=name, x=x).show()
+
+# %% [markdown]
+# ## Weighted and unweighted means, beside the weight table
+#
+# Weights say what a wrong answer costs (1 = done once retrieved, 2 = time or change to work out,
+# 3 = a judgment). Floor and ceiling sit beside every system.
+
+# %%
+overall = aggregate.overall_table(df).drop("tier_index")
+display(HTML(side_by_side(
+    html_table(overall, caption="per system × tier (all questions of each tier)"),
+    html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
+)))
+
+# %% [markdown]
+# ## Per axis × tier
+
+# %%
+plots.axis_tier_heatmap(df)
+
+# %% [markdown]
+# ## Where answers fail: retrieval or reading
+
+# %%
+plots.failure_split(df)
+
+# %% [markdown]
+# ## Speed (beside accuracy, never folded in)
+
+# %%
+display(HTML(html_table(aggregate.latency_table(df), caption="latency minus round trip (ms) per system")))

@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Latency: latency minus round trip, percentiles, speed points
+#
+# The figure is **latency minus round trip** (`max(1, latency − network floor)`), not compute time.
+# A sequential question loop measures service time, not latency under load. Systems run in process
+# have no network in between and are flagged; questions whose speed is unmeasurable are removed from
+# the speed figure with their reason (never scored 0).
+
+# %% tags=["parameters"]
+# run_dirs: run folders to load; None = run `systems` on the bench below
+run_dirs = None
+# bench_dir: None = the lifelog bench generated from preset + seed into data/
+bench_dir = None
+preset = "demo"
+seed = 1
+systems = ["bm25"]
+# tiers: None = every tier
+tiers = None
+mode = "dry"
+runs_root = "runs"
+target_ms = 500
+
+# %%
+import polars as pl
+from IPython.display import HTML, display
+
+from memeval.analysis import aggregate, plots
+from memeval.analysis.report import setup_notebook
+from memeval.analysis.tables import html_table
+from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+
+setup_notebook()
+if run_dirs is None:
+    run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
+df = load_runs(run_dirs)
+print("runs:", ", ".join(str(d) for d in run_dirs))
+
+# %% [markdown]
+# ## Percentiles per system (ms, latency minus round trip)
+
+# %%
+display(HTML(html_table(aggregate.latency_table(df), caption=f"target {target_ms} ms; raw samples are in the records")))
+
+# %%
+plots.latency_histogram(df)
+
+# %% [markdown]
+# ## Per tier: does the haystack's size slow retrieval down?
+
+# %%
+lmr = pl.col("latency_minus_rtt_ms")
+per_tier = (df.filter(pl.col("speed_status").is_in(["measured", "in_process"]) & pl.col("error").is_null())
+            .group_by("system", "tier_index", "tier", "tier_turns")
+            .agg(pl.len().alias("n"), lmr.quantile(0.5, "linear").alias("p50"), lmr.quantile(0.95, "linear").alias("p95"),
+                 pl.col("speed_points").mean().alias("speed_points"), pl.col("response_bytes").median().alias("median_bytes"))
+            .sort("system", "tier_index").drop("tier_index"))
+display(HTML(html_table(per_tier, caption="latency minus round trip per tier (ms); speed points averaged")))
+
+# %% [markdown]
+# ## Unmeasurable and errored questions, with reasons
+
+# %%
+excluded = (df.filter((pl.col("speed_status") == "unmeasurable") | pl.col("error").is_not_null())
+            .group_by("system", "speed_status", "speed_reason", "error").agg(pl.len().alias("questions"))
+            .sort("system", "questions", descending=[False, True]))
+if excluded.height:
+    display(HTML(html_table(excluded, caption="removed from the speed figure")))
+else:
+    print("every question's speed was measured (none unmeasurable, no errors)")

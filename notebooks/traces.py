@@ -1,0 +1,71 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Traces: question by question
+#
+# In a live Jupyter session the browser below filters by system, tier, axis and verdict and steps
+# through records, showing the question as asked, the gold, the answer, the memories returned
+# (evidence marked) and the score. A static HTML report cannot run widgets, so it shows the
+# worst-scoring records as tables instead.
+
+# %% tags=["parameters"]
+# run_dirs: run folders to load; None = run `systems` on the bench below
+run_dirs = None
+# bench_dir: None = the lifelog bench generated from preset + seed into data/
+bench_dir = None
+preset = "demo"
+seed = 1
+systems = ["bm25"]
+# tiers: None = every tier
+tiers = None
+mode = "dry"
+runs_root = "runs"
+n_worst = 25
+n_traces = 5
+
+# %%
+import polars as pl
+from IPython.display import HTML, display
+
+from memeval.analysis.report import setup_notebook
+from memeval.analysis.widgets import TraceBrowser, render_trace_html, worst_questions_table
+from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+
+setup_notebook()
+if run_dirs is None:
+    run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
+df = load_runs(run_dirs)
+print(f"{df.height} records from", ", ".join(str(d) for d in run_dirs))
+
+# %% [markdown]
+# ## Browse (live sessions)
+
+# %%
+TraceBrowser(df)
+
+# %% [markdown]
+# ## The worst-scoring records
+
+# %%
+display(HTML(worst_questions_table(df, n_worst)))
+
+# %% [markdown]
+# ## The worst few in full
+
+# %%
+worst = df.filter(pl.col("score").is_not_null()).sort(
+    ["score", "weight", "tier_index"], descending=[False, True, True]).head(n_traces)
+display(HTML("<hr>".join(render_trace_html(r) for r in worst.to_dicts())))

@@ -1,0 +1,116 @@
+"""Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium."""
+
+import html
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from browser import load_html, require_chromium
+from memeval.analysis.report import render_report
+from memeval.bench import Question, Turn, save_bench, write_questions, write_turns
+from memeval.bench.model import Bench, Tier
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NAMES = ["degradation", "latency", "traces", "compare"]
+PAYLOAD = "<script>window.__pwned=1</script>"
+
+
+def _generator():
+    try:
+        from memeval.bench.lifelog import generate
+    except ImportError:
+        generate = None
+    if generate is None:
+        pytest.skip("memeval.bench.lifelog.generate has not landed yet (another engineer's module)")
+    return generate
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_is_paired_and_stripped(name):
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    paired = jupytext.read(NOTEBOOKS / f"{name}.py")
+    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
+    assert [c.source for c in nb.cells] == [c.source for c in paired.cells]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in code)
+    assert "parameters" in code[0].metadata.get("tags", [])
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A fresh working folder: notebooks generate data/ and runs/ inside it, as on a fresh clone."""
+    _generator()
+    return tmp_path_factory.mktemp("nbwork")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
+    out = workdir / "reports" / f"{name}.html"
+    render_report(NOTEBOOKS / f"{name}.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=workdir)
+    text = out.read_text()
+    assert (workdir / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
+    expected_figures = {"degradation": 5, "latency": 1, "traces": 0, "compare": 2}[name]
+    assert text.count("Plotly.newPlot(") >= expected_figures
+    if name == "traces":
+        assert "worst-questions" in text
+    require_chromium()
+    page = load_html(out, tmp_path / f"{name}.png")
+    assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
+    assert page.plotly_divs == text.count("Plotly.newPlot(")
+    assert page.plotly_svgs >= 2 * page.plotly_divs  # every declared figure was drawn
+    assert page.screenshot.stat().st_size > 10_000
+
+
+def _payload_bench(root: Path) -> Path:
+    turns = [
+        Turn(1, 1, "user", f"My dentist is Dr Okafor. {PAYLOAD}", "2026-01-05"),
+        Turn(2, 1, "assistant", "Noted: Dr Okafor.", "2026-01-05"),
+        Turn(3, 2, "user", "We adopted a beagle named Biscuit.", "2026-02-10"),
+    ]
+    questions = [
+        Question("Q1", "BASIC", "Who is the user's dentist?", "Dr Okafor", evidence_turns=(1,)),
+        Question("Q2", "BASIC", "What is the beagle called?", "Rex", evidence_turns=(3,)),
+    ]
+    write_turns(root / "turns.jsonl", turns)
+    write_questions(root / "questions.jsonl", questions)
+    save_bench(Bench(name="payload", version="1", root=str(root),
+                     tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=3, n_questions=2, n_tokens=30),)))
+    return root
+
+
+def test_trace_report_escapes_bench_text(tmp_path):
+    """A turn carrying a script tag shows as text in the trace tables and never runs."""
+    bench = _payload_bench(tmp_path / "bench")
+    out = tmp_path / "traces.html"
+    render_report(NOTEBOOKS / "traces.ipynb", out,
+                  {"bench_dir": str(bench), "systems": ["bm25"], "runs_root": str(tmp_path / "runs"), "n_worst": 10},
+                  cwd=tmp_path)
+    text = out.read_text()
+    assert PAYLOAD not in text.replace("\\u003c", "<")  # nowhere raw, not even in embedded JSON
+    assert html.escape(PAYLOAD) in text
+    require_chromium()
+    page = load_html(out, tmp_path / "traces.png", evaluate={"pwned": "typeof window.__pwned"})
+    assert page.values["pwned"] == "undefined"
+    assert PAYLOAD in page.text  # visible to the reader as text
+    assert page.page_errors == () and page.blocked_requests == ()
+
+
+def test_ensure_bench_generates_once(tmp_path):
+    from memeval.analysis.workbench import ensure_bench
+
+    _generator()
+    path = ensure_bench(None, "tiny", 1, data_root=tmp_path / "data")
+    assert path == tmp_path / "data" / "lifelog-tiny-s1" and (path / "bench.yaml").is_file()
+    stamp = (path / "bench.yaml").stat().st_mtime_ns
+    assert ensure_bench(None, "tiny", 1, data_root=tmp_path / "data") == path
+    assert (path / "bench.yaml").stat().st_mtime_ns == stamp  # not regenerated
+
+
+def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
+    from memeval.analysis.workbench import ensure_bench
+    from memeval.errors import InputError
+
+    with pytest.raises(InputError, match="bench.yaml: no bench manifest here"):
+        ensure_bench(tmp_path)
