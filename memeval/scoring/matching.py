@@ -60,47 +60,70 @@ def _fold_unicode(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers
+# Character-level steps (each runs only when its trigger character is present)
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-# A proper fraction a/b, not part of a longer slash chain (dates like 3/4/2026 stay as they are).
-_FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})\s*/\s*(\d{1,4})(?![\d/])")
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+# A proper fraction a/b (or a mixed number "2 1/2"), not part of a longer slash chain (dates like
+# 3/4/2026 stay as they are).
+_FRACTION = re.compile(r"(?<![\d/.,])(?:(\d{1,3})\s+)?(\d{1,4})\s*/\s*(\d{1,4})(?![\d/])")
+_AM_PM = re.compile(r"\b([ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm
+_SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
+_PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
+    "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
+    "\u2026\u00ab\u00bb\u3002\u3001\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
+    "\u30fb\u061f\u060c\u061b\u00bf\u00a1\u00b7"
+)})
+_CURRENCY_SIGNS = frozenset("$€£¥₩₽")
+
+
+def _fmt(x: float) -> str:
+    x = round(x, 2)
+    return str(int(x)) if x == int(x) else repr(x)
+
+
+def _fraction_sub(m: re.Match) -> str:
+    whole, a, b = m.group(1), int(m.group(2)), int(m.group(3))
+    if not 0 < a < b:
+        return m.group(0)
+    return " " + _fmt((int(whole) if whole else 0) + a / b) + " "
+
+
+# ---------------------------------------------------------------------------------------------
+# Word-level steps, on tokens (one pass, dictionary look-ups: fast)
 
 _UNITS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
-_NUMWORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
-# Fraction phrases first (they contain number words), then runs of number words.
-_FRACTION_WORDS = {
-    "three quarters": "0.75", "three quarter": "0.75", "two thirds": "0.67", "a third": "0.33",
-    "one third": "0.33", "a quarter": "0.25", "one quarter": "0.25", "quarter": "0.25",
-    "a half": "0.5", "one half": "0.5", "half": "0.5", "once": "1", "twice": "2", "thrice": "3",
+_NUMWORDS = frozenset([*_UNITS, *_TENS, *_SCALES])
+_FRACTION_PAIRS = {
+    ("three", "quarters"): "0.75", ("three", "quarter"): "0.75", ("two", "thirds"): "0.67",
+    ("a", "third"): "0.33", ("one", "third"): "0.33", ("a", "quarter"): "0.25",
+    ("one", "quarter"): "0.25", ("a", "half"): "0.5", ("one", "half"): "0.5",
 }
-_NUMBER_WORDS = re.compile(
-    r"\b(?:(?P<frac>" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
-                                 sorted(_FRACTION_WORDS, key=len, reverse=True)) + r")"
-    r"|(?P<run>(?:an?\s+(?=hundred|thousand|million|billion|dozen))?(?:" + _NUMWORD + r")"
-    r"(?:(?:\s+and\s+|\s*-\s*|\s+)(?:" + _NUMWORD + r"))*)(?P<half>\s+and\s+a\s+half)?)\b"
-)
-_SPLIT_RUN = re.compile(r"\s*-\s*|\s+")
+_FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
+_PRONOUNS = frozenset((
+    "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself "
+    "it its itself we us our ours ourselves they them their theirs themselves"
+).split())
+_CONTRACTIONS = frozenset(("m", "re", "s", "ve", "ll", "d"))
+_USD_WORDS = frozenset(("dollar", "dollars", "usd", "bucks"))
+_EUR_WORDS = frozenset(("euro", "euros", "eur"))
 
 
-def _run_to_text(words: list[str]) -> str:
-    """'twenty five' → '25'; 'one hundred and five' → '105'; 'five twenty' → '5 20'."""
+_SPECIAL_WORDS = frozenset([
+    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_USD_WORDS, *_EUR_WORDS,
+    *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
+])
+
+
+def _run_to_text(words: list[str]) -> list[str]:
+    """['twenty','five'] → ['25']; one hundred and five → ['105']; five twenty → ['5','20']."""
     out: list[str] = []
     total = cur = 0
     last = None  # kind of the previous number word: unit, tens, scale
     pending_and = False
-
-    def flush() -> None:
-        nonlocal total, cur, last
-        if last is not None:
-            out.append(str(total + cur))
-        total = cur = 0
-        last = None
-
     for w in words:
         if w in ("a", "an"):
             continue
@@ -110,13 +133,14 @@ def _run_to_text(words: list[str]) -> str:
         joined_by_and, pending_and = pending_and, False
         if w in _UNITS:
             u = _UNITS[w]
-            ok = last == "scale" or (last == "tens" and u < 10 and not joined_by_and and u != 0)
+            ok = last == "scale" or (last == "tens" and 0 < u < 10 and not joined_by_and)
         elif w in _TENS:
             ok = last == "scale" and cur % 100 == 0
         else:
             ok = last != "scale" or w in ("thousand", "million", "billion")
         if not ok and last is not None:
-            flush()
+            out.append(str(total + cur))
+            total = cur = 0
             if joined_by_and:
                 out.append("and")
         if w in _UNITS:
@@ -133,57 +157,95 @@ def _run_to_text(words: list[str]) -> str:
             else:
                 cur = max(cur, 1) * scale
             last = "scale"
-    flush()
+    if last is not None:
+        out.append(str(total + cur))
     if pending_and:
         out.append("and")
-    return " ".join(out)
+    return out
 
 
-def _number_word_sub(m: re.Match) -> str:
-    if m.group("frac"):
-        return " " + _FRACTION_WORDS[" ".join(m.group("frac").split())] + " "
-    text = _run_to_text(_SPLIT_RUN.split(m.group("run")))
-    if m.group("half"):
-        head, _, last = text.rpartition(" ")
-        text = (head + " " if head else "") + _fmt(float(last) + 0.5)
-    return " " + text + " "
+def _is_number(t: str) -> bool:
+    return t[0].isdigit() and t[-1].isdigit()
 
 
-def _fmt(x: float) -> str:
-    x = round(x, 2)
-    return str(int(x)) if x == int(x) else repr(x)
+def _tokens(s: str) -> list[str]:
+    """Split on white space; a pronoun contraction (it's, I'm, they'll) goes; other apostrophes split."""
+    out: list[str] = []
+    for t in s.split():
+        if "'" in t:
+            base, _, suffix = t.partition("'")
+            if base in _PRONOUNS and suffix in _CONTRACTIONS:
+                continue
+            out.extend(p for p in t.split("'") if p)
+        else:
+            out.append(t)
+    return out
 
 
-def _fraction_sub(m: re.Match) -> str:
-    a, b = int(m.group(1)), int(m.group(2))
-    if 0 < a < b:
-        return " " + _fmt(a / b) + " "
-    return m.group(0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Units, articles, pronouns, punctuation
-
-_PERCENT_WORD = re.compile(r"\bper\s?cent\b|\bpercentage points?\b")
-_CURRENCY_WORD = re.compile(r"\b(?:(?P<usd>dollars?|usd|bucks)|(?P<eur>euros?|eur))\b")
-_PERCENT_SPACE = re.compile(r"(\d)\s+%")
-_CURRENCY_AFTER = re.compile(r"(\d+(?:[.,]\d+)?)\s*([$€£¥₩₽])")
-_CURRENCY_SPACE = re.compile(r"([$€£¥₩₽])\s+(?=\d)")
-
-_PRONOUNS = (
-    "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself "
-    "it its itself we us our ours ourselves they them their theirs themselves"
-).split()
-_DROP_WORDS = re.compile(
-    r"\b(?:an?\s+(?=\w)|the\b|(?:" + "|".join(_PRONOUNS) + r")(?:'(?:m|re|s|ve|ll|d))?\b)"
-)
-
-_PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
-    "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"'`()[]{}<>/\\?!;*_#|^"
-    "\u2026\u00ab\u00bb\u3002\u3001\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
-    "\u30fb\u061f\u060c\u061b\u00bf\u00a1\u00b7"
-)})
-_SEPARATORS = re.compile(r"(?<!\d)[.,:]|[.,:](?!\d)")
+def _words_pass(toks: list[str]) -> list[str]:
+    out: list[str] = []
+    n = len(toks)
+    i = 0
+    while i < n:
+        t = toks[i]
+        if t not in _SPECIAL_WORDS and t[-1] not in _CURRENCY_SIGNS:  # the common case: keep as is
+            out.append(t)
+            i += 1
+            continue
+        nxt = toks[i + 1] if i + 1 < n else ""
+        # fractions and number words
+        pair = _FRACTION_PAIRS.get((t, nxt))
+        if pair is not None:
+            out.append(pair)
+            i += 2
+            continue
+        if t in _FRACTION_SINGLE:
+            out.append(_FRACTION_SINGLE[t])
+            i += 1
+            continue
+        if t in _NUMWORDS or (t in ("a", "an") and nxt in _SCALES):
+            j = i + 1
+            while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
+                j += 1
+            nums = _run_to_text(toks[i:j])
+            if toks[j:j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
+                nums[-1] = _fmt(float(nums[-1]) + 0.5)
+                j += 3
+            out.extend(nums)
+            i = j
+            continue
+        # articles and personal pronouns
+        if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt):
+            i += 1
+            continue
+        # percent and currency words / signs, written one way: 5%, $150, €20
+        if t == "percent" or t == "%" or (t == "per" and nxt == "cent") or (t == "percentage" and nxt.startswith("point")):
+            if t in ("per", "percentage"):
+                i += 1
+            if out and _is_number(out[-1]):
+                out[-1] += "%"
+            else:
+                out.append("%")
+            i += 1
+            continue
+        sign = "$" if t in _USD_WORDS else "€" if t in _EUR_WORDS else t if t in _CURRENCY_SIGNS else None
+        if sign is None and len(t) > 1 and t[-1] in _CURRENCY_SIGNS and _is_number(t[:-1]):
+            out.append(t[-1] + t[:-1])  # 150$ → $150
+            i += 1
+            continue
+        if sign is not None:
+            if out and _is_number(out[-1]):
+                out[-1] = sign + out[-1]
+            elif nxt and _is_number(nxt):
+                out.append(sign + nxt)
+                i += 1
+            else:
+                out.append(sign)
+            i += 1
+            continue
+        out.append(t)
+        i += 1
+    return out
 
 
 @lru_cache(maxsize=2048)
@@ -196,17 +258,12 @@ def normalize(text: str) -> str:
         s = _THOUSANDS.sub("", s)
     if "/" in s:
         s = _FRACTION.sub(_fraction_sub, s)
-    s = _NUMBER_WORDS.sub(_number_word_sub, s)
-    s = _PERCENT_WORD.sub("%", s)
-    s = _CURRENCY_WORD.sub(lambda m: " $ " if m.group("usd") else " € ", s)
-    if "%" in s:
-        s = _PERCENT_SPACE.sub(r"\1%", s)
-    s = _CURRENCY_AFTER.sub(r"\2\1", s)
-    s = _CURRENCY_SPACE.sub(r"\1", s)
-    s = _DROP_WORDS.sub(" ", s)
     s = s.translate(_PUNCT_TO_SPACE)
-    s = _SEPARATORS.sub(" ", s)
-    return " ".join(s.split())
+    if "." in s:
+        s = _AM_PM.sub(r"\1m", s)
+    if "." in s or "," in s or ":" in s:
+        s = _SEPARATORS.sub(" ", s)
+    return " ".join(_words_pass(_tokens(s)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,12 +271,13 @@ def normalize(text: str) -> str:
 
 _CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\u3130-\u318f]")
 _ARABIC_LETTER = re.compile(r"[\u0620-\u064a]")
-_NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[.,:]\d+)*")  # 9:30 is one token, not 9 and 30
 HEDGE_WORDS = frozenset(
     "about around roughly approximately approx some over under just almost nearly circa "
     "exactly only and per than".split()
 )
-_LATIN_WORD = re.compile(r"[^\W\d_]{3,}")
+# Content words of the fallback: 3+ letters, plus am/pm (9:30 am is not 9:30 pm).
+_LATIN_WORD = re.compile(r"[^\W\d_]{3,}|\b[ap]m\b")
 
 
 def _is_word_char(c: str) -> bool:
@@ -228,30 +286,38 @@ def _is_word_char(c: str) -> bool:
 
 @lru_cache(maxsize=16384)
 def _gold_pattern(g: str) -> re.Pattern:
-    """Compiled matcher for a normalised gold: word boundaries unless the edge is CJK."""
+    """Compiled matcher for a normalised gold: word boundaries unless the edge is CJK.
+
+    The gold's literal text comes first and the left boundary is checked by a look-behind after
+    it, so the regex engine can scan for the literal (about 100x faster on long answers).
+    """
     first, last = g[0], g[-1]
-    body = re.escape(g)
-    if _is_word_char(first) and not _CJK.match(first):
-        left = r"(?<!\w)"
+    stem, tail = g, ""
+    if last == "y" and len(g) > 2:
+        stem, tail = g[:-1], r"(?:y|ie)"
+    lit = re.escape(stem)
+    left_boundary = _is_word_char(first) and not _CJK.match(first)
+    if left_boundary and _ARABIC_LETTER.match(first):
+        # an Arabic gold may carry a proclitic (و ف ب ل ك) and/or the article ال
+        head = r"(?<!\w)(?:[\u0648\u0641\u0628\u0644\u0643]?\u0627\u0644|[\u0648\u0641\u0628\u0644\u0643])?" + lit
+    elif left_boundary:
+        head = lit + r"(?<!\w" + lit + ")"
         if first.isdigit():
-            left += r"(?<!\d[.,:])"
-        if _ARABIC_LETTER.match(first):
-            left += "(?:[\u0648\u0641\u0628\u0644\u0643]?\u0627\u0644|[\u0648\u0641\u0628\u0644\u0643])?"
+            head += r"(?<!\d[.,:]" + lit + ")"  # 5 is not inside 1.5
     else:
-        left = ""
+        head = lit
     if _is_word_char(last) and not _CJK.match(last):
         if last.isdigit():
             right = r"(?:st|nd|rd|th)?(?![.,:]\d)(?!\w)"
         elif _ARABIC_LETTER.match(last):
             right = "(?:\u0647|\u0647\u0627|\u0647\u0645|\u0643|\u064a|\u0627\u062a)?(?!\\w)"
-        elif last == "y" and len(g) > 2:
-            body = re.escape(g[:-1]) + r"(?:y|ie)"
+        elif tail:
             right = r"(?:s|d|ing)?(?!\w)"
         else:
             right = r"(?:s|es|d|ed|ing)?(?!\w)"
     else:
         right = ""
-    return re.compile(left + body + right)
+    return re.compile(head + tail + right)
 
 
 def _parse_number(s: str) -> float:
