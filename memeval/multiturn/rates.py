@@ -1,0 +1,110 @@
+"""Pass rates over result records (polars): task denominator, fixed stratum weights, shares.
+
+``undetermined``, ``flaky``, ``incomplete`` and ``env_drift`` are left out of the denominator and
+reported as shares of all tasks. Strata weigh 1-3 turns 0.2, 4-8 0.5, 9+ 0.3; a stratum with no
+pass/fail verdict (all undetermined, say) is skipped and the other weights renormalised. The
+grader version is always part of the filter: mixed versions are refused (or split explicitly with
+:func:`pass_rates_by_version`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import polars as pl
+
+from .config import STRATA
+from .records import stratum_of
+
+__all__ = ["results_frame", "PassRates", "pass_rates", "pass_rates_by_version", "format_pass_rates",
+           "MixedVersionsError", "EXCLUDED"]
+
+EXCLUDED = ("undetermined", "flaky", "incomplete", "env_drift")
+_COLS = {"sample_id": pl.String, "agent": pl.String, "grader_version": pl.String, "verdict": pl.String,
+         "turns": pl.Int64, "corrections": pl.Int64, "cross_task": pl.Boolean, "bad_turn": pl.Int64,
+         "score": pl.Float64, "unit_type": pl.String}
+
+
+class MixedVersionsError(ValueError):
+    """Records of more than one grader version (or agent) would be mixed."""
+
+
+def results_frame(records: Iterable[dict]) -> pl.DataFrame:
+    rows = [{k: r.get(k) for k in _COLS} for r in records]
+    df = pl.DataFrame(rows, schema=_COLS)
+    return df.with_columns(pl.col("cross_task").fill_null(False),
+                           pl.col("turns").map_elements(stratum_of, return_dtype=pl.String).alias("stratum"))
+
+
+@dataclass(frozen=True)
+class PassRates:
+    grader_version: str
+    agent: str | None
+    total: float | None
+    tasks: int
+    strata: pl.DataFrame
+    shares: dict
+    by_corrections: pl.DataFrame
+    by_cross_task: pl.DataFrame
+
+
+def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
+    aggs = [pl.len().alias("tasks")] + [(pl.col("verdict") == v).sum().alias(v) for v in ("pass", "fail") + EXCLUDED]
+    out = df.group_by(by).agg(aggs)
+    return out.with_columns(
+        pl.when(pl.col("pass") + pl.col("fail") > 0)
+        .then(pl.col("pass") / (pl.col("pass") + pl.col("fail"))).otherwise(None).alias("rate")).sort(by)
+
+
+def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, str | None]:
+    vals = sorted(v for v in df[col].unique().to_list() if v is not None)
+    if want is None:
+        if len(vals) > 1:
+            raise MixedVersionsError(f"records mix {col} values {vals}: pick one (results are never mixed)")
+        want = vals[0] if vals else None
+    return df.filter(pl.col(col) == want), want
+
+
+def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None) -> PassRates:
+    df, gv = _only(df, "grader_version", grader_version)
+    df, ag = _only(df, "agent", agent)
+    counts = _counts(df, "stratum")
+    base = pl.DataFrame({"stratum": [s[0] for s in STRATA], "weight": [s[3] for s in STRATA]})
+    strata = base.join(counts, on="stratum", how="left").with_columns(
+        [pl.col(c).fill_null(0) for c in ("tasks", "pass", "fail") + EXCLUDED])
+    used = strata.filter(pl.col("rate").is_not_null())
+    wsum = used["weight"].sum() if used.height else 0.0
+    strata = strata.with_columns(
+        pl.when(pl.col("rate").is_not_null()).then(pl.col("weight") / wsum if wsum else None)
+        .otherwise(0.0).alias("weight_used"))
+    total = float((used["weight"] * used["rate"]).sum() / wsum) if wsum else None
+    n = df.height
+    shares = {v: (df.filter(pl.col("verdict") == v).height / n if n else 0.0) for v in EXCLUDED}
+    byc = _counts(df.with_columns(pl.when(pl.col("corrections") > 0).then(pl.lit(">0")).otherwise(pl.lit("0"))
+                                  .alias("corrections_group")), "corrections_group")
+    byx = _counts(df, "cross_task")
+    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx)
+
+
+def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None) -> dict[str, PassRates]:
+    """Split explicitly: one :class:`PassRates` per grader version."""
+    return {v: pass_rates(df, v, agent) for v in sorted(df["grader_version"].unique().to_list())}
+
+
+def format_pass_rates(pr: PassRates) -> str:
+    """Per-stratum rates always printed with the total."""
+    lines = [f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
+             f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
+             + " ".join(f"{v[:6]:>6}" for v in EXCLUDED) + f" {'rate':>6}"]
+    for r in pr.strata.iter_rows(named=True):
+        rate = "-" if r["rate"] is None else f"{r['rate']:.3f}"
+        lines.append(f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
+                     f"{r['fail']:4d} " + " ".join(f"{r[v]:6d}" for v in EXCLUDED) + f" {rate:>6}")
+    lines.append("total (weighted): " + ("-" if pr.total is None else f"{pr.total:.3f}"))
+    lines.append("shares: " + ", ".join(f"{k}={v:.3f}" for k, v in pr.shares.items()))
+    for name, tab, col in (("corrections", pr.by_corrections, "corrections_group"), ("cross_task", pr.by_cross_task, "cross_task")):
+        parts = [f"{r[col]}: {('-' if r['rate'] is None else format(r['rate'], '.3f'))} (n={r['tasks']})"
+                 for r in tab.iter_rows(named=True)]
+        lines.append(f"by {name}: " + "; ".join(parts))
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""Result records: one JSON line per sample, appended and flushed as each sample finishes.
+
+Every record carries the grader version, the full grading config and its id, the verdict with its
+reason and ``bad_turn``, the labels used for stratification, and per run the regenerated trace
+(turn texts, tool calls, the tool returns the agent saw, the state per turn) and every check.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Iterable
+
+from ..atomic import dumps_line
+from ..errors import InputError
+from .config import STRATA
+from .grade import RunGrade, SampleResult
+from .replay import RunTrace
+
+__all__ = ["result_record", "RecordWriter", "read_records", "stratum_of"]
+
+
+def stratum_of(turns: int) -> str:
+    for name, lo, hi, _ in STRATA:
+        if turns >= lo and (hi is None or turns <= hi):
+            return name
+    return STRATA[0][0]
+
+
+def _trace(run: RunTrace) -> list[dict]:
+    return [{"turn": t.turn, "user_text": t.user_text, "text": t.text, "tool_calls": list(t.tool_calls),
+             "tool_returns": dict(t.tool_returns), "state": t.state, "state_source": t.state_source,
+             "steps": t.steps, "drifted": list(t.drifted)} for t in run.turns]
+
+
+def _grade(g: RunGrade) -> dict:
+    return {"verdict": g.verdict, "reason": g.reason, "score": g.score, "coverage": g.coverage,
+            "bad_turn": g.bad_turn,
+            "state_checks": [{"key": c.key, "mode": c.mode, "status": c.status, "bad_turn": c.bad_turn,
+                              "want": c.want, "got_last": c.got_last, "missing_turns": list(c.missing_turns)}
+                             for c in g.state],
+            "final_checks": [asdict(c) for c in g.final],
+            "process": asdict(g.process) if g.process else None,
+            "vetoes": [asdict(v) for v in g.vetoes],
+            "judge": asdict(g.judge) if g.judge else None,
+            "observed": ({"response_lag": g.observed.response_lag, "stale_residue": g.observed.stale_residue,
+                          "conflict_flagged": {str(k): v for k, v in g.observed.conflict_flagged.items()},
+                          "self_correction": g.observed.self_correction} if g.observed else None)}
+
+
+def result_record(r: SampleResult, run_id: str = "") -> dict:
+    s, lb = r.sample, r.sample.labels
+    scores = sorted(g.score for _, g in r.runs if g.score is not None)
+    return {"run_id": run_id, "sample_id": s.sample_id, "session_ref": s.session_ref, "unit_type": s.unit_type,
+            "agent": r.agent, "grader_version": r.config.grader_version, "config_id": r.config.config_id,
+            "config": r.config.to_dict(), "verdict": r.verdict, "reason": r.reason, "bad_turn": r.bad_turn,
+            "flaky_cause": r.flaky_cause, "score": scores[len(scores) // 2] if scores else None,
+            "turns": lb.turns, "corrections": lb.corrections, "goal_changes": lb.goal_changes,
+            "cross_task": lb.cross_task, "has_artifact": lb.has_artifact, "stratum": stratum_of(lb.turns),
+            "turn_index": list(s.turn_index), "tool_fixture": s.replay.tool_fixture,
+            "config_snapshot": s.replay.config_snapshot, "seed": s.replay.seed,
+            "runs": [{**_grade(g), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
+                     for t, g in r.runs],
+            **({"extra": r.extra} if r.extra else {})}
+
+
+class RecordWriter:
+    """Append records to a JSONL file, one line each, flushed immediately."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict) -> None:
+        self._fh.write(dumps_line(record) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+REQUIRED = ("sample_id", "agent", "grader_version", "verdict", "turns", "corrections")
+
+
+def read_records(path) -> list[dict]:
+    from .sample import iter_jsonl_objects
+    out = []
+    for n, obj in iter_jsonl_objects(path):
+        for k in REQUIRED:
+            if k not in obj:
+                raise InputError(path, n, k, "missing")
+        out.append(obj)
+    return out

@@ -1,0 +1,125 @@
+"""Replay one sample: fixed user inputs and tool returns, regenerated model outputs fed back.
+
+Every assistant message appended to the conversation is the one the agent just produced (never the
+recorded one). A missing fixture or more than ``max_steps`` steps in a turn stops the sample as
+``incomplete``; there is no fallback to live calls (pass :class:`LiveTools` explicitly for a health
+check against the real tools).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, Sequence
+
+from .agents import Agent
+from .sample import Sample
+from .tools import MissingFixture, ToolCall, ToolSource
+
+__all__ = ["TurnRecord", "RunTrace", "StateExtractor", "replay_once", "transcript_messages"]
+
+
+class StateExtractor(Protocol):
+    name: str
+
+    def extract(self, text: str, turn: int) -> dict | None: ...
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    turn: int
+    user_text: str
+    text: str
+    tool_calls: tuple[dict, ...]            # {"key", "name", "args"}
+    tool_returns: Mapping[str, Any]         # key -> return the agent saw
+    state: Mapping[str, Any] | None
+    state_source: str                       # agent | extractor | none
+    steps: int
+    drifted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunTrace:
+    status: str                             # done | incomplete
+    reason: str | None
+    turns: tuple[TurnRecord, ...]
+    messages: tuple[dict, ...] = field(default=(), repr=False)
+
+    @property
+    def drifted(self) -> tuple[str, ...]:
+        return tuple(k for t in self.turns for k in t.drifted)
+
+
+def _assistant_tool_message(step_text: str, calls: Sequence[tuple[str, ToolCall]]) -> dict:
+    return {"role": "assistant", "content": step_text or None,
+            "tool_calls": [{"id": c.id or f"call_{key.replace(':', '_')}", "type": "function",
+                            "function": {"name": c.name, "arguments": json.dumps(dict(c.args), ensure_ascii=False)}}
+                           for key, c in calls]}
+
+
+def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: StateExtractor | None = None,
+                prior_messages: Sequence[dict] = (), max_steps: int | None = None) -> RunTrace:
+    """One replay of ``sample``; ``prior_messages`` prepends an earlier session (cross-session runs)."""
+    msgs: list[dict] = [dict(m) for m in prior_messages]
+    done: list[TurnRecord] = []
+    limit = max_steps or sample.max_steps
+    seed = sample.replay.seed
+
+    def stop(reason: str, turn_part: TurnRecord | None = None) -> RunTrace:
+        turns = tuple(done) + ((turn_part,) if turn_part else ())
+        return RunTrace("incomplete", reason, turns, tuple(msgs))
+
+    for turn in sample.turn_index:
+        user = sample.user_text[turn]
+        msgs.append({"role": "user", "content": user})
+        calls_made: list[dict] = []
+        returns: dict[str, Any] = {}
+        drifted: list[str] = []
+        call_index = 0
+        for step in range(limit):
+            try:
+                out = agent.gen(tuple(msgs), seed, turn, step)
+            except Exception as e:  # an agent failure is a record with a reason, never a crash
+                return stop(f"agent_error at turn {turn}: {type(e).__name__}: {e}",
+                            TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", step, tuple(drifted)))
+            if out.tool_calls:
+                keyed = []
+                for c in out.tool_calls:
+                    key = f"{turn}:{call_index}"
+                    call_index += 1
+                    keyed.append((key, c))
+                msgs.append(_assistant_tool_message(out.text, keyed))
+                for (key, c), wire in zip(keyed, msgs[-1]["tool_calls"]):
+                    calls_made.append({"key": key, "name": c.name, "args": dict(c.args)})
+                    try:
+                        ret = tools.call(key, c)
+                    except MissingFixture as e:
+                        return stop(f"missing fixture {e.key}: {e.reason}",
+                                    TurnRecord(turn, user, out.text, tuple(calls_made), returns, None, "none",
+                                               step + 1, tuple(drifted)))
+                    returns[key] = ret.content
+                    if ret.differs:
+                        drifted.append(key)
+                    msgs.append({"role": "tool", "tool_call_id": wire["id"],
+                                 "content": json.dumps(ret.content, ensure_ascii=False)})
+                continue
+            msgs.append({"role": "assistant", "content": out.text})
+            state, source = (dict(out.state), "agent") if out.state is not None else (None, "none")
+            if state is None and extractor is not None:
+                got = extractor.extract(out.text, turn)
+                if got is None:      # the reply states no state: carry the last one forward
+                    prev = next((t.state for t in reversed(done) if t.state is not None), None)
+                    got = dict(prev) if prev is not None else {}
+                state, source = dict(got), "extractor"
+            done.append(TurnRecord(turn, user, out.text, tuple(calls_made), returns, state, source,
+                                   step + 1, tuple(drifted)))
+            break
+        else:
+            return stop(f"max_steps ({limit}) exceeded at turn {turn}",
+                        TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", limit, tuple(drifted)))
+    return RunTrace("done", None, tuple(done), tuple(msgs))
+
+
+def transcript_messages(trace: RunTrace) -> list[dict]:
+    """The conversation a run produced (used to ingest an earlier session)."""
+    return [dict(m) for m in trace.messages]

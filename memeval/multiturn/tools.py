@@ -1,0 +1,130 @@
+"""Tool returns during replay: recorded fixtures (the default) or live tools compared with them.
+
+Fixtures are keyed ``"{turn}:{call_index}"`` (``call_index`` counts every call of the turn, across
+steps). A missing key raises :class:`MissingFixture` — the replayer marks the sample ``incomplete``
+and never falls back to a live call. An identical repeat of a recorded read-only call (same tool,
+same arguments) is served the recorded return, so repeated actions stay observable offline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+from ..errors import InputError
+from .sample import iter_jsonl_objects
+
+__all__ = ["ToolCall", "ToolReturn", "RecordedCall", "Fixture", "MissingFixture", "ToolSource",
+           "FixtureTools", "LiveTools", "read_fixtures", "fixture_to_dict", "canonical"]
+
+
+def canonical(obj: Any) -> str:
+    """A stable text form used to compare arguments and returns."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    args: Mapping[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    tool: str
+    args: Mapping[str, Any]
+    result: Any
+
+
+@dataclass(frozen=True)
+class Fixture:
+    fixture_id: str
+    calls: Mapping[str, RecordedCall]
+
+
+@dataclass(frozen=True)
+class ToolReturn:
+    key: str
+    content: Any
+    source: str                      # recorded | reused:<key> | live
+    differs: bool = False            # live return differs from the recording
+
+
+class MissingFixture(Exception):
+    def __init__(self, key: str, reason: str):
+        super().__init__(f"{key}: {reason}")
+        self.key, self.reason = key, reason
+
+
+class ToolSource(Protocol):
+    def call(self, key: str, call: ToolCall) -> ToolReturn: ...
+
+
+@dataclass
+class FixtureTools:
+    """Recorded returns only; ``read_only`` names tools whose identical repeats may be re-served."""
+    fixture: Fixture
+    read_only: frozenset[str] = frozenset()
+
+    def call(self, key: str, call: ToolCall) -> ToolReturn:
+        rec = self.fixture.calls.get(key)
+        if rec is not None:
+            if rec.tool != call.name:
+                raise MissingFixture(key, f"recorded call is {rec.tool}, agent called {call.name}")
+            return ToolReturn(key, rec.result, "recorded")
+        if call.name in self.read_only:
+            want = canonical(dict(call.args))
+            for k, r in self.fixture.calls.items():
+                if r.tool == call.name and canonical(dict(r.args)) == want:
+                    return ToolReturn(key, r.result, f"reused:{k}")
+        raise MissingFixture(key, f"no recorded return for {call.name}")
+
+
+@dataclass
+class LiveTools:
+    """Calls ``run(name, args)`` (the real tools) and notes where the return differs from the
+    recording: a failing sample with differing returns is ``env_drift``, not a regression."""
+    run: Callable[[str, dict], Any]
+    fixture: Fixture | None = None
+    seen: dict = field(default_factory=dict)
+
+    def call(self, key: str, call: ToolCall) -> ToolReturn:
+        out = self.run(call.name, dict(call.args))
+        rec = self.fixture.calls.get(key) if self.fixture else None
+        differs = bool(rec is not None and rec.tool == call.name and canonical(rec.result) != canonical(out))
+        return ToolReturn(key, out, "live", differs)
+
+
+def _fixture_from_dict(obj: dict, path, n) -> Fixture:
+    fid = obj.get("fixture_id")
+    if not isinstance(fid, str):
+        raise InputError(path, n, "fixture_id", "missing or not a string")
+    calls = obj.get("calls")
+    if not isinstance(calls, dict):
+        raise InputError(path, n, "calls", "expected an object keyed 'turn:call_index'")
+    out = {}
+    for k, v in calls.items():
+        t, _, c = k.partition(":")
+        if not (t.isdigit() and c.isdigit()):
+            raise InputError(path, n, f"calls.{k}", "key must be 'turn:call_index'")
+        if not isinstance(v, dict) or not isinstance(v.get("tool"), str) or "result" not in v:
+            raise InputError(path, n, f"calls.{k}", "expected {tool, args, result}")
+        out[k] = RecordedCall(v["tool"], dict(v.get("args") or {}), v["result"])
+    return Fixture(fid, out)
+
+
+def read_fixtures(path) -> dict[str, Fixture]:
+    out: dict[str, Fixture] = {}
+    for n, obj in iter_jsonl_objects(path):
+        fx = _fixture_from_dict(obj, path, n)
+        if fx.fixture_id in out:
+            raise InputError(path, n, "fixture_id", f"duplicate '{fx.fixture_id}'")
+        out[fx.fixture_id] = fx
+    return out
+
+
+def fixture_to_dict(fx: Fixture) -> dict:
+    return {"fixture_id": fx.fixture_id,
+            "calls": {k: {"tool": r.tool, "args": dict(r.args), "result": r.result} for k, r in fx.calls.items()}}
