@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..analysis.report import parse_parameter, render_report
-
 HELP = "execute a notebook with parameters (papermill) and write an offline HTML report"
 
 
@@ -20,6 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.report import parse_parameter, render_report  # heavy (nbformat): only when used
+
     params = {k: parse_parameter(v) for k, v in args.parameter}
     out = Path(args.output) if args.output else Path("reports") / (Path(args.notebook).stem + ".html")
     path = render_report(args.notebook, out, params, kernel_name=args.kernel, timeout=args.timeout)

@@ -19,6 +19,10 @@ def add_arguments(p) -> None:
         p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
         p.add_argument(f"--{role}-model", help=f"{role} model name")
         p.add_argument(f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key")
+    p.add_argument("--http-timeout", type=float, default=30.0, help="per-request timeout of an HTTP system (s)")
+    p.add_argument("--http-attempts", type=int, default=4, help="attempts per request (429/5xx/drops retried)")
+    p.add_argument("--api-key-env", default="MEMEVAL_API_KEY",
+                   help="environment variable whose value is sent as the HTTP system's bearer token")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -38,6 +42,8 @@ def run(args) -> int:
 
     run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
                          progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
-                         target_ms=args.target_ms, budget_ms=args.budget_ms)
+                         target_ms=args.target_ms, budget_ms=args.budget_ms,
+                         http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
+                                       "api_key_env": args.api_key_env} if args.system.startswith("http") else None)
     print(run_dir)
     return 0

@@ -94,7 +94,8 @@ def _host() -> dict:
 
 def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
                epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
-               target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs") -> Path:
+               target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs",
+               http_options: dict | None = None) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``."""
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
@@ -107,7 +108,7 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     bench = load_bench(bench_dir)
     chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
-    sut = make_system(system)
+    sut = make_system(system, **(http_options or {}))
     snapshot = _config_snapshot(cfg, bench, sut, chosen)
     config_id = _config_id(snapshot)
     run_dir = Path(out) if out else default_run_dir(bench.name, system, mode, config_id, runs_root)

@@ -109,8 +109,11 @@ class ReferenceServer:
                 if obj is not None:
                     self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout): nothing to do
+                    self.close_connection = True
 
             def _body(self):
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))

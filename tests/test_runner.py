@@ -1,0 +1,163 @@
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memeval.analysis.aggregate import latency_table, load_records, overall_table, tier_axis_table
+from memeval.errors import MemevalError
+from memeval.run import read_manifest, read_records, run_system
+from memeval.systems import BM25, NoMemory
+from memeval.systems.server import Faults, ReferenceServer
+from minibench import make_minibench
+
+
+@pytest.fixture
+def bench(tmp_path):
+    return make_minibench(tmp_path / "bench")
+
+
+def _scores(run_dir):
+    return {(r["tier"], r["qid"], r["epoch"]): r["score"] for r in read_records(run_dir)}
+
+
+def test_every_tier_question_recorded_and_baselines_bracket(bench, tmp_path):
+    runs = {s: run_system(bench, s, out=tmp_path / s, progress=False) for s in ("no_memory", "oracle", "bm25:k=2")}
+    for s, rd in runs.items():
+        recs = read_records(rd)
+        assert sorted((r["tier"], r["qid"]) for r in recs) == sorted(
+            (t, q) for t in ("core", "big") for q in ("Q1", "Q2", "Q3", "Q4"))
+        assert read_manifest(rd)["status"] == "complete"
+        assert all(isinstance(r["chars_returned"], int) for r in recs)
+    oracle = {(r["tier"], r["qid"]): r for r in read_records(runs["oracle"])}
+    floor = {(r["tier"], r["qid"]): r for r in read_records(runs["no_memory"])}
+    for tier in ("core", "big"):
+        for q in ("Q1", "Q2", "Q3"):
+            assert oracle[tier, q]["score"] == 1.0 and oracle[tier, q]["retrieval_hit"] is True
+            assert floor[tier, q]["score"] == 0.0 and floor[tier, q]["retrieval_hit"] is False
+            assert floor[tier, q]["chars_returned"] == 0
+        assert oracle[tier, "Q4"]["retrieval_hit"] is None  # nothing to retrieve for an abstention
+    assert oracle["core", "Q3"]["speed_status"] == "in_process"
+    df = load_records(list(runs.values()))
+    ov = overall_table(df)
+    bm = ov.filter(ov["system"] == "bm25:k=2").row(0, named=True)
+    assert bm["floor_unweighted"] == 0.0 and bm["ceiling_unweighted"] == 0.75  # oracle: 3 of 4 (Q4 empty → 0)
+    ta = tier_axis_table(df)
+    assert set(ta["axis"]) == {"BASIC", "UPDATE", "ABSTAIN"}
+
+
+def test_weighted_and_unweighted_side_by_side(bench, tmp_path):
+    rd = run_system(bench, "oracle", tiers=["core"], out=tmp_path / "o", progress=False)
+    row = overall_table(load_records(rd)).row(0, named=True)
+    # Q1, Q2 BASIC (w1) = 1, Q3 UPDATE (w2) = 1, Q4 ABSTAIN (w3) = 0 (empty answer): 4/7 weighted, 3/4 unweighted
+    assert row["weighted"] == pytest.approx(4 / 7) and row["unweighted"] == pytest.approx(0.75)
+
+
+def test_resume_asks_only_missing_and_refuses_other_config(bench, tmp_path):
+    rd = run_system(bench, "bm25", tiers=["core"], out=tmp_path / "r", progress=False)
+    lines = (rd / "records.jsonl").read_text().splitlines()
+    (rd / "records.jsonl").write_text("\n".join(lines[:2]) + "\n" + lines[2][:15])  # killed mid-write
+    run_system(bench, "bm25", tiers=["core"], out=tmp_path / "r", progress=False)
+    recs = read_records(rd)
+    assert len(recs) == 4 and len({(r["tier"], r["qid"], r["epoch"]) for r in recs}) == 4
+    assert len(read_manifest(rd)["resumed_at"]) == 1
+    with pytest.raises(MemevalError, match="holds a different run"):
+        run_system(bench, "bm25:k=3", tiers=["core"], out=tmp_path / "r", progress=False)
+
+
+def test_http_run_gives_identical_scores_and_key_never_written(bench, tmp_path, monkeypatch):
+    secret = "sk-live-DO-NOT-LEAK-4242"
+    monkeypatch.setenv("MEMEVAL_API_KEY", secret)
+    local = run_system(bench, "bm25:k=3", out=tmp_path / "local", progress=False)
+    with ReferenceServer(BM25(k=3)) as srv:
+        remote = run_system(bench, srv.url, out=tmp_path / "remote", progress=False)
+    assert _scores(local) == _scores(remote)
+    recs = read_records(remote)
+    assert all(r["speed_status"] in ("measured", "unmeasurable") and r["response_bytes"] > 0 for r in recs)
+    floor = read_manifest(remote)["network_floor_ms"]
+    assert floor["before"] > 0 and floor["after"] > 0
+    for f in Path(remote).rglob("*"):
+        assert secret not in f.read_text(), f
+
+
+def test_latency_minus_rtt_recovers_a_40ms_service_delay(bench, tmp_path):
+    with ReferenceServer(NoMemory(), faults=Faults(delay_ms=40)) as srv:
+        rd = run_system(bench, srv.url, epochs=5, out=tmp_path / "d", progress=False)
+    recs = read_records(rd)
+    lmr = [r["latency_minus_rtt_ms"] for r in recs]
+    assert len(lmr) == 40 and abs(statistics.median(lmr) - 40) <= 2, statistics.median(lmr)
+    assert all(r["speed_status"] == "measured" and r["speed_points"] == 1.0 for r in recs)  # 40 ms ≪ 0.5 × 500
+    lt = latency_table(load_records(rd)).row(0, named=True)
+    assert lt["n"] == 40 and abs(lt["p50"] - 40) <= 2
+
+
+def test_faults_every_question_scored_or_error_with_reason(bench, tmp_path):
+    faults = Faults(error_rate=0.10, drop_rate=0.05, stall_rate=0.05, stall_ms=400, seed=11)
+    with ReferenceServer(BM25(k=3), faults=faults) as srv:
+        rd = run_system(bench, srv.url, epochs=10, concurrency=4, out=tmp_path / "f", progress=False,
+                        http_options={"timeout": 0.2, "max_attempts": 2, "backoff": 0.001})
+        counts = dict(srv.counts)
+    recs = read_records(rd)
+    assert len(recs) == 80 and len({(r["tier"], r["qid"], r["epoch"]) for r in recs}) == 80
+    errors = [r for r in recs if r["error"]]
+    scored = [r for r in recs if r["score"] is not None]
+    assert len(errors) + len(scored) == 80 and errors, counts
+    assert all(r["score"] is None and "gave up after 2 attempts" in r["error"] for r in errors)
+    assert counts["error"] and counts["drop"] and counts["stall"]
+    assert all(r["speed_status"] == "unmeasurable" and r["speed_points"] is None for r in scored)
+    assert any("queueing" in r["speed_reason"] for r in scored)
+
+
+def _cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "memeval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **kw)
+
+
+def _wait_records(path, n, timeout=30):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {n} records")
+
+
+@pytest.mark.parametrize("sig,status", [(signal.SIGKILL, "started"), (signal.SIGINT, "cancelled")])
+def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, status):
+    with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=25)) as srv:
+        args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress"]
+        full = tmp_path / "full"
+        assert _cli(*args, "--out", str(full)).wait(60) == 0
+        part = tmp_path / "part"
+        proc = _cli(*args, "--out", str(part))
+        _wait_records(part / "records.jsonl", 7)  # mid-tier: core has 24 (question, epoch) pairs
+        proc.send_signal(sig)
+        proc.wait(30)
+        assert read_manifest(part)["status"] == status
+        assert 7 <= len(read_records(part)) < 48
+        assert _cli(*args, "--out", str(part)).wait(60) == 0
+    recs = read_records(part)
+    keys = [(r["tier"], r["qid"], r["epoch"]) for r in recs]
+    assert len(keys) == 48 and len(set(keys)) == 48
+    assert _scores(part) == _scores(full)
+    assert read_manifest(part)["status"] == "complete"
+
+
+def test_cli_run_and_summary(bench, tmp_path):
+    out = tmp_path / "cli"
+    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
+    stdout, _ = p.communicate(timeout=60)
+    assert p.returncode == 0 and stdout.strip() == str(out)
+    p = _cli("summary", str(out))
+    stdout, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "weighted" in stdout and "UPDATE" in stdout and "FALSE_MEMORY" in stdout  # weight table printed
+    p = _cli("run", "--bench", str(tmp_path / "nope"), "--system", "bm25")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and err.strip().endswith("no bench manifest here (is this a bench folder?)")
+    assert len(err.strip().splitlines()) == 1
