@@ -1,0 +1,74 @@
+"""Run agents over a suite: replay every sample (three runs each), grade, write one record per sample.
+
+Records are appended and flushed as each sample finishes; an agent's failure becomes a record with
+its reason (``incomplete``), never a crash or a dropped sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from .agents import Agent
+from .config import DEFAULT_CONFIG, GraderConfig
+from .crosssession import run_user_topic
+from .domain import TOOLS, WRITE_TOOLS, World
+from .grade import run_sample
+from .judge import Judge
+from .records import RecordWriter, result_record
+from .replay import StateExtractor
+from .sample import Sample
+from .suite import Suite
+from .tools import FixtureTools, LiveTools, ToolSource
+
+__all__ = ["fixture_tools", "live_tools", "run_suite", "READ_ONLY_TOOLS"]
+
+READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
+
+
+def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
+    """Replay mode: the recorded returns only."""
+    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS)
+
+
+def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], ToolSource]:
+    """Health-check mode: call the (possibly changed) live tools and compare with the recording."""
+    w = world or suite.world()
+    return lambda s: LiveTools(w.call, suite.fixtures.get(s.replay.tool_fixture))
+
+
+def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,
+                 judge: Judge | None = None, extractor: StateExtractor | None = None,
+                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None) -> Iterator:
+    wanted = set(sample_ids) if sample_ids is not None else None
+    by_session = {}
+    for s in suite.samples:
+        by_session.setdefault(s.session_ref, []).append(s)
+    kw = dict(judge=judge, extractor=extractor, extractor_trusted=extractor_trusted)
+    for s in suite.samples:
+        if wanted is not None and s.sample_id not in wanted:
+            continue
+        if s.unit_type == "user_topic":
+            priors = [p for ref in s.prior_sessions for p in sorted(by_session.get(ref, []), key=lambda x: x.sample_id)
+                      if p.unit_type != "turn"]
+            yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
+        else:
+            yield run_sample(s, agent, tools_factory, cfg, **kw)
+
+
+def run_suite(suite: Suite, agent: Agent, out_path=None, cfg: GraderConfig = DEFAULT_CONFIG, *, tools_factory=None,
+              run_id: str = "", **kw) -> list[dict]:
+    """Records for every sample; appended to ``out_path`` (JSONL) as they finish when given."""
+    tools_factory = tools_factory or fixture_tools(suite)
+    records = []
+    writer = RecordWriter(out_path) if out_path else None
+    try:
+        for res in iter_results(suite, agent, tools_factory, cfg, **kw):
+            rec = result_record(res, run_id)
+            records.append(rec)
+            if writer:
+                writer.write(rec)
+    finally:
+        if writer:
+            writer.close()
+    return records
