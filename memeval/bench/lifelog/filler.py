@@ -1,0 +1,93 @@
+"""Filler: ordinary assistant talk on everyday topics, with near-miss distractors (other people's
+dentists, other pets, other days of the month). It never names a story person or value."""
+
+from __future__ import annotations
+
+import random
+from datetime import date
+from typing import Sequence
+
+from ..model import Session, Turn
+from .data import load
+from .draft import Counter, DSession, DTurn
+from .rng import stream
+
+__all__ = ["filler_sessions", "make_filler", "split_turns"]
+
+
+def split_turns(total: int, k: int, rng: random.Random, minimum: int = 2) -> list[int]:
+    """``total`` turns over ``k`` sessions of uneven length (each >= minimum when possible)."""
+    if k <= 0:
+        return []
+    minimum = min(minimum, total // k) if total >= k else 0
+    weights = [rng.lognormvariate(0.0, 0.7) for _ in range(k)]
+    spare = total - minimum * k
+    s = sum(weights)
+    lengths = [minimum + int(spare * w / s) for w in weights]
+    for _ in range(total - sum(lengths)):
+        lengths[rng.randrange(k)] += 1
+    return lengths
+
+
+class _Talk:
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.topics = load("filler")["topics"]
+        self.names = list(self.topics)
+        self.pools = load("values")["filler"]
+        self.replies = load("story")["replies"]
+
+    def _fill(self, line: str) -> str:
+        if "{" not in line:
+            return line
+        r, p = self.rng, self.pools
+        return line.format(fname=r.choice(p["people"]), dentist=r.choice(p["dentists"]), fpet=r.choice(p["pets"]),
+                           city=r.choice(p["cities"]), film=r.choice(p["films"]), fdish=r.choice(p["dishes"]),
+                           plant=r.choice(p["plants"]), plang=r.choice(p["languages"]),
+                           weekday=r.choice(p["weekdays"]), ord=r.choice(p["ordinals"]),
+                           n=r.randint(2, 60), hour=r.randint(5, 11))
+
+    def session(self, n_turns: int) -> list[tuple[str, str]]:
+        r = self.rng
+        topic = self.topics[r.choice(self.names)]
+        out = []
+        for i in range(n_turns):
+            if i % 2 == 0:
+                if i and r.random() < 0.15:
+                    topic = self.topics[r.choice(self.names)]
+                k = r.choices((1, 2, 3), (0.5, 0.35, 0.15))[0]
+                lines = r.sample(topic["user"], min(k, len(topic["user"])))
+                out.append(("user", " ".join(self._fill(x) for x in lines)))
+            else:
+                k = r.choices((1, 2, 3), (0.55, 0.35, 0.10))[0]
+                lines = [self._fill(x) for x in r.sample(topic["assistant"], min(k, len(topic["assistant"])))]
+                if r.random() < 0.12:
+                    lines.insert(0, r.choice(self.replies))
+                out.append(("assistant", " ".join(lines)))
+        return out
+
+
+def make_filler(seed: int, stream_name: str, dates: Sequence[date], n_turns: int, level: int, uid: Counter,
+                seq: Counter) -> list[DSession]:
+    """Filler sessions on ``dates`` (one each) holding ``n_turns`` turns in all."""
+    rng = stream(seed, "filler", stream_name)
+    talk = _Talk(rng)
+    out = []
+    for d, n in zip(dates, split_turns(n_turns, len(dates), rng)):
+        turns = [DTurn(uid(), spk, text) for spk, text in talk.session(n)]
+        out.append(DSession(d.isoformat(), seq(), level, turns))
+    return out
+
+
+def filler_sessions(n_turns: int, seed: int, dates: list[str], start_turn_id: int = 1,
+                    start_session_id: int = 1) -> list[Session]:
+    """Filler sessions, one per date in ``dates`` (ISO strings, any order kept), ``n_turns`` turns in
+    all, numbered from ``start_turn_id`` / ``start_session_id``. Deterministic in its arguments."""
+    uid, seq = Counter(start_turn_id), Counter()
+    days = [date.fromisoformat(d) for d in dates]
+    out = []
+    for k, s in enumerate(make_filler(seed, "padding", days, n_turns, 0, uid, seq)):
+        sid = start_session_id + k
+        turns = tuple(Turn(t.uid, sid, t.speaker, t.text, dates[k]) for t in s.turns)
+        out.append(Session(sid, dates[k], turns))
+    return out

@@ -1,0 +1,358 @@
+"""The life story: planted facts and the questions on them, as lifelog.md "How each axis is planted".
+
+``Story`` places statements (one planted sentence each) in story sessions under each axis' rules,
+then ``write`` packs them into user turns (a few statements per turn, with glue) followed by
+assistant replies. Questions point at statements; statements learn their turn ``uid`` when written.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from .data import load
+from .draft import Counter, DQuestion, DSession, DTurn, Statement
+from .rng import stream
+from .values import Values
+
+__all__ = ["Story", "KeyedFact"]
+
+_FMT = string.Formatter()
+# Template slots filled with fresh values (drawn once per use) or picks from a plain list.
+_FRESH = {"P": "person", "A": "person", "G1": "person", "G2": "person", "town": "town", "company": "company",
+          "venue": "venue", "band": "band", "book": "book", "film": "film", "car": "car", "street": "street",
+          "proj": "project"}
+_PICK = {"course": "course", "prof": "profession", "animal": "animal", "ing": "ingredient", "fear": "fear",
+         "kind": "place_kind", "dislike": "dislike", "thing": "thing"}
+
+
+@dataclass(frozen=True)
+class KeyedFact:
+    """A plain fact about a person (BASIC/PARAPHRASE): the source of XLING_QUERY and swap probes."""
+
+    question: DQuestion
+    kind: str
+    person: str
+    value: str
+    extra: dict
+    statement: Statement
+
+
+def _fields(*templates: str) -> list[str]:
+    out: list[str] = []
+    for t in templates:
+        for _, name, _, _ in _FMT.parse(t):
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+class Story:
+    def __init__(self, seed: int, values: Values, dates: list[date]):
+        self.seed = seed
+        self.rng = stream(seed, "story")
+        self.d = load("story")
+        self.values = values
+        self.dates = dates
+        self.statements: list[Statement] = []
+        self.questions: list[DQuestion] = []
+        self.keyed_facts: list[KeyedFact] = []
+        self.polar: list[tuple[str, Statement]] = []  # (inverted claim, statement)
+        self.stated: dict[str, set[str]] = {}  # person -> kinds of fact told about them
+        self._kind_deck: list[str] = []
+        self._who_used: set[str] = set()
+        self._dishes: list[str] | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def _say(self, session: int, text: str, long: bool = False) -> Statement:
+        st = Statement(f"F{len(self.statements) + 1:04d}", session, text, long)
+        self.statements.append(st)
+        return st
+
+    def _person(self) -> str:
+        p = self.values.person()
+        self.stated.setdefault(p, set())
+        return p
+
+    def _rel(self) -> str:
+        return self.rng.choice(self.d["relations"])
+
+    def _slots(self, *templates: str, **given: Any) -> dict[str, Any]:
+        slots = dict(given)
+        for name in _fields(*templates):
+            if name in slots:
+                continue
+            if name in _FRESH:
+                slots[name] = self._person() if _FRESH[name] == "person" else self.values.draw(_FRESH[name])
+            elif name in _PICK:
+                slots[name] = self.values.pick(_PICK[name])
+            elif name == "rel":
+                slots[name] = self._rel()
+        return slots
+
+    def _sessions(self, k: int, min_gap_days: int = 0) -> list[int]:
+        """k distinct story sessions in date order, consecutive ones at least min_gap_days apart."""
+        n = len(self.dates)
+        if k > n:
+            raise ValueError(f"need {k} story sessions, the preset has {n}")
+        for _ in range(200):
+            idx = sorted(self.rng.sample(range(n), k))
+            if all((self.dates[b] - self.dates[a]).days >= min_gap_days for a, b in zip(idx, idx[1:])):
+                return idx
+        step = (n - 1) / max(1, k - 1)
+        return [round(i * step) for i in range(k)]
+
+    def _next_kind(self) -> str:
+        if not self._kind_deck:
+            kinds = list(self.d["keyed"])
+            deck = kinds + [k for k in kinds if self.d["keyed"][k].get("xq")]
+            self.rng.shuffle(deck)
+            self._kind_deck = deck
+        return self._kind_deck.pop()
+
+    def _keyed(self, kind: str, session: int, person: str | None = None, rel: str | None = None):
+        spec = self.d["keyed"][kind]
+        value = self.values.draw(spec["value"])
+        tmpl = self.rng.choice(spec["say"])
+        slots = self._slots(tmpl, V=value, P=person or self._person(), **({"rel": rel} if rel else {}))
+        if spec.get("extra") and spec["extra"] not in slots:
+            slots[spec["extra"]] = self.values.pick(spec["extra"])
+        st = self._say(session, tmpl.format(**slots))
+        self.stated.setdefault(slots["P"], set()).add(kind)
+        extra = {spec["extra"]: slots[spec["extra"]]} if spec.get("extra") else {}
+        return st, value, slots["P"], extra
+
+    def _ask(self, q: DQuestion) -> DQuestion:
+        self.questions.append(q)
+        return q
+
+    # ------------------------------------------------------------------ axes
+    def basic(self, n: int, axis: str = "BASIC") -> None:
+        key = "ask" if axis == "BASIC" else "para"
+        for _ in range(n):
+            kind = self._next_kind()
+            spec = self.d["keyed"][kind]
+            st, value, person, extra = self._keyed(kind, self.rng.randrange(len(self.dates)))
+            q = self._ask(DQuestion(axis, spec[key].format(who=person, **extra), value, [st], [st.fact]))
+            self.keyed_facts.append(KeyedFact(q, kind, person, value, extra, st))
+
+    def _event(self, session: int) -> tuple[Statement, str, str]:
+        ev = self.rng.choice(self.d["events"])
+        slots = self._slots(ev["say"], ev["name"], ev["key"])
+        return self._say(session, ev["say"].format(**slots)), ev["name"].format(**slots), ev["key"].format(**slots)
+
+    def temporal(self, n: int) -> None:
+        for _ in range(n):
+            a, b = self._sessions(2)
+            first, second = self._event(a), self._event(b)
+            shown = [first, second]
+            self.rng.shuffle(shown)
+            verb = self.rng.choice(["came first", "happened first", "was earlier"])
+            self._ask(DQuestion("TEMPORAL", f"Which {verb}: {shown[0][1]} or {shown[1][1]}?", first[1],
+                                [first[0], second[0]], [first[0].fact, second[0].fact],
+                                fields={"gold_alts": (first[2],)}))
+
+    def changing(self, n: int, axis: str) -> None:
+        kinds = list(self.d["changing"])
+        for _ in range(n):
+            kind = self.rng.choice(kinds)
+            spec = self.d["changing"][kind]
+            person, rel = self._person(), self._rel()
+            old, new = self.values.draw(spec["value"]), self.values.draw(spec["value"])
+            self.stated[person].add(kind)
+            fill = {"P": person, "rel": rel, "O": old, "who": person}
+            if axis == "STALE":
+                sess = self._sessions(4)
+                olds = [spec["old"][0]] + self.rng.sample(spec["old"][1:], 2)
+                for s, t in zip(sess, olds):
+                    self._say(s, t.format(**fill, V=old))
+                new_st = self._say(sess[3], spec["passing"].format(**fill, V=new), long=True)
+                self._ask(DQuestion("STALE", spec["ask_stale"].format(**fill), new, [new_st], [new_st.fact],
+                                    fields={"stale_answer": old}))
+                continue
+            a, b = self._sessions(2)
+            self._say(a, spec["old"][0].format(**fill, V=old))
+            if axis == "UPDATE":
+                new_st = self._say(b, spec["new"].format(**fill, V=new))
+                self._ask(DQuestion("UPDATE", spec["ask"].format(**fill), new, [new_st], [new_st.fact],
+                                    fields={"stale_answer": old}))
+            else:  # CONFLICT: the question presupposes the old value
+                new_st = self._say(b, spec["conflict"].format(**fill, V=new))
+                self._ask(DQuestion("CONFLICT", spec["ask_conflict"].format(**fill), f"no, {new}", [new_st],
+                                    [new_st.fact]))
+
+    def contradict(self, n: int) -> None:
+        kinds = list(self.d["clashing"])
+        for _ in range(n):
+            spec = self.d["clashing"][self.rng.choice(kinds)]
+            person, rel = self._person(), self._rel()
+            v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
+            a, b = self._sessions(2, min_gap_days=21)
+            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
+            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2))
+            self._ask(DQuestion("CONTRADICT", spec["ask"].format(who=person),
+                                f"{v1} or {v2}: both were said and nothing settles which", [sa, sb],
+                                [sa.fact, sb.fact], fields={"clash_a": v1, "clash_b": v2}))
+
+    def reconcile(self, n: int) -> None:
+        kinds = list(self.d["conditional"])
+        for _ in range(n):
+            spec = self.d["conditional"][self.rng.choice(kinds)]
+            person, rel = self._person(), self._rel()
+            v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
+            s1, s2 = self._sessions(2)
+            if self.rng.random() < 0.5:
+                s1, s2 = s2, s1
+            sa = self._say(s1, spec["a"].format(P=person, rel=rel, V=v1))
+            sb = self._say(s2, spec["b"].format(P=person, rel=rel, V=v2))
+            gold = f"{v1} {spec['cond_a']}, {v2} {spec['cond_b']}"
+            self._ask(DQuestion("RECONCILE", spec["ask"].format(who=person), gold, [sa, sb], [sa.fact, sb.fact],
+                                fields={"side_a": v1, "side_b": v2}))
+
+    def gather(self, n: int) -> None:
+        kinds = list(self.d["parts"])
+        for _ in range(n):
+            spec = self.d["parts"][self.rng.choice(kinds)]
+            person, rel = self._person(), self._rel()
+            v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
+            a, b = self._sessions(2)
+            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
+            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2))
+            self._ask(DQuestion("GATHER", spec["ask"].format(who=person), f"{v1} and {v2}", [sa, sb],
+                                [sa.fact, sb.fact], fields={"gold_parts": (v1, v2)}))
+
+    def _joined(self, axis: str, n: int, intros: list[dict], rel: str, exclude: set[str]) -> None:
+        kinds = [k for k in self.d["keyed"] if k not in exclude]
+        for _ in range(n):
+            for _try in range(50):
+                intro = self.rng.choice(intros)
+                slots = self._slots(intro["at"], intro["who"])
+                who = intro["who"].format(**slots)
+                if who not in self._who_used:
+                    break
+            self._who_used.add(who)
+            a, b = self._sessions(2)
+            st_a = self._say(a, intro["at"].format(**slots))
+            kind = self.rng.choice(kinds)
+            spec = self.d["keyed"][kind]
+            st_b, value, person, extra = self._keyed(kind, b, person=slots["P"], rel=rel)
+            ask = spec.get("ask_of", spec["ask"])
+            self._ask(DQuestion(axis, ask.format(who=who, **extra), value, [st_a, st_b], [st_a.fact, st_b.fact]))
+
+    def multi(self, n: int) -> None:
+        self._joined("MULTI", n, self.d["meetings"], "new friend", {"locker"})
+
+    def cross(self, n: int) -> None:
+        self._joined("CROSS", n, self.d["work_intro"], "colleague", {"locker", "employer"})
+
+    def implicit(self, n: int) -> None:
+        if self._dishes is None:
+            self._dishes = list(self.values.v["dish"])
+            self.rng.shuffle(self._dishes)
+        for i in range(n):
+            use_allergy = i % 2 == 0 and self._dishes
+            spec = self.d["implicit"]["allergy" if use_allergy else "fear"]
+            given = {"dish": self._dishes.pop()} if use_allergy else {}
+            slots = self._slots(spec["a"], spec["b"], spec["ask"], **given)
+            a, b = self._sessions(2)
+            sa = self._say(a, spec["a"].format(**slots))
+            sb = self._say(b, spec["b"].format(**slots))
+            self._ask(DQuestion("IMPLICIT", spec["ask"].format(**slots), slots["P"], [sa, sb], [sa.fact, sb.fact]))
+
+    def polar_facts(self, n: int) -> None:
+        for _ in range(n):
+            tmpl = self.rng.choice(self.d["polar"])
+            slots = self._slots(tmpl["say"], tmpl["claim"])
+            st = self._say(self.rng.randrange(len(self.dates)), tmpl["say"].format(**slots))
+            self.polar.append((tmpl["claim"].format(**slots), st))
+
+    def _probe(self, claim: str, kind: str, source: Statement | None) -> DQuestion:
+        text = self.rng.choice(self.d["fm_questions"]).format(claim=claim)
+        fields = {"kind": kind, "false_claim_en": claim}
+        if source is not None:
+            fields["source_fact"] = source.fact
+        return self._ask(DQuestion("FALSE_MEMORY", text, "", [], [], fields={"expect": "no_memory", **fields}))
+
+    def false_memory(self, swap: int, invert: int, ghost: int) -> None:
+        facts = list(self.keyed_facts)
+        self.rng.shuffle(facts)
+        if swap > len(facts):
+            raise ValueError(f"{swap} swap probes need as many BASIC/PARAPHRASE facts, have {len(facts)}")
+        for f in facts[:swap]:
+            spec = self.d["keyed"][f.kind]
+            wrong = self.values.draw(spec["value"])
+            self._probe(spec["claim"].format(P=f.person, X=wrong, **f.extra), "swap", f.statement)
+        for claim, st in self.polar[:invert]:
+            self._probe(claim, "invert", st)
+        for _ in range(ghost):
+            tmpl = self.rng.choice(self.d["ghost"])
+            slots = self._slots(tmpl)
+            self._probe(tmpl.format(**slots), "ghost", None)
+
+    def abstain(self, n: int) -> None:
+        kinds = self.d["abstain_kinds"]
+        people = [p for p in self.stated if len(self.stated[p]) < len(kinds)]
+        self.rng.shuffle(people)
+        if n > len(people):
+            raise ValueError(f"{n} ABSTAIN questions need as many story people, have {len(people)}")
+        for person in people[:n]:
+            free = [i for i, k in enumerate(kinds) if k not in self.stated[person]]
+            i = self.rng.choice(free)
+            tmpl = self.d["abstain"][i]
+            text = tmpl.format(who=person, animal=self.values.pick("animal"))
+            self._ask(DQuestion("ABSTAIN", text, "", [], [], fields={"expect": "no_memory"}))
+
+    # ------------------------------------------------------------------ writing the sessions
+    def write(self, uid: Counter, user_turns: int, seq: Counter) -> list[DSession]:
+        """Pack statements into user turns (about ``user_turns`` in all), each followed by a reply."""
+        rng = stream(self.seed, "story-write")
+        n = len(self.dates)
+        per: list[list[Statement]] = [[] for _ in range(n)]
+        for st in self.statements:
+            per[st.session].append(st)
+        need = []
+        for sts in per:
+            n_long = sum(st.long for st in sts)
+            need.append(max(1, n_long + math.ceil((len(sts) - n_long) / 3)))
+        extra = max(0, user_turns - sum(need))
+        for _ in range(extra):
+            need[rng.randrange(n)] += 1
+        out = []
+        for i, sts in enumerate(per):
+            out.append(DSession(self.dates[i].isoformat(), seq(), 0, self._write_session(rng, uid, sts, need[i])))
+        return out
+
+    def _write_session(self, rng, uid: Counter, sts: list[Statement], n_user: int) -> list[DTurn]:
+        d = self.d
+        longs = [st for st in sts if st.long]
+        shorts = [st for st in sts if not st.long]
+        rng.shuffle(shorts)
+        slots: list[list[Statement]] = [[st] for st in longs]
+        plain: list[list[Statement]] = [[] for _ in range(n_user - len(longs))]
+        for j, st in enumerate(shorts):
+            plain[j % len(plain)].append(st)
+        slots += plain
+        rng.shuffle(slots)
+        turns: list[DTurn] = []
+        for slot in slots:
+            if slot and slot[0].long:
+                pad = rng.sample(d["long_padding"], 3)
+                text = " ".join([pad[0], slot[0].text, pad[1], pad[2]])
+            elif slot:
+                opener = rng.choice(d["openers"])
+                parts = ([opener] if opener else []) + [st.text for st in slot]
+                if rng.random() < 0.2:
+                    parts.append(rng.choice(d["glue_user"]))
+                text = " ".join(parts)
+            else:
+                text = rng.choice(d["glue_user"])
+            turn = DTurn(uid(), "user", text)
+            for st in slot:
+                st.uid = turn.uid
+            turns.append(turn)
+            reply = rng.choice(d["replies"])
+            turns.append(DTurn(uid(), "assistant", reply))
+        return turns
