@@ -72,7 +72,7 @@ layer_figure(canned_rows, "Keyword recall by layer: the chapter's four memory co
 # %%
 if systems:
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="book-layers-"))
-    answers = run_builtin_systems(suite_dir, systems, work)
+    answers = run_builtin_systems(suite, systems, work)
     print({s: len(a) for s, a in answers.items()}, "answers per system")
     run_scores = score_answer_sets(suite, answers)
     run_rows = layer_table(run_scores, list(answers))
