@@ -31,6 +31,7 @@ class ScriptedChatServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True
             def log_message(self, *a):
                 pass
 
