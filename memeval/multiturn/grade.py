@@ -128,7 +128,7 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
 
 
 def _fingerprint(run: RunTrace) -> str:
-    return canonical([[t.text, list(t.tool_calls)] for t in run.turns] + [run.status])
+    return canonical([[t.text, list(t.tool_calls), t.state] for t in run.turns] + [run.status])
 
 
 def _returns(run: RunTrace) -> str:
