@@ -55,17 +55,18 @@ def _is_subsequence(small, big):
     return all(any(x == y for y in it) for x in small)
 
 
-def test_pad_keeps_evidence_nests_and_dates(tmp_path):
+@pytest.mark.parametrize("source", ["haystacks", "lifelog"])
+def test_pad_keeps_evidence_nests_and_dates(tmp_path, source):
     src = tmp_path / "src"
     orig_turns, orig_qs = make_bench(src)
     out = tmp_path / "padded"
-    pad(src, [28, 20], source="haystacks", seed=7, out=out)
+    pad(src, [28, 20], source=source, seed=7, out=out)
     bench = load_bench(out)
     assert bench.tier_names == ("all", "all_pad20", "all_pad28")
     assert [t.n_turns for t in bench.tiers] == [36, 60, 84]
     meta = yaml.safe_load((out / "bench.yaml").read_text())
     assert meta["generator"]["padding"] == {
-        "source": "haystacks", "sizes": [20, 28], "seed": 7, "base_tier": "all", "unit": "turns per haystack",
+        "source": source, "sizes": [20, 28], "seed": 7, "base_tier": "all", "unit": "turns per haystack",
         "from_bench": "toy 1", "from_content_hash": load_bench(src).content_hash}
     assert meta["tiers_nest"] is True and meta["license"] == "CC0"
     # the original tier is the original files, byte for byte
@@ -98,11 +99,13 @@ def test_pad_keeps_evidence_nests_and_dates(tmp_path):
             contents = [_content(d) for d in rows]
             assert _is_subsequence(previous[h], contents)
             previous[h] = contents
-            # filler: whole sessions of other haystacks, never evidence, speakers mapped onto this one's
+            # filler: never evidence, speakers mapped onto this haystack's own; from other haystacks
+            # (source haystacks) or new text (lifelog)
             filler = [d for d in rows if d["text"] not in own_texts[h]]
             assert len(filler) == size - 12
             assert all(d["text"] not in evidence_texts for d in filler)
-            assert all(any(d["text"] in own_texts[o] for o in SPEAKERS if o != h) for d in filler)
+            from_others = [any(d["text"] in own_texts[o] for o in SPEAKERS if o != h) for d in filler]
+            assert all(from_others) if source == "haystacks" else not any(from_others)
             assert {d["speaker"] for d in rows} == set(SPEAKERS[h])
 
     from memeval.bench.audit import audit
@@ -154,3 +157,26 @@ def test_pad_cli(tmp_path, capsys):
     assert "all_pad16: 48 turns" in out and "all_pad20: 60 turns" in out
     assert main(["pad", str(src), "--sizes", "x", "--out", str(tmp_path / "p")]) == 1
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_pad_one_haystack_tier_with_lifelog(tmp_path):
+    one = tmp_path / "one"
+    one.mkdir()
+    turns = [Turn(i, 1 + (i - 1) // 2, "user" if i % 2 else "assistant", f"story line {i}",
+                  "2024-01-0%d" % (1 + (i - 1) // 2)) for i in range(1, 7)]
+    write_turns(one / "t.jsonl", turns)
+    write_questions(one / "q.jsonl", [Question(id="Q1", axis="BASIC", question_en="?", gold_answer="line 3",
+                                               evidence_turns=(3,), evidence_sessions=(2,))])
+    save_bench(Bench(name="one", version="1", tiers=(TierCounter().add_all(turns).tier("core", "t.jsonl", "q.jsonl", 1),),
+                     root=str(one)), one)
+    pad(one, [40, 12], source="lifelog", seed=3, out=tmp_path / "p")
+    bench = load_bench(tmp_path / "p")
+    assert [t.n_turns for t in bench.tiers] == [6, 12, 40]
+    for tier in bench.tiers[1:]:
+        rows = read_turns(tmp_path / "p" / tier.turns_file)
+        (q,) = read_questions(tmp_path / "p" / tier.questions_file)
+        ev = rows[q.evidence_turns[0] - 1]
+        assert (ev.text, ev.speaker, ev.date) == ("story line 3", "user", "2024-01-02")
+        assert [t.text for t in rows if t.text.startswith("story line")] == [f"story line {i}" for i in range(1, 7)]
+        assert [t.date for t in rows] == sorted(t.date for t in rows) and rows[-1].date <= "2024-01-03"
+        assert all(t.haystack is None for t in rows)

@@ -98,39 +98,59 @@ class _HaystackFiller:
                                    f"haystack {target!r}; use smaller sizes or --source lifelog")
             h, s, key = pool[rng.choice(left)]
         used.add(key)
-        own = _speaker_order([s])
-        if not set(own) <= set(target_speakers):
-            mapping = dict(zip([x for x in own if x not in target_speakers],
-                               [x for x in target_speakers if x not in own]))
-            s = Session(s.session_id, s.date, tuple(replace(t, speaker=mapping.get(t.speaker, t.speaker))
-                                                    for t in s.turns))
-        return s
+        return Session(s.session_id, s.date, _map_speakers(s.turns, target_speakers))
 
 
-def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[date]], list[Session]]:
+def _map_speakers(turns: tuple[Turn, ...], target: list[str]) -> tuple[Turn, ...]:
+    """Rename filler speakers that the target haystack does not have onto ones it does (in order of
+    first appearance), so that a speaker name does not tell filler from story."""
+    own = _speaker_order([Session(0, "", turns)])
+    if set(own) <= set(target):
+        return turns
+    mapping = dict(zip([x for x in own if x not in target], [x for x in target if x not in own]))
+    return tuple(replace(t, speaker=mapping.get(t.speaker, t.speaker)) for t in turns)
+
+
+def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[str]], list[Session]]:
     try:
         from .lifelog import filler_sessions
     except ImportError:
         raise MemevalError("padding source 'lifelog' needs memeval.bench.lifelog.filler_sessions, "
                            "which is not installed yet; use --source haystacks") from None
 
-    def make(n_turns: int, haystack: str | None, round_no: int, dates: list[date]) -> list[Session]:
+    def make(n_turns: int, haystack: str | None, round_no: int, dates: list[str]) -> list[Session]:
         sub = random.Random(f"{seed}|{haystack}|{round_no}").randrange(2**31)
         return list(filler_sessions(n_turns, sub, dates))
     return make
 
 
-def _insert(slots: list[_Slot], s_turns: tuple[Turn, ...], rng: random.Random, floor: date) -> None:
-    """Insert a filler session before a random existing session, dated between its neighbours."""
+def _place(slots: list[_Slot], rng: random.Random, floor: date, turns: tuple[Turn, ...] = ()) -> _Slot:
+    """Insert a filler slot before a random existing session, dated between its neighbours."""
     i = rng.randrange(len(slots))
     hi = slots[i].day
     lo = slots[i - 1].day if i > 0 else min(floor, hi)
     if lo > hi:
         lo = hi
     day = lo + timedelta(days=rng.randint(0, (hi - lo).days))
-    iso = day.isoformat()
-    turns = tuple(replace(t, date=iso) for t in s_turns)
-    slots.insert(i, _Slot(turns, day, False))
+    slot = _Slot(tuple(replace(t, date=day.isoformat()) for t in turns), day, False)
+    slots.insert(i, slot)
+    return slot
+
+
+def _lifelog_round(slots: list[_Slot], need: int, make, h, round_no: int, rng: random.Random, floor: date,
+                   speakers: list[str]) -> list[_Slot]:
+    """Place sessions shaped like the haystack's own (mean length), then ask the generator for them."""
+    own = [len(x.turns) for x in slots if x.original]
+    k = max(1, min(round(need / (sum(own) / len(own))), need // 2 or 1))
+    holders = [_place(slots, rng, floor) for _ in range(k)]
+    made = make(need, h, round_no, [p.day.isoformat() for p in holders])
+    if sum(len(x.turns) for x in made) != need or len(made) != k:
+        raise MemevalError(f"padding: lifelog filler_sessions gave {sum(len(x.turns) for x in made)} turns "
+                           f"in {len(made)} sessions, asked for {need} in {k}")
+    fill = {id(p): _Slot(_map_speakers(tuple(replace(t, haystack=h, date=p.day.isoformat()) for t in m.turns),
+                                       speakers), p.day, False)
+            for p, m in zip(holders, made)}
+    return [fill.get(id(x), x) for x in slots if id(x) not in fill or fill[id(x)].turns]
 
 
 def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[int], *,
@@ -166,23 +186,12 @@ def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[
             need = size - count
             if need > 0:
                 if filler is not None:
-                    new = []
                     while need > 0:
-                        s = filler.draw(h, used, rng, speakers)
-                        new.append(s.turns[:need])
-                        need -= len(new[-1])
+                        drawn = filler.draw(h, used, rng, speakers).turns[:need]
+                        _place(slots, rng, floor, drawn)
+                        need -= len(drawn)
                 else:
-                    days = [floor + timedelta(days=d) for d in range((last - floor).days + 1)]
-                    new, left = [], need
-                    for s in life(need, h, k, days):
-                        if left <= 0:
-                            break
-                        new.append(tuple(replace(t, haystack=h) for t in s.turns[:left]))
-                        left -= len(new[-1])
-                    if left > 0:
-                        raise MemevalError(f"padding: lifelog filler_sessions gave {need - left} of {need} turns")
-                for s_turns in new:
-                    _insert(slots, s_turns, rng, floor)
+                    slots = _lifelog_round(slots, need, life, h, k, rng, floor, speakers)
                 count = size
             results[k][h] = list(slots)
 
