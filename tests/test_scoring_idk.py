@@ -125,3 +125,24 @@ def test_denies_premise(text, expected):
 ])
 def test_gold_is_idk(gold, expected):
     assert gold_is_idk(gold) is expected
+
+
+def test_phrase_set_agrees_with_re_search():
+    import re
+
+    from memeval.scoring.phrases import PhraseSet, expand_leading, literal_prefix, split_alternatives
+
+    assert split_alternatives(r"a(?:b|c)|[|]d|e\|f") == ["a(?:b|c)", "[|]d", r"e\|f"]
+    assert expand_leading(r"(?:ich )?wei(?:ss|ß) nicht") == [r"ich wei(?:ss|ß) nicht", r"wei(?:ss|ß) nicht"]
+    assert expand_leading(r"(?:a|b(?:c|d))e") == ["ae", "bce", "bde"]
+    assert literal_prefix(r"dont? know") == "don"
+    assert literal_prefix(r"n[aã]o sei") == "n"
+    patterns = [r"\bnever (?:said|told)\b", r"\b(?:don't|do not) know\b", r"(?:ich )?weiss nicht", r"\bno\b|\bnot\b",
+                r"^\W*unknown\W*$", r"\bcontradic"]
+    texts = ["whenever said", "I never said", "xdon't know", "I don't know", "weiss nicht", "ich weiss nicht",
+             "piano", "nothing", "no", "cannot", " unknown.", "the unknown caller", "noncontradiction", "contradicts",
+             "", "not"]
+    ours = PhraseSet(patterns)
+    for t in texts:
+        expected = any(re.search(p, t) for p in patterns)
+        assert ours.search(t) is expected, t

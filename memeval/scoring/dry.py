@@ -17,6 +17,7 @@ from typing import Iterable
 from memeval.bench.model import Question
 from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
 from memeval.scoring.matching import contains, matches_any
+from memeval.scoring.phrases import PhraseSet
 
 __all__ = ["GRADER_VERSION", "DryScore", "score_answer", "score_many", "latest_value",
            "names_disagreement", "has_correction_word", "IDK_NET_EXEMPT_AXES"]
@@ -42,7 +43,7 @@ class DryScore:
 
 
 # Words that name a disagreement (rule 9). Never "both" or "different" alone.
-_DISAGREEMENT = re.compile("|".join([
+_DISAGREEMENT = PhraseSet([
     r"\bconflict", r"\bcontradict", r"\binconsisten", r"\bnot consistent\b", r"\bdisagree",
     r"\bmismatch", r"\bdiscrepan", r"\b(?:do|does|did)(?:n't| not) (?:match|agree|line up|add up)\b",
     r"\bdon't match\b", r"\bat odds\b", r"\bcontradictory\b", r"\bconflicting\b",
@@ -52,11 +53,12 @@ _DISAGREEMENT = re.compile("|".join([
     r"\b(?:first|initially|originally|earlier|once)\b[^.!?]{0,80}\b(?:said|mentioned|told|stated|wrote|gave)\b"
     r"[^.!?]{0,80}\b(?:later|afterwards|another time|elsewhere|other times?|subsequently)\b",
     r"\bcontradic|\bwiderspr|\bcontraddi|\bcontradi[cç]",  # es/pt/fr/it/de stems
+], [
     r"矛盾|不一致|相互冲突|相互衝突|食い違|상충|모순|일치하지 않|противореч|не совпада|расхожд|تناقض|متعارض",
-]))
+])
 
 # Negation / correction words (rule 10).
-_CORRECTION = re.compile("|".join([
+_CORRECTION = PhraseSet([
     r"\bno\b", r"\bnope\b", r"\bnot\b", r"n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
     r"\bchang(?:e|ed|es)\b", r"\bswitched\b", r"\bmoved\b", r"\bused to\b", r"\bno longer\b",
     r"\bany ?more\b", r"\bwrong\b", r"\bmistaken\b", r"\boutdated\b", r"\bout of date\b",
@@ -64,10 +66,12 @@ _CORRECTION = re.compile("|".join([
     r"\bpreviously\b", r"\bsince then\b", r"\bnot anymore\b",
     r"\bya no\b|\ben realidad\b|\bcambi[oóa]", r"\bnon\b|\bn'est plus\b|\ben fait\b",
     r"\bnein\b|\bnicht mehr\b|\beigentlich\b|\binzwischen\b", r"\bn[aã]o\b|\bna verdade\b|\bmudou\b",
-    r"\bin realt[aà]\b|\bcambiat", r"不是|不再|其实|其實|改为|改為|改成|换成|換成",
+    r"\bin realt[aà]\b|\bcambiat",
+], [
+    r"不是|不再|其实|其實|改为|改為|改成|换成|換成",
     r"いいえ|ではなく|じゃなく|実は|変わり|変更", r"아니|더 이상|사실은|바뀌|변경",
     r"\bнет\b|\bне\b|уже не|на самом деле|изменил|теперь", r"(?<!\w)(?:لا|ليس|لم يعد|في الواقع)(?!\w)|تغير",
-]))
+])
 
 _LEADING_NEGATION = re.compile(
     r"^\s*(?:no(?:pe)?|not (?:any ?more|really)|actually|wrong|incorrect|that's (?:wrong|outdated|old))\b[\s,.;:!\u2014-]*",
@@ -93,12 +97,12 @@ def latest_value(gold: str) -> str:
 
 def names_disagreement(text: str) -> bool:
     """Rule 9's words: the text names a disagreement (conflict, contradicts, do not match, ...)."""
-    return _DISAGREEMENT.search(fold_for_phrases(text)) is not None
+    return _DISAGREEMENT.search(fold_for_phrases(text))
 
 
 def has_correction_word(text: str) -> bool:
     """Rule 10's words: a negation or correction (no, not, actually, changed, no longer, ...)."""
-    return _CORRECTION.search(fold_for_phrases(text)) is not None
+    return _CORRECTION.search(fold_for_phrases(text))
 
 
 def _golds(q: Question) -> list[str]:

@@ -20,6 +20,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memeval.scoring.phrases import PhraseSet
+
 __all__ = ["is_idk", "denies_premise", "gold_is_idk", "fold_for_phrases"]
 
 _FOLD = str.maketrans({
@@ -157,9 +159,9 @@ _AR = [
     r"لا اتذكر|غير (?:معروف|مذكور|محدد)",
 ]
 
-_IDK = re.compile("|".join(f"(?:{p})" for p in _EN + _ES + _FR + _DE + _PT + _IT + _ZH + _JA + _KO + _RU + _AR))
+_IDK = PhraseSet(_EN + _ES + _FR + _DE + _PT + _IT, _ZH + _JA + _KO + _RU + _AR)
 
-_DENIAL = re.compile("|".join(f"(?:{p})" for p in [
+_DENIAL = PhraseSet([
     r"\byou (?:have |had )?(?:never|didn't|did not|haven't|have not|hadn't) (?:actually |ever )?(?:said|say|told|tell|mentioned|mention|stated|state|shared|share|talked|done|did|gone|go|went|been|visited|visit)\b",
     r"\b(?:that|this|it|which|such a thing) (?:never|didn't|did not|has never|hasn't|has not|doesn't|does not) (?:actually )?(?:happen|happened|occur|occurred|take place|took place)\b",
     r"\b(?:that|this|it)(?:'s| is| was|'s actually| is actually) (?:not|in)correct\b",
@@ -176,8 +178,9 @@ _DENIAL = re.compile("|".join(f"(?:{p})" for p in [
     r"\bce n'est pas (?:vrai|exact|correct)\b|\bcela ne s'est (?:jamais )?pas produit\b",
     r"\bdas stimmt nicht\b|\bdas ist nicht richtig\b|\bdas haben sie nie gesagt\b",
     r"\bisso n[aã]o (?:aconteceu|[eé] verdade)\b|\bnon [eè] (?:vero|corretto)\b|\bnon [eè] mai successo\b",
+], [
     r"这不是事实|没有发生过|沒有發生過|并非如此|並非如此|そのような事実はありません|그런 적(?:이)? 없|это не так|такого не было|هذا غير صحيح|لم يحدث",
-]))
+])
 
 
 @lru_cache(maxsize=4096)
@@ -185,7 +188,7 @@ def is_idk(text: str) -> bool:
     """True when the text says the thing was never stated / is not in memory / cannot be determined."""
     if not text or not text.strip():
         return False
-    return _IDK.search(fold_for_phrases(text)) is not None
+    return _IDK.search(fold_for_phrases(text))
 
 
 @lru_cache(maxsize=4096)
@@ -193,7 +196,7 @@ def denies_premise(text: str) -> bool:
     """True when the text explicitly rejects the question's premise (see the module docstring)."""
     if not text or not text.strip():
         return False
-    return _DENIAL.search(fold_for_phrases(text)) is not None
+    return _DENIAL.search(fold_for_phrases(text))
 
 
 def gold_is_idk(gold: str | None) -> bool:

@@ -1,0 +1,150 @@
+"""Dry scoring throughput: ``score_answer`` on N synthetic (question, answer) pairs covering all 17 axes.
+
+    .venv/bin/python benchmarks/scoring_throughput.py [--n 20000] [--runs 5] [--seed 1] [--out FILE]
+
+Answers come in three shapes, in equal shares per axis: a short answer (the gold, an old value, an
+IDK phrase in one of 11 languages, a wrong value), a one-sentence answer around the gold, and a
+system's returned memories joined as one text (~1.5 KB, as dry mode grades memory-only systems).
+Every answer carries a unique number, so the memo caches never serve a pair twice; the caches are
+also cleared before each run. Prints questions/second (median of ``--runs``) per answer shape and
+overall, plus microseconds per ``normalize`` call on typical texts, and writes a Markdown fragment
+(default ``benchmarks/results/scoring.md``) unless ``--out -``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from memeval.atomic import write_text
+from memeval.bench.axes import AXES
+from memeval.bench.model import Question
+from memeval.scoring import dry, idk, matching
+from memeval.scoring.dry import score_answer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IDK_BY_LANG = ["I don't know.", "That was never mentioned.", "No lo sé.", "Je ne sais pas.", "Ich weiß nicht.",
+               "Não sei.", "Non lo so.", "不知道", "わかりません", "모르겠습니다", "Не знаю.", "لا أعرف"]
+NAMES = ["Dr Lee", "Lyon", "oat milk", "metal pipe", "Bluebell", "March 13", "$150", "25%", "two and a half hours",
+         "Hauptstraße", "東京", "Алена", "salad", "soup", "weekdays", "weekends", "4417", "Zürich"]
+FILLER = ("We talked about the garden, the new recipe for lentil soup, a film about a lighthouse keeper, "
+          "the train times to the coast, a budget spreadsheet and the cat's vet appointment. ")
+
+
+def make_question(rng: random.Random, axis: str, i: int) -> Question:
+    gold, old, a, b = rng.sample(NAMES, 4)
+    kw: dict = {}
+    if axis in ("UPDATE", "STALE"):
+        kw["stale_answer"] = old
+    if axis == "CONTRADICT":
+        kw.update(clash_a=a, clash_b=b)
+    if axis == "RECONCILE":
+        kw.update(side_a=a, side_b=b)
+    if axis == "GATHER":
+        kw["gold_parts"] = (a, b)
+    if axis == "CONFLICT":
+        gold = f"No, it's {gold} now."
+    if axis in ("ABSTAIN", "FALSE_MEMORY"):
+        gold, kw["expect"], kw["evidence_turns"] = "Never stated", "no_memory", ()
+    return Question(id=f"Q{i:06d}", axis=axis, question_en="?", gold_answer=gold,
+                    gold_alts=(f"{gold} ({i})",), **kw)
+
+
+def make_answer(rng: random.Random, q: Question, shape: str, i: int) -> str:
+    core = rng.choice([q.gold_answer, q.stale_answer or "Paris", rng.choice(IDK_BY_LANG), "something else",
+                       " and ".join(q.gold_parts) or q.gold_answer])
+    if shape == "short":
+        return f"{core} (#{i})"
+    if shape == "sentence":
+        return f"From what you told me on day {i}, it's {core}; let me know if that changed."
+    memories = [f"user: {FILLER}{rng.randint(0, 10**6)}" for _ in range(6)]
+    memories.insert(rng.randrange(len(memories)), f"user: by the way, {core} (noted {i})")
+    return "\n".join(memories)
+
+
+def clear_caches() -> None:
+    for f in (matching.normalize, matching._gold_shape, matching._gold_fallback, idk.is_idk, idk.denies_premise):
+        f.cache_clear()
+
+
+def time_pairs(pairs) -> float:
+    clear_caches()
+    t0 = time.perf_counter()
+    for q, a in pairs:
+        score_answer(q, a)
+    return len(pairs) / (time.perf_counter() - t0)
+
+
+def time_normalize(texts, repeat: int = 200) -> float:
+    f = matching.normalize.__wrapped__  # uncached
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        for t in texts:
+            f(t)
+    return (time.perf_counter() - t0) / (repeat * len(texts)) * 1e6
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20000, help="pairs per answer shape")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/scoring.md"), help="'-' to skip writing")
+    args = ap.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    shapes = ("short", "sentence", "memories")
+    pairs = {s: [] for s in shapes}
+    for s in shapes:
+        for i in range(args.n):
+            q = make_question(rng, AXES[i % len(AXES)], i)
+            pairs[s].append((q, make_answer(rng, q, s, i)))
+    allpairs = [p for s in shapes for p in pairs[s]]
+    rng.shuffle(allpairs)
+
+    qps = {s: statistics.median(time_pairs(pairs[s]) for _ in range(args.runs)) for s in shapes}
+    qps["all"] = statistics.median(time_pairs(allpairs) for _ in range(args.runs))
+    typical = [make_answer(random.Random(k), make_question(random.Random(k), "BASIC", k), "sentence", k) for k in range(50)]
+    chars = statistics.mean(len(t) for t in typical)
+    norm_us = statistics.median(time_normalize(typical) for _ in range(args.runs))
+    long_texts = [a for _, a in pairs["memories"][:50]]
+    long_chars = statistics.mean(len(t) for t in long_texts)
+    norm_long_us = statistics.median(time_normalize(long_texts, repeat=20) for _ in range(args.runs))
+
+    cmd = f".venv/bin/python benchmarks/scoring_throughput.py --n {args.n} --runs {args.runs} --seed {args.seed}"
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    lines = [
+        "## Dry scoring throughput (`memeval.scoring.dry.score_answer`, grader dry-v1)",
+        "",
+        f"Command: `{cmd}`  ",
+        f"Machine: {machine} (2 cores, 24 GiB); date: {dt.date.today().isoformat()}; single process, "
+        f"median of {args.runs} runs, caches cleared before each run.",
+        "",
+        "| answers | pairs | questions/s |",
+        "|---|---:|---:|",
+        f"| short (gold / old value / IDK in 11 languages / wrong) | {args.n} | {qps['short']:,.0f} |",
+        f"| one sentence (~80 chars) | {args.n} | {qps['sentence']:,.0f} |",
+        f"| memories joined as one text (~{long_chars:,.0f} chars) | {args.n} | {qps['memories']:,.0f} |",
+        f"| all three shuffled | {3 * args.n} | {qps['all']:,.0f} |",
+        "",
+        f"`normalize` (uncached): {norm_us:.1f} µs per typical answer (~{chars:.0f} chars), "
+        f"{norm_long_us:.0f} µs per joined-memories text (~{long_chars:,.0f} chars).",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.out != "-":
+        write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
