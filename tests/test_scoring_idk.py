@@ -134,7 +134,9 @@ def test_phrase_set_agrees_with_re_search():
 
     assert split_alternatives(r"a(?:b|c)|[|]d|e\|f") == ["a(?:b|c)", "[|]d", r"e\|f"]
     assert expand_leading(r"(?:ich )?wei(?:ss|ß) nicht") == [r"ich wei(?:ss|ß) nicht", r"wei(?:ss|ß) nicht"]
-    assert expand_leading(r"(?:a|b(?:c|d))e") == ["ae", "bce", "bde"]
+    assert expand_leading(r"(?:a|b(?:c|d))e") == ["ae", "b(?:c|d)e"]  # only a leading group expands
+    assert expand_leading(r"(?:(?:a|b)c|d)e") == ["ace", "bce", "de"]
+    assert expand_leading(r"(?:a|b)+c") == [r"(?:a|b)+c"]  # a repeated group stays
     assert literal_prefix(r"dont? know") == "don"
     assert literal_prefix(r"n[aã]o sei") == "n"
     patterns = [r"\bnever (?:said|told)\b", r"\b(?:don't|do not) know\b", r"(?:ich )?weiss nicht", r"\bno\b|\bnot\b",
