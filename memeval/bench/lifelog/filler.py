@@ -32,7 +32,8 @@ def split_turns(total: int, k: int, rng: random.Random, minimum: int = 2) -> lis
 class _Talk:
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.topics = load("filler")["topics"]
+        self.extra = load("filler")
+        self.topics = self.extra["topics"]
         self.names = list(self.topics)
         self.pools = load("values")["filler"]
         self.replies = load("story")["replies"]
@@ -48,20 +49,26 @@ class _Talk:
                            n=r.randint(2, 60), hour=r.randint(5, 11))
 
     def session(self, n_turns: int) -> list[tuple[str, str]]:
-        r = self.rng
+        r, extra = self.rng, self.extra
         topic = self.topics[r.choice(self.names)]
         out = []
         for i in range(n_turns):
             if i % 2 == 0:
                 if i and r.random() < 0.15:
                     topic = self.topics[r.choice(self.names)]
-                k = r.choices((1, 2, 3), (0.5, 0.35, 0.15))[0]
-                lines = r.sample(topic["user"], min(k, len(topic["user"])))
+                if i and r.random() < 0.22:
+                    out.append(("user", r.choice(extra["short_user"])))
+                    continue
+                k = 2 if r.random() < 0.15 else 1
+                lines = r.sample(topic["user"], k)
                 out.append(("user", " ".join(self._fill(x) for x in lines)))
             else:
-                k = r.choices((1, 2, 3), (0.55, 0.35, 0.10))[0]
-                lines = [self._fill(x) for x in r.sample(topic["assistant"], min(k, len(topic["assistant"])))]
-                if r.random() < 0.12:
+                if r.random() < 0.22:
+                    out.append(("assistant", r.choice(extra["short_assistant"])))
+                    continue
+                k = 2 if r.random() < 0.12 else 1
+                lines = [self._fill(x) for x in r.sample(topic["assistant"], k)]
+                if r.random() < 0.08:
                     lines.insert(0, r.choice(self.replies))
                 out.append(("assistant", " ".join(lines)))
         return out

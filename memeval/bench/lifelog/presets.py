@@ -45,10 +45,10 @@ PRESETS: dict[str, Preset] = {
         lang_glue_pairs=1),
     "demo": Preset(
         "demo", story_sessions=36, tier_turns=(720, 2400, 4800, 14400), tier_sessions=(36, 110, 160, 420),
-        axes={"BASIC": 60, "PARAPHRASE": 36, "TEMPORAL": 30, "UPDATE": 28, "GATHER": 24, "RECONCILE": 18,
-              "MULTI": 28, "IMPLICIT": 18, "CROSS": 24, "CONFLICT": 20, "STALE": 24, "CONTRADICT": 16,
-              "ABSTAIN": 16},
-        fm=(7, 7, 7), photos=50, photo_questions=3, lang_sessions=2, xs_per_session=3, xq_per_lang=6,
+        axes={"BASIC": 80, "PARAPHRASE": 40, "TEMPORAL": 30, "UPDATE": 28, "GATHER": 24, "RECONCILE": 18,
+              "MULTI": 30, "IMPLICIT": 18, "CROSS": 26, "CONFLICT": 20, "STALE": 22, "CONTRADICT": 14,
+              "ABSTAIN": 14},
+        fm=(5, 5, 5), photos=50, photo_questions=3, lang_sessions=2, xs_per_session=3, xq_per_lang=12,
         lang_glue_pairs=3),
     # Glasshouse scale: 1,547 questions on 14 axes (incl. 150 IMAGE), 500 false-memory probes,
     # 800 cross-language questions; tiers 1,882 / 7,186 / 12,884 / 103,572 turns.
