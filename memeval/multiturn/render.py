@@ -41,8 +41,9 @@ def render_checks(record: Mapping, run: int | None = None) -> str:
     rows = "".join(
         f"<tr><td>{_e(c['key'])}</td><td>{_e(c['mode'])}</td><td>{_e(c['status'])}</td><td>{_e(c['want'])}</td>"
         f"<td>{_e(c['got_last'])}</td><td>{_e(c['bad_turn'])}</td></tr>" for c in r.get("state_checks", []))
-        + "".join(f"<tr><td>{_e(c['name'])}</td><td>rule</td><td>{_e(c['status'])}</td><td colspan=3>{_e(c.get('detail', ''))}"
-                  f"</td></tr>" for c in r.get("final_checks", []))
+    rows += "".join(
+        f"<tr><td>{_e(c['name'])}</td><td>rule</td><td>{_e(c['status'])}</td>"
+        f"<td colspan=3>{_e(c.get('detail', ''))}</td></tr>" for c in r.get("final_checks", []))
     return ("<table><tr><th>key</th><th>mode</th><th>status</th><th>expected</th><th>last value</th>"
             f"<th>bad_turn</th></tr>{rows}</table>")
 

@@ -1,0 +1,39 @@
+"""Plotly figures for multi-turn pass rates (static: they survive in the HTML report)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import plotly.graph_objects as go
+
+from .rates import EXCLUDED, PassRates
+
+__all__ = ["strata_figure", "shares_figure"]
+
+
+def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
+    """Pass rate per stratum and the weighted total, one bar group per agent."""
+    fig = go.Figure()
+    for agent, pr in rates.items():
+        rows = list(pr.strata.iter_rows(named=True))
+        x = [f"{r['stratum']} turns (w={r['weight']})" for r in rows] + ["total (weighted)"]
+        y = [r["rate"] for r in rows] + [pr.total]
+        text = [("n/a" if r["rate"] is None else f"{r['rate']:.2f}") + f" (n={r['pass'] + r['fail']})" for r in rows]
+        text.append("n/a" if pr.total is None else f"{pr.total:.2f}")
+        fig.add_bar(name=agent, x=x, y=y, text=text, textposition="outside")
+    gv = {pr.grader_version for pr in rates.values()}
+    fig.update_layout(barmode="group", yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.15]),
+                      title=f"Pass rate by session length (grader {', '.join(sorted(gv))})", legend_title="agent",
+                      height=420)
+    return fig
+
+
+def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
+    """Shares of tasks left out of the denominator, per agent."""
+    fig = go.Figure()
+    agents = list(rates)
+    for v in EXCLUDED:
+        fig.add_bar(name=v, x=agents, y=[rates[a].shares[v] for a in agents])
+    fig.update_layout(barmode="stack", yaxis=dict(title="share of tasks", range=[0, 1]),
+                      title="Excluded from the denominator", height=360)
+    return fig

@@ -1,0 +1,134 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Multi-turn tasks: pass rates by stratum and where each failure broke
+#
+# Samples are cut by goal from recorded sessions and replayed: user turns and tool returns are
+# fixed, every model output is regenerated and fed back. Each sample runs three times (pass if two
+# pass, else `flaky`). The main denominator is the task count; `undetermined`, `flaky`,
+# `incomplete` and `env_drift` are reported as their own shares. Strata weigh 1-3 turns 0.2,
+# 4-8 turns 0.5, 9+ turns 0.3 (renormalised when a stratum has no pass/fail verdict).
+
+# %% tags=["parameters"]
+# suite_dir: None = generate the built-in suite from seed/sessions into data/
+suite_dir = None
+seed = 20261018
+sessions = 12
+cross_session = 1
+# agents: scripted reference agents to replay (see memeval.multiturn.agents.SCRIPTED_AGENTS)
+agents = ["correct", "drops_constraint", "keeps_old_value", "adds_tax_line", "omits_key", "flaky", "wrong_tool"]
+# records_path: None = replay now; else a records JSONL written by `memeval multiturn run`
+records_path = None
+grader_version = None
+n_static = 4
+
+# %%
+from pathlib import Path
+
+from IPython.display import HTML, display
+
+from memeval.analysis.report import setup_notebook
+from memeval.multiturn.agents import make_agent
+from memeval.multiturn.rates import pass_rates, pass_rates_by_version, results_frame
+from memeval.multiturn.plots import shares_figure, strata_figure
+from memeval.multiturn.records import read_records
+from memeval.multiturn.render import failed_records, render_sample, render_table
+from memeval.multiturn.runner import run_suite
+from memeval.multiturn.suite import generate_suite, load_suite, save_suite
+from memeval.multiturn.widget import drilldown
+
+setup_notebook()  # plotly.js embedded once: figures render offline in the HTML report
+
+if records_path is None:
+    if suite_dir is None:
+        suite_dir = f"data/multiturn-s{seed}-n{sessions}"
+        if not (Path(suite_dir) / "suite.yaml").is_file():
+            save_suite(generate_suite(seed, sessions, cross_session), suite_dir)
+    suite = load_suite(suite_dir)
+    records = [r for a in agents for r in run_suite(suite, make_agent(a))]
+else:
+    records = read_records(records_path)
+df = results_frame(records)
+versions = sorted(df["grader_version"].unique().to_list())
+grader_version = grader_version or versions[-1]
+print(f"{len(records)} records, agents {sorted(df['agent'].unique().to_list())}, grader versions {versions}; "
+      f"showing {grader_version}")
+
+# %% [markdown]
+# ## Pass rate per stratum, with the weighted total
+
+# %%
+rates = {a: pass_rates(df, grader_version, a) for a in sorted(df.filter(df["grader_version"] == grader_version)["agent"].unique().to_list())}
+strata_figure(rates).show()
+
+# %%
+rows = []
+for a, pr in rates.items():
+    for r in pr.strata.iter_rows(named=True):
+        rows.append({"agent": a, "stratum": r["stratum"], "weight": r["weight"], "weight used": round(r["weight_used"], 3),
+                     "pass": r["pass"], "fail": r["fail"], "undetermined": r["undetermined"], "flaky": r["flaky"],
+                     "incomplete": r["incomplete"], "env_drift": r["env_drift"],
+                     "rate": None if r["rate"] is None else round(r["rate"], 3)})
+    rows.append({"agent": a, "stratum": "total (weighted)", "rate": None if pr.total is None else round(pr.total, 3),
+                 "pass": "", "fail": "", "weight": "", "weight used": ""})
+display(HTML(render_table(rows, ["agent", "stratum", "weight", "weight used", "pass", "fail", "undetermined",
+                                 "flaky", "incomplete", "env_drift", "rate"])))
+
+# %% [markdown]
+# ## Shares outside the denominator; breakdown by corrections and cross-task
+
+# %%
+shares_figure(rates).show()
+brk = []
+for a, pr in rates.items():
+    for r in pr.by_corrections.iter_rows(named=True):
+        brk.append({"agent": a, "split": f"corrections {r['corrections_group']}", "tasks": r["tasks"],
+                    "rate": None if r["rate"] is None else round(r["rate"], 3)})
+    for r in pr.by_cross_task.iter_rows(named=True):
+        brk.append({"agent": a, "split": f"cross_task={r['cross_task']}", "tasks": r["tasks"],
+                    "rate": None if r["rate"] is None else round(r["rate"], 3)})
+display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
+
+# %% [markdown]
+# ## Where it broke: the bad_turn drill-down
+#
+# Live: pick a failed sample; its turns show the state trace, the breaking turn highlighted,
+# expected vs actual per asserted key and the tool returns of each turn. The static report shows
+# the first failures of each agent below (widgets do not run in HTML).
+
+# %%
+display(drilldown([r for r in records if r["grader_version"] == grader_version]))
+
+# %%
+failed = failed_records([r for r in records if r["grader_version"] == grader_version])
+shown = {}
+for r in failed:
+    if shown.get(r["agent"], 0) < n_static:
+        shown[r["agent"]] = shown.get(r["agent"], 0) + 1
+        display(HTML(render_sample(r)))
+display(HTML(render_table([{"agent": r["agent"], "sample": r["sample_id"], "verdict": r["verdict"],
+                            "bad_turn": r["bad_turn"], "reason": r["reason"]}
+                           for r in records if r["verdict"] != "pass" and r["grader_version"] == grader_version],
+                          ["agent", "sample", "verdict", "bad_turn", "reason"])))
+
+# %% [markdown]
+# ## Cross-session memory (user x topic): remembered or guessed right?
+
+# %%
+mem = [{"agent": r["agent"], "sample": r["sample_id"], "with earlier session": r["verdict"],
+        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory")}
+       for r in records if r.get("unit_type") == "user_topic"]
+display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory"])))

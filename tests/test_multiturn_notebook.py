@@ -1,0 +1,40 @@
+"""notebooks/multiturn: paired and stripped; executed on a small suite, exported, checked in Chromium."""
+
+import html
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+from browser import load_html, require_chromium
+from memeval.analysis.report import render_report
+
+NB = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def test_notebook_is_paired_and_stripped():
+    nb = nbformat.read(NB / "multiturn.ipynb", as_version=4)
+    paired = jupytext.read(NB / "multiturn.py")
+    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
+    assert [c.source for c in nb.cells] == [c.source for c in paired.cells]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in code)
+    assert "parameters" in code[0].metadata.get("tags", [])
+
+
+def test_notebook_runs_on_a_small_suite_and_renders(tmp_path):
+    out = tmp_path / "reports" / "multiturn.html"
+    render_report(NB / "multiturn.ipynb", out, {"sessions": 6, "cross_session": 1,
+                                                "agents": ["correct", "drops_constraint", "omits_key"]}, cwd=tmp_path)
+    text = out.read_text()
+    assert (tmp_path / "data" / "multiturn-s20261018-n6" / "suite.yaml").is_file()
+    assert text.count("Plotly.newPlot(") == 2
+    assert "bad-turn" in text                       # static drill-down of a failure
+    assert "total (weighted)" in text and "9+" in text
+    plain = html.unescape(text)
+    assert "drops_constraint" in plain and "remembered" in plain
+    require_chromium()
+    page = load_html(out, tmp_path / "multiturn.png")
+    assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
+    assert page.plotly_divs == 2 and page.plotly_svgs >= 4
+    assert "tax_mode" in page.text
