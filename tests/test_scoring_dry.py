@@ -209,3 +209,9 @@ def test_unicode_answers():
 def test_score_many_keeps_order():
     q = Q("BASIC", gold="Lyon")
     assert [s.score for s in score_many([(q, "Lyon"), (q, ""), (q, "Paris")])] == [1.0, 0.0, 0.0]
+
+
+def test_memories_as_a_list_are_joined():
+    q = Q("BASIC", gold="Dr Lee")
+    check(q, ["user: we went hiking", "user: my dentist is Dr. Lee"], 1.0, "basic:gold")
+    check(q, [], 0.0, "empty")

@@ -137,3 +137,35 @@ def test_whitespace_is_collapsed_not_deleted():
     # deleting white space would make "c on versation" style matches possible
     assert normalize("con  versation") == "con versation"
     assert contains("con versation", "on") is False
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("我有三只猫", "我有3只猫"),
+    ("二十五岁", "25岁"),
+    ("一百零五元", "105元"),
+    ("三月五日", "3月5日"),
+    ("我们一起去", "我们一起去"),  # 一起 "together" is a word, not a number
+    ("Tengo cinco gatos", "tengo 5 gatos"),
+    ("Sie hat fünf Katzen", "sie hat 5 katzen"),
+    ("У меня пять кошек", "у меня 5 кошек"),
+    ("Não sei", "nao sei"),  # pt "sei" (I know) is not it "sei" (6)
+    ("7pm", "7 pm"),
+    ("7:00 PM", "7 pm"),
+    ("7:30pm", "7:30 pm"),
+])
+def test_normalize_numbers_in_other_languages_and_clock_times(text, expected):
+    assert normalize(text) == expected
+
+
+@pytest.mark.parametrize("answer, gold, expected", [
+    ("我有5只猫", "5", True),  # a CJK neighbour is a boundary for a digit gold
+    ("我有五只猫", "5", True),
+    ("五十只", "5", False),
+    ("我的牙医是Lee医生", "Lee", True),
+    ("Tengo cinco gatos", "5", True),
+    ("at 7pm", "7 pm", True),
+    ("at 7:00 p.m.", "7pm", True),
+    ("Lyonnais", "Lyon", False),
+])
+def test_contains_across_scripts(answer, gold, expected):
+    assert contains(answer, gold) is expected

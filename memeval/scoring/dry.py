@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from memeval.bench.model import Question
 from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
@@ -109,8 +109,14 @@ def _golds(q: Question) -> list[str]:
     return [g for g in (q.gold_answer, *q.gold_alts) if g]
 
 
-def score_answer(q: Question, answer: str | None) -> DryScore:
-    """Grade one answer to one question by rules 1-11 of benchmark.md §4, in order."""
+def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
+    """Grade one answer to one question by rules 1-11 of benchmark.md §4, in order.
+
+    ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts,
+    joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
+    """
+    if answer is not None and not isinstance(answer, str):
+        answer = "\n".join(str(m) for m in answer if m)
     axis = (q.axis or "").upper()
     # Rule 1: a no-memory question is an abstention question whatever its axis.
     if q.expect == "no_memory" and axis not in ("ABSTAIN", "FALSE_MEMORY"):

@@ -8,7 +8,10 @@
 * ``1,000`` → ``1000``; ``1/4`` → ``0.25`` (a proper fraction, not part of a date like 3/4/2026).
 * English number words → digits (``twenty-five`` → ``25``, ``a hundred`` → ``100``,
   ``two and a half`` → ``2.5``, ``a quarter`` → ``0.25``, ``half`` → ``0.5``, ``twice`` → ``2``,
-  ``a dozen`` → ``12``).
+  ``a dozen`` → ``12``); the unambiguous number words 2-12 and 20 of es fr de pt it ru
+  (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
+  (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
+* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``.
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
   its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
 * English articles and personal pronouns dropped (questions are third person, conversations
@@ -20,10 +23,12 @@
 ``contains`` then looks for the gold on word boundaries, allowing a trailing ``s/es/d/ed/ing``
 (``y`` → ``ies/ied``; ordinals ``st/nd/rd/th`` after a number). A gold edge made of CJK
 (Han, kana, Hangul) needs no boundary: those scripts do not separate words with spaces, so such a
-gold matches as a substring. An Arabic gold may carry a one-letter proclitic (و ف ب ل ك) or the
+gold matches as a substring; for the same reason a CJK neighbour is a boundary for a Latin or
+digit gold ("我有5只猫" holds "5"). An Arabic gold may carry a one-letter proclitic (و ف ب ل ك) or the
 article ال. Fallback, for golds holding a number only: every number of the gold appears in the
 answer (compared as numbers: ``5`` never matches ``15`` or ``5.5``) and every content word of the
-gold (3+ letters, not a hedge like about/around/nearly) appears too.
+gold (3+ letters or am/pm, not a hedge like about/around/nearly) appears too. The fallback is not
+used for golds without a number: there, word order carries meaning the rule cannot check.
 """
 
 from __future__ import annotations
@@ -68,6 +73,27 @@ _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
 # 3/4/2026 stay as they are).
 _FRACTION = re.compile(r"(?<![\d/.,])(?:(\d{1,3})\s+)?(\d{1,4})\s*/\s*(\d{1,4})(?![\d/])")
 _AM_PM = re.compile(r"\b([ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm
+_CLOCK = re.compile(r"(\d)(?::00)?\s*([ap]m)\b")  # 7pm, 7:00 pm → 7 pm
+# Chinese/Japanese numerals before a counter or unit (三只 → 3只, 二十五岁 → 25岁, 三月 → 3月); a
+# numeral elsewhere (一起 "together", 星期三) is a word and stays.
+_CJK_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+               "七": 7, "八": 8, "九": 9}
+_CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CJK_NUMERAL = re.compile(
+    "([零〇一二两兩三四五六七八九十百千]+)(?=[个個只隻本次年月日天岁歲点點分元块塊位件条條张張名小时時周週人回歳つ階号號杯])")
+
+
+def _cjk_numeral_sub(m: re.Match) -> str:
+    total = cur = 0
+    for ch in m.group(1):
+        if ch in _CJK_DIGITS:
+            cur = _CJK_DIGITS[ch]
+        else:
+            total += (cur or 1) * _CJK_UNITS[ch]
+            cur = 0
+    return str(total + cur)
+
+
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
     "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
@@ -113,7 +139,22 @@ _USD_WORDS = frozenset(("dollar", "dollars", "usd", "bucks"))
 _EUR_WORDS = frozenset(("euro", "euros", "eur"))
 
 
-_SPECIAL_WORDS = frozenset([
+# Number words of the bench languages, 2-12 and 20, as they read after accent folding. Left out on
+# purpose: words that are also common words or names elsewhere (es "once", fr "sept"/"neuf",
+# de "elf"/"ein", it "due"/"sei"/"otto", articles like "un"/"una"/"um").
+_FOREIGN_NUMBERS = {
+    **dict.fromkeys(["dos"], "2"), **dict.fromkeys(["tres"], "3"), "cuatro": "4", "cinco": "5", "seis": "6",
+    "siete": "7", "ocho": "8", "nueve": "9", "diez": "10", "doce": "12", "veinte": "20",
+    "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "huit": "8", "dix": "10", "douze": "12", "vingt": "20",
+    "zwei": "2", "drei": "3", "vier": "4", "funf": "5", "sechs": "6", "sieben": "7", "acht": "8", "neun": "9",
+    "zehn": "10", "zwolf": "12", "zwanzig": "20",
+    "dois": "2", "duas": "2", "quatro": "4", "sete": "7", "oito": "8", "nove": "9", "dez": "10", "vinte": "20",
+    "tre": "3", "quattro": "4", "cinque": "5", "sette": "7", "dieci": "10", "dodici": "12", "venti": "20",
+    "один": "1", "одна": "1", "два": "2", "две": "2", "три": "3", "четыре": "4", "пять": "5", "шесть": "6",
+    "семь": "7", "восемь": "8", "девять": "9", "десять": "10", "двенадцать": "12", "двадцать": "20",
+}
+
+_SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS,
     *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_USD_WORDS, *_EUR_WORDS,
     *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
 ])
@@ -200,6 +241,10 @@ def _words_pass(toks: list[str]) -> list[str]:
             out.append(pair)
             i += 2
             continue
+        if t in _FOREIGN_NUMBERS:
+            out.append(_FOREIGN_NUMBERS[t])
+            i += 1
+            continue
         if t in _FRACTION_SINGLE:
             out.append(_FRACTION_SINGLE[t])
             i += 1
@@ -262,8 +307,12 @@ def normalize(text: str) -> str:
     s = s.translate(_PUNCT_TO_SPACE)
     if "." in s:
         s = _AM_PM.sub(r"\1m", s)
+    if "m" in s:
+        s = _CLOCK.sub(r"\1 \2", s)
     if "." in s or "," in s or ":" in s:
         s = _SEPARATORS.sub(" ", s)
+    if not s.isascii():
+        s = _CJK_NUMERAL.sub(_cjk_numeral_sub, s)
     return " ".join(_words_pass(_tokens(s)))
 
 
@@ -283,6 +332,12 @@ _LATIN_WORD = re.compile(r"[^\W\d_]{3,}|\b[ap]m\b")
 
 def _is_word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
+
+
+def _blocks(c: str) -> bool:
+    """Does this neighbour glue onto a Latin/digit gold edge? CJK characters do not: "我有5只猫"
+    holds "5", "牙医是Lee医生" holds "Lee" (those scripts put no spaces between words)."""
+    return (c.isalnum() or c == "_") and not _CJK.match(c)
 
 
 _ARABIC_PROCLITICS = ("\u0648", "\u0641", "\u0628", "\u0644", "\u0643", "\u0627\u0644",
@@ -337,7 +392,7 @@ def _left_ok(a: str, i: int, left: str) -> bool:
             return True
         return any(a.startswith(p, i - len(p)) and (i - len(p) == 0 or not _is_word_char(a[i - len(p) - 1]))
                    for p in _ARABIC_PROCLITICS if len(p) <= i)
-    if _is_word_char(prev):
+    if _blocks(prev):
         return False
     # a number is not the tail of a decimal or a time: "5" is not inside "1.5" or "9:05"
     return not (left == "digit" and prev in ".,:" and i >= 2 and a[i - 2].isdigit())
@@ -355,7 +410,7 @@ def _right_ok(a: str, j: int, shape: _GoldShape) -> bool:
             if suf and not a.startswith(suf, k):
                 continue
             e = k + len(suf)
-            if e < n and _is_word_char(a[e]):
+            if e < n and _blocks(a[e]):
                 continue
             if shape.number_right and e + 1 < n and a[e] in ".,:" and a[e + 1].isdigit():
                 continue
