@@ -101,6 +101,10 @@ def test_normalize(text, expected):
     ("After going to four visits a week", "about four hours", False),
     ("June 14", "14 June", True),
     ("He called twice", "2 times", False),
+    ("Back starts hurting around the 3 hour mark", "three hours", True),  # fallback words in the singular
+    ("2 puppies", "2 puppies", True),
+    ("3 puppy dogs", "3 puppies", True),
+    ("3 hours", "3 hour", True),
     # punctuation and articles
     ("the follow-up meeting", "follow up", True),
     ('He said "Bluebell"', "Bluebell", True),

@@ -57,7 +57,8 @@ _EN = [
     r"\b(?:have|has|had)" + _NT + r" (?:been )?(?:ever )?" + _SAID + r"\b",
     r"\b(?:is|was|are|were|has|have)" + _NT + r" (?:been )?(?:ever )?(?:explicitly |specifically )?" + _SAID + r"\b",
     r"\bnot (?:been )?(?:explicitly |specifically )?" + _SAID + r" (?:in|anywhere|before|to me|by you|earlier|yet|so far)\b",
-    r"\b(?:did|do|does|have|has)" + _NT + r" (?:ever )?(?:mention|say|state|tell me|specify|share|bring up|talk about|discuss|record)\b",
+    # not "don't": "don't mention it" / "don't share it" are instructions, not a missing fact
+    r"\b(?:did|does|have|has)" + _NT + r" (?:ever )?(?:mention|say|state|tell me|specify|share|bring up|talk about|discuss|record)\b",
     r"\bnot (?:found |stored |saved |recorded |mentioned |available )?(?:anywhere )?in (?:the |your |our |my |this |any |these |those )?" + _STORE + r"\b",
     r"\b(?:isn't|is not|wasn't|was not|aren't|are not|nothing|none) (?:stored |saved |recorded |mentioned |found )?(?:anywhere )?in (?:the |your |our |my |this |any )?" + _STORE + r"\b",
     r"\bno (?:such |relevant |specific |further |stored |saved |prior |previous |available )?" + _INFO

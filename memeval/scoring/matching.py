@@ -27,7 +27,8 @@ gold matches as a substring; for the same reason a CJK neighbour is a boundary f
 digit gold ("我有5只猫" holds "5"). An Arabic gold may carry a one-letter proclitic (و ف ب ل ك) or the
 article ال. Fallback, for golds holding a number only: every number of the gold appears in the
 answer (compared as numbers: ``5`` never matches ``15`` or ``5.5``) and every content word of the
-gold (3+ letters or am/pm, not a hedge like about/around/nearly) appears too. The fallback is not
+gold (3+ letters or am/pm, not a hedge like about/around/nearly; looked for in its singular)
+appears too. The fallback is not
 used for golds without a number: there, word order carries meaning the rule cannot check.
 """
 
@@ -453,8 +454,18 @@ def _gold_fallback(g: str) -> tuple[tuple, tuple[str, ...]] | None:
     if not nums:
         return None
     keys = tuple(_number_key(n) for n in nums)
-    words = [w for w in _LATIN_WORD.findall(g) if w not in HEDGE_WORDS]
+    words = [_singular(w) for w in _LATIN_WORD.findall(g) if w not in HEDGE_WORDS]
     return keys, tuple(dict.fromkeys(words))
+
+
+def _singular(w: str) -> str:
+    """A fallback content word is looked for in its singular, so "3 hour mark" has "3 hours"
+    (the suffix rule then still accepts "hours")."""
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
 
 
 def _number_key(n: str):
