@@ -36,17 +36,28 @@ class _Talk:
         self.topics = self.extra["topics"]
         self.names = list(self.topics)
         self.pools = load("values")["filler"]
-        self.replies = load("story")["replies"]
+        story = load("story")
+        self.replies, self.openers, self.glue = story["replies"], story["openers"], story["glue_user"]
+        self.p_life = 0.11
 
     def _fill(self, line: str) -> str:
         if "{" not in line:
             return line
         r, p = self.rng, self.pools
-        return line.format(fname=r.choice(p["people"]), dentist=r.choice(p["dentists"]), fpet=r.choice(p["pets"]),
+        fname = r.choice(p["people"]) + (" " + r.choice(p["last"]) if r.random() < 0.4 else "")
+        return line.format(fname=fname, dentist=r.choice(p["dentists"]), fpet=r.choice(p["pets"]),
                            city=r.choice(p["cities"]), film=r.choice(p["films"]), fdish=r.choice(p["dishes"]),
                            plant=r.choice(p["plants"]), plang=r.choice(p["languages"]),
                            weekday=r.choice(p["weekdays"]), ord=r.choice(p["ordinals"]),
                            n=r.randint(2, 60), hour=r.randint(5, 11))
+
+    def _life(self) -> str:
+        r = self.rng
+        opener = r.choice(self.openers)
+        parts = ([opener] if opener else []) + [self._fill(x) for x in r.sample(self.extra["life"], r.randint(2, 4))]
+        if r.random() < 0.2:
+            parts.append(r.choice(self.glue))
+        return " ".join(parts)
 
     def session(self, n_turns: int) -> list[tuple[str, str]]:
         r, extra = self.rng, self.extra
@@ -56,19 +67,23 @@ class _Talk:
             if i % 2 == 0:
                 if i and r.random() < 0.15:
                     topic = self.topics[r.choice(self.names)]
-                if i and r.random() < 0.22:
+                x = r.random()
+                if i and x < 0.33:
                     out.append(("user", r.choice(extra["short_user"])))
+                    continue
+                if x > 1 - self.p_life:
+                    out.append(("user", self._life()))
                     continue
                 k = 2 if r.random() < 0.15 else 1
                 lines = r.sample(topic["user"], k)
                 out.append(("user", " ".join(self._fill(x) for x in lines)))
             else:
-                if r.random() < 0.22:
+                if r.random() < 0.36:
                     out.append(("assistant", r.choice(extra["short_assistant"])))
                     continue
-                k = 2 if r.random() < 0.12 else 1
+                k = 2 if r.random() < 0.07 else 1
                 lines = [self._fill(x) for x in r.sample(topic["assistant"], k)]
-                if r.random() < 0.08:
+                if r.random() < 0.15:
                     lines.insert(0, r.choice(self.replies))
                 out.append(("assistant", " ".join(lines)))
         return out

@@ -65,6 +65,7 @@ class Story:
         self._kind_deck: list[str] = []
         self._who_used: set[str] = set()
         self._dishes: list[str] | None = None
+        self._short_replies = load("filler")["short_assistant"]
 
     # ------------------------------------------------------------------ helpers
     def _say(self, session: int, text: str, long: bool = False) -> Statement:
@@ -353,6 +354,6 @@ class Story:
             for st in slot:
                 st.uid = turn.uid
             turns.append(turn)
-            reply = rng.choice(d["replies"])
+            reply = rng.choice(d["replies"]) if rng.random() < 0.7 else rng.choice(self._short_replies)
             turns.append(DTurn(uid(), "assistant", reply))
         return turns
