@@ -108,6 +108,7 @@ def test_idk_is_case_and_apostrophe_insensitive():
     ("Eso no pasó.", True),
     ("Такого не было.", True),
     ("No, it was sunny.", False),  # a bare "No," goes along with a ghost event
+    ("Actually, the weather was not great that day.", False),  # goes along, despite "actually … not"
     ("Yes, Dr Kim.", False),
     ("It was great fun", False),
     ("", False),

@@ -3,9 +3,36 @@
 Dry mode is a free, offline development ruler, not a published score. A system that returns
 memories but writes no answer is graded on its memories joined into one text.
 
-Each result names the rule that decided it (``DryScore.rule``), e.g. ``"stale:old-value"``,
-``"idk-net"``, ``"empty"``; the prefix is the axis the question was scored as (a question with
-``expect == "no_memory"`` is scored as ``abstain`` whatever its axis).
+Each result names the rule that decided it (``DryScore.rule``); the prefix is the axis the
+question was scored as (a question with ``expect == "no_memory"`` is scored as ``abstain``):
+
+=====================================  =====  ==================================================
+rule                                   score  when
+=====================================  =====  ==================================================
+``empty``                              0      rule 2: no text (it stays in the denominator)
+``idk-net``                            0      rule 3: IDK where a value was due (gold not IDK-like)
+``abstain|false_memory:idk``           1      rule 4: says it was never stated / not in memory
+``abstain|false_memory:denial``        1      rule 4: rejects the premise ("that never happened")
+``abstain|false_memory:went-along``    0      rule 4: anything else
+``gather:parts`` / ``gather:miss``     k/n    rule 5: fraction of ``gold_parts`` found
+``gather:gold``                        1      rule 5: no parts listed, gold or alt found
+``update:new-value|idk|miss``          1/.5/0 rule 6: new value first ("it was X, now Y" is right)
+``stale:new-value|old-value|idk|miss`` 1/0/.5/0 rule 7
+``reconcile:both-sides|one-side``      1/.5   rule 8: ``side_a``/``side_b`` found
+``reconcile:gold|miss``                1/0    rule 8: gold/alts
+``contradict:both-values``             1      rule 9: ``clash_a`` and ``clash_b`` both found
+``contradict:names-disagreement``      1      rule 9: conflict/contradicts/do not match/... named
+``contradict:idk|miss``                .5/0   rule 9
+``conflict:corrected``                 1      rule 10: correction word and the latest value
+``conflict:value-only|miss``           .5/0   rule 10
+``<axis>:gold`` / ``<axis>:miss``      1/0    rule 11: gold or any alt found
+=====================================  =====  ==================================================
+
+Decisions where §4 leaves room: the CONFLICT latest value is the gold with a leading "no,"/
+"actually" and subject ("it's", "they're") and a trailing "now" taken off, and any alt (as written
+or so stripped) counts too; RECONCILE checks sides before gold/alts, as listed; GATHER scores are
+exact fractions (2 of 3 = 0.666…); "both"/"different" alone never name a disagreement, but
+"first … said …, later …" does.
 """
 
 from __future__ import annotations

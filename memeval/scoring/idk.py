@@ -138,7 +138,7 @@ _JA = [
     r"(?:特定|判断|確認|判別)(?:でき|出来)(?:ません|ない)|覚えていません|覚えてない",
 ]
 _KO = [
-    r"모르겠|모릅니다|몰라요|모르는|알 수 없|알 수가 없|알지 못",
+    r"모르겠|모릅니다|몰라요|몰라(?!\w)|알 수 없|알 수가 없|알지 못",
     r"(?:기록|정보|언급|데이터)(?:이|가|은|는|도)? ?(?:없|찾을 수 없|확인되지 않)",
     r"(?:언급|말씀|말|이야기|얘기)(?:하신|한|된|하셨던|했던) ?(?:적이|적은|바가|바는) ?없",
     r"(?:언급|기록|저장)(?:되지|하지|되어 있지) 않|말씀(?:하지|을 하지) 않",
@@ -170,8 +170,9 @@ _DENIAL = PhraseSet([
     r"\b(?:that|this|it)(?:'s| is| was)n't (?:right|true|accurate|correct|what you (?:said|told me|mentioned))\b",
     r"\b(?:have|has|there(?:'s| is)) no (?:record|memory|mention|indication) (?:of|that) (?:you|that|this|it|such|any|ever)\b",
     r"\b(?:don't|do not) (?:recall|remember|have any record of) (?:you|that|this|ever|it ever)\b",
-    r"\bactually,? (?:you |it |your |the )[^.!?]{0,80}\bnot\b",
-    r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80},? not\b",
+    # a correction "X, not Y" (a bare "not" would also catch "the weather was not great")
+    r"\bactually,? [^.!?]{0,80}, not\b",
+    r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80}, not\b",
     r"\bthere (?:is|was|'s) no (?:such|evidence|sign)\b",
     r"\b(?:false|incorrect|mistaken|wrong) (?:premise|assumption|claim)\b",
     # a few of the other languages (their IDK phrases already count on ABSTAIN/FALSE_MEMORY)
@@ -184,7 +185,7 @@ _DENIAL = PhraseSet([
 ])
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def is_idk(text: str) -> bool:
     """True when the text says the thing was never stated / is not in memory / cannot be determined."""
     if not text or not text.strip():
@@ -192,7 +193,7 @@ def is_idk(text: str) -> bool:
     return _IDK.search(fold_for_phrases(text))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def denies_premise(text: str) -> bool:
     """True when the text explicitly rejects the question's premise (see the module docstring)."""
     if not text or not text.strip():
