@@ -141,6 +141,8 @@ def _suite_with(tmp_path, text, name="99_x.yaml"):
     ("category: layer1", "category: layer4", "field 'category': expected one of layer1, layer2, layer3"),
     ("  messages:\n", "  messages: []\n  old:\n", "field 'messages': expected a non-empty list"),
     ("    content: noted\n", "    text: noted\n", "messages[1]: field 'content': missing"),
+    ("    content: noted\n", "    content: 4429853327\n", "messages[1]: field 'content': expected a string, got int"),
+    ("    content: noted\n", "    content:\n", "messages[1]: field 'content': expected a string, got NoneType"),
 ])
 def test_malformed_case_names_file_record_and_field(tmp_path, old, new, where):
     assert old in CASE

@@ -172,9 +172,12 @@ def _history(obj: Any, path, record: str) -> History:
         rec = f"{record}.messages[{i}]"
         if not isinstance(m, dict):
             raise InputError(path, rec, None, "expected a mapping {role, content}")
-        out.append(Message(_str(m, "role", path, rec), _str(m, "content", path, rec, required=False) or ""))
-        if "content" not in m:
-            raise InputError(path, rec, "content", "missing")
+        role = _str(m, "role", path, rec)
+        content = m.get("content")
+        if not isinstance(content, str):
+            raise InputError(path, rec, "content", "missing" if "content" not in m else
+                             f"expected a string, got {type(content).__name__}")
+        out.append(Message(role, content))
     return History(str(cid), _timestamp(obj.get("timestamp"), path, record), tuple(out), meta)
 
 
