@@ -72,3 +72,13 @@ def test_unknown_mode_is_an_error_naming_it():
 def test_dict_trace_and_expect_forms():
     out = check_state([{"turn": 2, "state": {"k": 1}}], [{"key": "k", "mode": "eq", "value": 1, "from_turn": 2}])
     assert out[0].status == "pass"
+
+
+def test_docstring_examples():
+    import doctest
+
+    import memeval.multiturn.check as check_mod
+    import memeval.multiturn.split as split_mod
+    for mod in (check_mod, split_mod):
+        res = doctest.testmod(mod)
+        assert res.attempted > 0 and res.failed == 0

@@ -258,3 +258,20 @@ def test_cross_session_tells_remembered_from_guessed(suite):
     assert (g.with_prior.verdict, g.without_prior.verdict, g.outcome) == ("pass", "pass", "guessed_right")
     bad = run_user_topic(ut, priors, KeepsOldValue(), fixture_tools(suite))
     assert bad.outcome in ("remembered", "guessed_right")   # no correction in this unit: behaves correctly
+
+
+def test_end_to_end_all_undetermined_strata_are_renormalised_away(suite):
+    from memeval.multiturn.rates import pass_rates, results_frame
+    from memeval.multiturn.runner import run_suite
+    recs = run_suite(suite, OmitsKey(key=("total", "group_by")))
+    by = {}
+    for r in recs:
+        by.setdefault(r["stratum"], set()).add(r["verdict"])
+    # only the one-turn detour samples (no state keys) can still be judged; every longer task lacks a key
+    assert by["4-8"] == {"undetermined"} and by["9+"] == {"undetermined"}
+    judged = [r for r in recs if r["verdict"] in ("pass", "fail")]
+    assert judged and all(r["unit_type"] == "turn" and r["verdict"] == "pass" for r in judged)
+    pr = pass_rates(results_frame(recs))
+    used = {r["stratum"]: r["weight_used"] for r in pr.strata.iter_rows(named=True)}
+    assert used == {"1-3": 1.0, "4-8": 0.0, "9+": 0.0} and pr.total == 1.0
+    assert pr.shares["undetermined"] == sum(r["verdict"] == "undetermined" for r in recs) / len(recs)

@@ -9,7 +9,6 @@ extractor key-level accuracy of a state extractor against the suite's hand label
 from __future__ import annotations
 
 import argparse
-import os
 
 from ..errors import InputError
 

@@ -247,13 +247,14 @@ class AddsTaxLine(ScriptedAgent):
 
 @dataclass
 class OmitsKey(ScriptedAgent):
-    """Never reports ``key`` (a state extractor that misses it)."""
+    """Never reports ``key`` (one name or several): like a state extractor that misses it."""
     name: str = "omits_key"
-    key: str = "tax_mode"
+    key: str | tuple[str, ...] = "tax_mode"
 
     def report(self, desk, ev, ctx):
         s = desk.snapshot()
-        s.pop(self.key, None)
+        for k in (self.key,) if isinstance(self.key, str) else self.key:
+            s.pop(k, None)
         return s
 
 

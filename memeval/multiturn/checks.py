@@ -5,7 +5,7 @@ guards. Each function reads a :class:`RunTrace` and the sample; none calls a mod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from .check import StateCheck
 from .domain import WRITE_TOOLS

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 
 __all__ = ["GraderConfig", "DEFAULT_CONFIG", "STRATA"]
 
@@ -38,7 +39,7 @@ class GraderConfig:
         d["veto"] = list(self.veto)
         return d
 
-    @property
+    @cached_property
     def config_id(self) -> str:
         blob = json.dumps(self.to_dict(), sort_keys=True).encode()
         return "gc_" + hashlib.sha256(blob).hexdigest()[:12]

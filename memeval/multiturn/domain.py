@@ -12,6 +12,7 @@ import hashlib
 import random
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["TEMPLATES", "TOOLS", "WRITE_TOOLS", "CURRENCY_WORDS", "TAX_RATE", "EXPORT_FORMATS",
@@ -79,8 +80,14 @@ def render_request(kind: str, variant: int = 0, **fields) -> str:
 
 def parse_request(text: str) -> dict | None:
     """The request behind a user text, e.g. ``{"kind": "add", "qty": 3, "item": "bolts"}``."""
+    ev = _parse_cached(text.strip())
+    return dict(ev) if ev is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> dict | None:
     for kind, rx in _PATTERNS:
-        m = rx.match(text.strip())
+        m = rx.match(text)
         if not m:
             continue
         ev = {"kind": kind, **m.groupdict()}

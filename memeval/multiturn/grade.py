@@ -10,8 +10,8 @@ runs agreeing give their verdict; otherwise ``flaky`` with the cause ruled out i
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 from .agents import Agent
 from .check import Snapshot, StateCheck, check_state

@@ -8,7 +8,6 @@ the transcript is discarded. A "yes" to goal_met, or a "no" to the other two, is
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Protocol
 

@@ -7,10 +7,9 @@ reason and ``bad_turn``, the labels used for stratification, and per run the reg
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 from ..atomic import dumps_line
 from ..errors import InputError

@@ -6,7 +6,6 @@ its reason (``incomplete``), never a crash or a dropped sample.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from .agents import Agent
