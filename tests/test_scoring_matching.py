@@ -156,6 +156,11 @@ def test_whitespace_is_collapsed_not_deleted():
     ("7pm", "7 pm"),
     ("7:00 PM", "7 pm"),
     ("7:30pm", "7:30 pm"),
+    ("the first deploy", "1st deploy"),
+    ("twenty-first of May", "21st of may"),
+    ("thirty-second", "32nd"),
+    ("a third of it", "0.33 of"),  # a fraction, not an ordinal
+    ("wait a second", "wait second"),  # "second" stays a word
 ])
 def test_normalize_numbers_in_other_languages_and_clock_times(text, expected):
     assert normalize(text) == expected
@@ -170,6 +175,8 @@ def test_normalize_numbers_in_other_languages_and_clock_times(text, expected):
     ("at 7pm", "7 pm", True),
     ("at 7:00 p.m.", "7pm", True),
     ("Lyonnais", "Lyon", False),
+    ("on May 21st", "the twenty-first of May", True),
+    ("the 15th", "5th", False),
 ])
 def test_contains_across_scripts(answer, gold, expected):
     assert contains(answer, gold) is expected

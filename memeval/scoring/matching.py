@@ -8,7 +8,8 @@
 * ``1,000`` → ``1000``; ``1/4`` → ``0.25`` (a proper fraction, not part of a date like 3/4/2026).
 * English number words → digits (``twenty-five`` → ``25``, ``a hundred`` → ``100``,
   ``two and a half`` → ``2.5``, ``a quarter`` → ``0.25``, ``half`` → ``0.5``, ``twice`` → ``2``,
-  ``a dozen`` → ``12``); the unambiguous number words 2-12 and 20 of es fr de pt it ru
+  ``a dozen`` → ``12``); ordinals ``first`` → ``1st``, ``twenty-first`` → ``21st`` (not
+  ``second``, also a unit of time); the unambiguous number words 2-12 and 20 of es fr de pt it ru
   (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
   (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
 * Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``.
@@ -129,7 +130,20 @@ _FRACTION_PAIRS = {
     ("three", "quarters"): "0.75", ("three", "quarter"): "0.75", ("two", "thirds"): "0.67",
     ("a", "third"): "0.33", ("one", "third"): "0.33", ("a", "quarter"): "0.25",
     ("one", "quarter"): "0.25", ("a", "half"): "0.5", ("one", "half"): "0.5",
+    ("a", "fourth"): "0.25", ("one", "fourth"): "0.25", ("three", "fourths"): "0.75",
 }
+_ORDINALS_WORDS = {w: i for i, w in [
+    (1, "first"), (3, "third"), (4, "fourth"), (5, "fifth"), (6, "sixth"), (7, "seventh"), (8, "eighth"),
+    (9, "ninth"), (10, "tenth"), (11, "eleventh"), (12, "twelfth"), (13, "thirteenth"), (14, "fourteenth"),
+    (15, "fifteenth"), (16, "sixteenth"), (17, "seventeenth"), (18, "eighteenth"), (19, "nineteenth"),
+    (20, "twentieth"), (30, "thirtieth")]}  # not "second": it is also a unit of time
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 _FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
 _PRONOUNS = frozenset((
     "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself "
@@ -155,7 +169,7 @@ _FOREIGN_NUMBERS = {
     "семь": "7", "восемь": "8", "девять": "9", "десять": "10", "двенадцать": "12", "двадцать": "20",
 }
 
-_SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS,
+_SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS, *_ORDINALS_WORDS,
     *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_USD_WORDS, *_EUR_WORDS,
     *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
 ])
@@ -241,6 +255,14 @@ def _words_pass(toks: list[str]) -> list[str]:
         if pair is not None:
             out.append(pair)
             i += 2
+            continue
+        if t in _TENS and (nxt in _ORDINALS_WORDS and _ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
+            out.append(_ordinal(_TENS[t] + (_ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
+            i += 2
+            continue
+        if t in _ORDINALS_WORDS:
+            out.append(_ordinal(_ORDINALS_WORDS[t]))
+            i += 1
             continue
         if t in _FOREIGN_NUMBERS:
             out.append(_FOREIGN_NUMBERS[t])
