@@ -313,7 +313,7 @@ def test_all_abstain_bench_fails_idk_floor(tmp_path, capsys):
     code, lines, _ = _cli(capsys, root, "--tiers", "core")
     assert code == 1
     assert _fails(lines) == ["FAIL idk-floor tier=core: answering IDK to all 4 questions scores 100.0% weighted "
-                             "(100.0% unweighted), above 20%"]
+                             "(100.0% unweighted), above 20%; from ABSTAIN 100.0%"]
 
 
 def test_wrong_content_hash(bench, capsys):
@@ -420,3 +420,204 @@ def test_per_question_haystack_altered_in_larger_tier(tmp_path):
     ]
     assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
         "FAIL evidence-contains-gold tier=s q5: gold 'green' not in evidence turns [2]"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The value look-up behind reconcile/contradict never misses a turn the scorer would match
+
+TRICKY_TEXTS = [
+    "We met at the Café Olé on the corner.", "I paid one thousand eight hundred dollars for it.",
+    "About a quarter of the cake is left.", "It costs 4,822 pounds.", "رمز الباب ٤٨٢٢", "東京に住んでいます。",
+    "وبيروت جميلة في الربيع", "Cities are loud at night.", "He's twenty-five today.", "I have five cats.",
+    "Swim at the Quayside Pool on Mondays.", "O'Brien's bakery opens at 7.", "ＡＢＣ Corp sent the invoice.",
+    "Add 1/4 cup of sugar.", "Half past nine works.", "Die Straße ist lang.", "İstanbul was warm.",
+    "Nothing to see here.", "The 25th of May.", "I booked 1800 seats.", "Weekdays are for tea; weekends for coffee.",
+    "Two and a half hours.", "A dozen eggs, please.", "Rates rose 5 percent.", "It was 5.0 km.",
+]
+TRICKY_VALUES = ["cafe ole", "Café", "1800", "$1,800", "0.25", "4822", "東京", "بيروت", "city", "25", "5",
+                 "Quayside Pool", "O'Brien", "ABC Corp", "9", "0.5", "strasse", "Istanbul", "weekday", "weekends",
+                 "tea", "1/4", "twenty-five", "Mondays", "2.5", "12", "5%", "5 km", "a quarter"]
+
+
+@pytest.mark.parametrize("value", TRICKY_VALUES)
+def test_value_lookup_is_a_superset_of_contains(value):
+    from memeval.bench.audit import _Haystack
+    from memeval.scoring.matching import contains
+
+    h = _Haystack(None)
+    for i, text in enumerate(TRICKY_TEXTS, 1):
+        h.turns.append(Turn(i, i, "user", text, "2026-01-01"))
+    for start in (0, 7):
+        truth = {p for p in range(start, len(TRICKY_TEXTS)) if contains(TRICKY_TEXTS[p], value)}
+        got = set(h.candidates(value, start))
+        assert truth <= got, (value, start, sorted(truth - got))
+        assert all(p >= start for p in got)
+    # and it narrows: a word value is looked up, not scanned over every turn
+    assert set(h.candidates("Quayside Pool")) == {10}
+    assert set(h.candidates("4822")) == {3, 4}
+
+
+# ---------------------------------------------------------------------------------------------
+# The generated presets pass; deliberately broken copies of tiny fail, naming the question
+
+lifelog = pytest.importorskip("memeval.bench.lifelog")
+
+
+@pytest.fixture(scope="module")
+def tiny_master(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "tiny"
+    lifelog.generate("tiny", 1, out)
+    return out
+
+
+@pytest.fixture
+def tiny(tiny_master, tmp_path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(tiny_master, tmp_path / "tiny"))
+
+
+def _by_id(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in _rows(path)}
+
+
+def _first(path: Path, axis: str, also_in: Path | None = None) -> dict:
+    other = _by_id(also_in) if also_in else None
+    return next(r for r in _rows(path) if r["axis"] == axis and r["evidence_turns"] and (other is None or r["id"] in other))
+
+
+def test_generated_tiny_passes(tiny_master):
+    r = audit(tiny_master)
+    assert r.passed, r.summary()
+    assert r.tiers == ("core", "small", "medium", "full")
+    for c in ("reconcile-not-in-one-turn", "contradict-unresolved", "tiers-nested", "story-identical"):
+        assert r.check(c).status == "pass"  # ran, not skipped
+    assert r.check("tiers-nested").numbers["pairs"] == ["core<small", "small<medium", "medium<full"]
+    # the ceiling is measured in every tier
+    assert set(r.check("evidence-ceiling").numbers) >= {"core", "small", "medium", "full"}
+
+
+def test_generated_demo_passes(tmp_path):
+    out = tmp_path / "demo"
+    lifelog.generate("demo", 1, out)
+    code = main(["audit", str(out)])
+    r = audit(out)
+    assert r.passed, "\n".join(f.line() for f in r.findings)
+    assert code == 0
+
+
+def test_tiny_gold_removed_from_evidence_turn(tiny, capsys):
+    q = _first(tiny / "questions_small.jsonl", "BASIC")
+    (tid,) = q["evidence_turns"]
+    old = next(r["text"] for r in _rows(tiny / "turns_small.jsonl") if r["turn_id"] == tid)
+    for t in ("core", "small", "medium", "full"):  # everywhere, so the tiers still nest
+        _edit_lines(tiny / f"turns_{t}.jsonl",
+                    lambda rows: [{**r, "text": "Nothing much happened today."} if r["text"] == old else r
+                                  for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    assert f"FAIL evidence-contains-gold tier=small {q['id']}: gold {q['gold_answer']!r} not in evidence turns [{tid}]" \
+        in lines
+    assert {x.split()[1] for x in _fails(lines)} <= {"evidence-contains-gold", "evidence-ceiling"}
+
+
+def test_tiny_evidence_id_out_of_range(tiny, capsys):
+    q = _first(tiny / "questions_medium.jsonl", "TEMPORAL")
+    n = len(_rows(tiny / "turns_medium.jsonl"))
+    _edit_lines(tiny / "questions_medium.jsonl",
+                lambda rows: [{**r, "evidence_turns": [n + 5]} if r["id"] == q["id"] else r for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    assert _fails(lines)[0] == (f"FAIL evidence-resolves tier=medium {q['id']}: evidence turns [{n + 5}] not in "
+                                f"the tier's turns, which end at turn {n}")
+
+
+def test_tiny_story_turn_altered_in_higher_tier(tiny, capsys):
+    q = _first(tiny / "questions_core.jsonl", "BASIC", also_in=tiny / "questions_small.jsonl")
+    (core_tid,) = q["evidence_turns"]
+    (small_tid,) = _by_id(tiny / "questions_small.jsonl")[q["id"]]["evidence_turns"]
+    _edit_lines(tiny / "turns_small.jsonl",
+                lambda rows: [{**r, "text": r["text"] + " "} if r["turn_id"] == small_tid else r for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    fails = _fails(lines)
+    assert f"FAIL story-identical tier=small {q['id']}: evidence turn {small_tid} text differs from tier core" in fails
+    assert any(x.startswith(f"FAIL tiers-nested tier=small: core turn {core_tid} (") for x in fails)
+
+
+def _filler_positions(root: Path, tier: str, below: str) -> list[int]:
+    """Indexes of the turns of ``tier`` that are not in the tier ``below`` (filler)."""
+    lower = {(r["text"], r["speaker"], r["date"]) for r in _rows(root / f"turns_{below}.jsonl")}
+    return [i for i, r in enumerate(_rows(root / f"turns_{tier}.jsonl"))
+            if (r["text"], r["speaker"], r["date"]) not in lower]
+
+
+def test_tiny_reconcile_turn_holding_both_sides(tiny, capsys):
+    q = _first(tiny / "questions_full.jsonl", "RECONCILE")
+    i = _filler_positions(tiny, "full", "medium")[0]
+
+    def plant(rows):
+        rows[i] = {**rows[i], "text": f"Some days it's {q['side_a']}, other days {q['side_b']}; both are fine."}
+        return rows
+
+    _edit_lines(tiny / "turns_full.jsonl", plant)
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    tid = i + 1 if _rows(tiny / "turns_full.jsonl")[i]["turn_id"] == i + 1 else None
+    assert _fails(lines) == [f"FAIL reconcile-not-in-one-turn tier=full {q['id']}: turn {tid} holds both sides "
+                             f"{q['side_a']!r} and {q['side_b']!r}"]
+
+
+def test_tiny_contradict_resolved_later(tiny, capsys):
+    q = _first(tiny / "questions_full.jsonl", "CONTRADICT")
+    rows = _rows(tiny / "turns_full.jsonl")
+    later = max(q["evidence_turns"])
+    i = next(k for k in _filler_positions(tiny, "full", "core") if rows[k]["turn_id"] > later)
+    key = (rows[i]["text"], rows[i]["speaker"], rows[i]["date"])
+    planted = f"Settled it: the right one is {q['clash_b']}."
+    for t in ("small", "medium", "full"):  # the same filler turn in every tier that has it: tiers still nest
+        _edit_lines(tiny / f"turns_{t}.jsonl",
+                    lambda rows: [{**r, "text": planted} if (r["text"], r["speaker"], r["date"]) == key else r
+                                  for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    assert (f"FAIL contradict-unresolved tier=full {q['id']}: turn {rows[i]['turn_id']} mentions "
+            f"clash value {q['clash_b']!r} after the later clash turn {later}") in lines
+    assert {x.split()[1] for x in _fails(lines)} == {"contradict-unresolved"}
+
+
+def test_tiny_only_abstention_questions_fail_idk_floor(tiny, capsys):
+    _edit_lines(tiny / "questions_core.jsonl",
+                lambda rows: [r for r in rows if r["axis"] in ("ABSTAIN", "FALSE_MEMORY")])
+    n = len(_rows(tiny / "questions_core.jsonl"))
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny, "--tiers", "core")
+    assert code == 1
+    assert [x.split(":")[0] for x in _fails(lines)] == ["FAIL manifest-consistent tier=core", "FAIL idk-floor tier=core"]
+    assert f"answering IDK to all {n} questions scores 100.0% weighted" in _fails(lines)[1]
+
+
+def test_tiny_wrong_content_hash(tiny, capsys):
+    p = tiny / "turns_medium.jsonl"
+    p.write_bytes(p.read_bytes() + b"\n")  # a blank line: same turns, different bytes
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    (line,) = _fails(lines)
+    assert line.startswith("FAIL manifest-hash: content_hash sha256:")
+
+
+def test_tiny_malformed_line_exit_2(tiny, capsys):
+    p = tiny / "turns_medium.jsonl"
+    rows = p.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(rows[9])
+    bad["session_id"] = [bad["session_id"]]
+    rows[9] = json.dumps(bad)
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code, lines, err = _cli(capsys, tiny)
+    assert code == 2 and lines == []
+    assert err.splitlines() == [f"memeval audit: error: {p}:10: field 'session_id': expected int or str, got list"]

@@ -212,44 +212,60 @@ def _mark_class() -> str:
 
 
 _MARKS = re.compile(_mark_class())
-_FOLD_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None})
+_FOLD_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None,
+                             **{chr(0x0660 + i): str(i) for i in range(10)},
+                             **{chr(0x06F0 + i): str(i) for i in range(10)}})
+_THOUSANDS_COMMA = re.compile(r"(?<=\d)[,\u066c](?=\d)")
 _LETTERS = re.compile(r"[^\W\d_]+")
-_DIGITS = re.compile(r"\d[\d,.]*\d|\d")
+_DIGIT_RUN = re.compile(r"\d+")
+_NUMBER_WORDS = ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
+                 "forty fifty sixty seventy eighty ninety hundred thousand million billion dozen once twice "
+                 "thrice half halves quarter quarters third thirds").split()
+_UNIT_WORDS = "zero one two three four five six seven eight nine".split()
+_FRACTION_ISH = re.compile(r"\d\s*/\s*\d")
 # Words the scorer may rewrite or drop, so they cannot serve as a probe.
 _UNSAFE_PROBES = frozenset("""
 a an the and or of to in on at for with by from as is are was were be been it its this that these those
 i me my mine we us our ours you your yours he him his she her hers they them their theirs
-zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
-seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
-million billion dozen once twice thrice half quarter quarters third thirds percent per cent percentage
-dollar dollars usd bucks euro euros eur about around nearly roughly approximately almost some
-""".split())
+per cent percent percentage dollar dollars usd bucks euro euros eur about around nearly roughly
+approximately almost some
+""".split() + _NUMBER_WORDS + _UNIT_WORDS)
 
 
 def _fold(s: str) -> str:
-    """Coarser than the scorer's ``normalize`` folding (every mark dropped), so a probe found
-    in a folded value is found in the folded text of any turn that contains the value."""
+    """Coarser than the scorer's ``normalize`` (every mark dropped, thousands commas removed), so
+    a probe found in a folded value is found in the folded text of any turn containing it."""
     if s.isascii():
-        return s.lower()
-    return _MARKS.sub("", unicodedata.normalize("NFKD", s.casefold())).translate(_FOLD_EXTRA)
+        s = s.lower()
+    else:
+        s = _MARKS.sub("", unicodedata.normalize("NFKD", s.casefold())).translate(_FOLD_EXTRA)
+    return _THOUSANDS_COMMA.sub("", s) if "," in s or "\u066c" in s else s
 
 
-def _probe(value: str) -> str | None:
-    """A folded substring every text that ``contains`` the value must hold, or None."""
-    words = [w for w in _LETTERS.findall(_fold(value)) if len(w) >= 3 and w not in _UNSAFE_PROBES]
+def _probe(value: str) -> tuple[str, str] | None:
+    """``("word", w)``: a folded substring every turn that ``contains`` the value holds; or
+    ``("digits", d)``: a digit run it holds once its number words are written as digits; or None."""
+    from ..scoring.matching import normalize
+
+    folded = _fold(normalize(value))  # the scorer matches the value's normal form
+    words = [w for w in _LETTERS.findall(folded) if len(w) >= 3 and w not in _UNSAFE_PROBES]
     if words:
         w = max(words, key=len)
         for suffix in ("ing", "ed", "es", "s", "d", "y"):  # the scorer allows city -> cities
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                return w[: -len(suffix)]
-        return w
+                return "word", w[: -len(suffix)]
+        return "word", w
+    digits = _DIGIT_RUN.findall(folded)
+    if digits:
+        return "digits", max(digits, key=len)
     return None
 
 
 class _Haystack:
     """One haystack of a tier: its turns in file order and the look-ups the checks need."""
 
-    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts")
+    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts", "_words", "_vocab", "_wordy",
+                 "_normalized")
 
     def __init__(self, hid):
         self.hid = hid
@@ -258,6 +274,10 @@ class _Haystack:
         self.sessions: set[str] = set()
         self._folded: str | None = None
         self._starts: list[int] = []
+        self._words: dict[str, list[int]] | None = None
+        self._vocab: list[str] = []
+        self._wordy: dict[bool, list[int]] = {}
+        self._normalized: dict[int, str] = {}
 
     def evidence(self, ids: Iterable[int]) -> list[Turn] | None:
         """The turns with these ids, or None if any is missing."""
@@ -269,31 +289,103 @@ class _Haystack:
             out.append(self.turns[p])
         return out
 
-    def candidates(self, value: str, start: int = 0) -> Iterable[int]:
-        """Positions >= start of turns that may contain ``value`` (superset of ``contains``)."""
+    def _build(self) -> None:
+        """The folded text of every turn, joined, and an index word -> turn positions."""
+        parts, starts, off = [], [], 0
+        words: dict[str, list[int]] = {}
+        for p, t in enumerate(self.turns):
+            s = _fold(_turn_text(t))
+            starts.append(off)
+            parts.append(s)
+            off += len(s) + 1
+            for w in set(_LETTERS.findall(s)):
+                lst = words.get(w)
+                if lst is None:
+                    words[w] = [p]
+                else:
+                    lst.append(p)
+        self._folded, self._starts, self._words = "\x00".join(parts), starts, words
+        self._vocab = sorted(words)
+
+    def _scan(self, needle: str, start: int) -> list[int]:
+        """Positions >= start of turns whose folded text holds ``needle`` anywhere."""
+        text, starts, out = self._folded, self._starts, []
+        i = text.find(needle, starts[start] if start < len(starts) else len(text))
+        while i >= 0:
+            p = bisect.bisect_right(starts, i)
+            out.append(p - 1)
+            i = text.find(needle, starts[p] if p < len(starts) else len(text))
+        return out
+
+    def _prefixed(self, prefix: str, start: int) -> list[int]:
+        """Positions >= start of turns holding a word that starts with ``prefix``."""
+        vocab, words = self._vocab, self._words
+        i = bisect.bisect_left(vocab, prefix)
+        lists = []
+        while i < len(vocab) and vocab[i].startswith(prefix):
+            lists.append(words[vocab[i]])
+            i += 1
+        if len(lists) == 1:
+            lst = lists[0]
+            return lst[bisect.bisect_left(lst, start):]
+        return sorted({p for lst in lists for p in lst[bisect.bisect_left(lst, start):]})
+
+    def _wordy_turns(self, units: bool) -> list[int]:
+        """Turns where number words or fractions may turn into digits in the scorer's normal form."""
+        if units not in self._wordy:
+            found = set(self._scan("/", 0))
+            found = {p for p in found if _FRACTION_ISH.search(self._folded, self._starts[p],
+                                                              self._starts[p + 1] if p + 1 < len(self._starts)
+                                                              else len(self._folded))}
+            for w in _NUMBER_WORDS + (_UNIT_WORDS if units else []):
+                found.update(self._words.get(w, ()))
+            self._wordy[units] = sorted(found)
+        return self._wordy[units]
+
+    def candidates(self, value: str, start: int = 0) -> list[int] | range:
+        """Positions >= start of turns that may contain ``value``: a superset of the turns the
+        scorer's ``contains`` accepts, found without running it on every turn."""
         probe = _probe(value)
         if probe is None:
             return range(start, len(self.turns))
-        if self._folded is None:
-            parts, starts, off = [], [], 0
-            for t in self.turns:
-                s = _fold(_turn_text(t))
-                starts.append(off)
-                parts.append(s)
-                off += len(s) + 1
-            self._folded, self._starts = "\x00".join(parts), starts
-        text, found, i = self._folded, [], 0
-        i = text.find(probe, self._starts[start] if start < len(self._starts) else len(text))
-        while i >= 0:
-            p = bisect.bisect_right(self._starts, i) - 1
-            found.append(p)
-            nxt = self._starts[p + 1] if p + 1 < len(self._starts) else len(text)
-            i = text.find(probe, nxt)
-        return found
+        if self._words is None:
+            self._build()
+        kind, needle = probe
+        if kind == "word":
+            # an ASCII word of the value starts a word wherever the scorer finds the value;
+            # other scripts (CJK, Arabic proclitics) may not separate words: plain substring scan
+            return self._prefixed(needle, start) if needle.isascii() else self._scan(needle, start)
+        found = self._scan(needle, start)
+        # number words and fractions become digits only in the scorer's normal form
+        from ..scoring.matching import normalize
+
+        wordy = self._wordy_turns(len(needle) == 1)
+        extra = []
+        for p in wordy[bisect.bisect_left(wordy, start):]:
+            norm = self._normalized.get(p)
+            if norm is None:
+                norm = self._normalized[p] = normalize(_turn_text(self.turns[p]))
+            if needle in norm:
+                extra.append(p)
+        return sorted(set(found).union(extra)) if extra else found
 
 
 def _turn_text(t: Turn) -> str:
     return t.text if not t.caption else f"{t.text}\n{t.caption}"
+
+
+_PLAIN_TURN = frozenset({"turn_id", "session_id", "speaker", "text", "date"})
+
+
+def _turn(obj: dict, path, n: int) -> Turn:
+    """``turn_from_dict`` with a fast path for the common, well-formed plain turn."""
+    if obj.keys() == _PLAIN_TURN:
+        tid, sid = obj["turn_id"], obj["session_id"]
+        sp, text, date = obj["speaker"], obj["text"], obj["date"]
+        if (type(tid) is int and type(sid) in (int, str) and type(sp) is str and type(text) is str
+                and type(date) is str):
+            return Turn(tid, sid, sp, text, date)
+    return turn_from_dict(obj, path, n)
 
 
 def _turn_key(t: Turn) -> tuple:
@@ -373,7 +465,7 @@ class _Audit:
         prev_sess = object()
         img_seen: dict[str, bool] = {}
         for n, obj in iter_jsonl(path):
-            t = turn_from_dict(obj, path, n)
+            t = _turn(obj, path, n)
             n_turns += 1
             h = hays.get(t.haystack)
             if h is None:
@@ -447,6 +539,7 @@ class _Audit:
         ceil_low: list[tuple[float, str]] = []
         ceil_axes: dict[str, list[float]] = {}
         idk_ok: dict[str, bool] = {}
+        idk_by_axis: Counter = Counter()
         for q in data.questions:
             h = self.haystack_of(data, q)
             ev = self.resolve(name, data, q, h)
@@ -469,6 +562,7 @@ class _Audit:
                     self.fail("idk-floor", name, None, f"the scorer does not recognise {idk!r} ({lang}) as IDK")
             w = AXIS_WEIGHTS[q.axis]
             s = float(self.score_answer(q, idk).score)
+            idk_by_axis[q.axis] += w * s
             floor_num += w * s
             floor_den += w
             floor_n += s
@@ -493,9 +587,10 @@ class _Audit:
             weighted, unweighted = floor_num / floor_den, floor_n / nq
             self.numbers["idk-floor"][name] = {"weighted": weighted, "unweighted": unweighted, "n": nq}
             if weighted > IDK_FLOOR_MAX:
+                top = ", ".join(f"{a} {v / floor_den:.1%}" for a, v in idk_by_axis.most_common(3) if v)
                 self.fail("idk-floor", name, None,
                           f"answering IDK to all {nq} questions scores {weighted:.1%} weighted "
-                          f"({unweighted:.1%} unweighted), above {IDK_FLOOR_MAX:.0%}")
+                          f"({unweighted:.1%} unweighted), above {IDK_FLOOR_MAX:.0%}; from {top}")
         if ceil_scores:
             weighted, unweighted = ceil_num / ceil_den, sum(ceil_scores) / len(ceil_scores)
             self.numbers["evidence-ceiling"][name] = {"weighted": weighted, "unweighted": unweighted,

@@ -1,0 +1,121 @@
+"""Benchmark ``memeval audit``: wall time on the generated ``demo`` and ``full`` presets, and dry
+scoring throughput (questions/s) on the full tier's questions answered with their evidence text.
+
+    .venv/bin/python benchmarks/audit.py [--presets demo full] [--runs 3] [--seed 1] [--out FILE]
+
+Benches are generated once into a temporary folder (generation is not timed); each figure is the
+median of ``--runs`` runs. Writes a Markdown fragment (default ``benchmarks/results/audit.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memeval.atomic import write_text
+from memeval.bench.audit import audit
+from memeval.bench.io import load_bench, read_questions, read_turns
+from memeval.bench.lifelog import generate
+from memeval.scoring.dry import score_answer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _machine() -> str:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores, {mem:.0f} GiB, Python {platform.python_version()}, {platform.machine()}"
+
+
+def _median_time(fn, runs: int) -> tuple[float, list[float], object]:
+    times, out = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times, out
+
+
+def bench_audit(folder: Path, runs: int) -> dict:
+    med, times, report = _median_time(lambda: audit(folder), runs)
+    b = load_bench(folder)
+    return {"median_s": med, "times": times, "passed": report.passed, "failed": report.failed_checks,
+            "tiers": {t.name: (t.n_turns, t.n_questions) for t in b.tiers}}
+
+
+def bench_scoring(folder: Path, runs: int) -> dict:
+    b = load_bench(folder)
+    tier = b.tiers[-1]
+    turns = {t.turn_id: t.text for t in read_turns(folder / tier.turns_file)}
+    pairs = [(q, "\n".join(turns[i] for i in q.evidence_turns if i in turns))
+             for q in read_questions(folder / tier.questions_file)]
+    med, times, _ = _median_time(lambda: [score_answer(q, a) for q, a in pairs], runs)
+    chars = sum(len(a) for _, a in pairs)
+    return {"tier": tier.name, "n": len(pairs), "median_s": med, "times": times, "qps": len(pairs) / med,
+            "mean_answer_chars": chars / max(1, len(pairs))}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--presets", nargs="+", default=["demo", "full"])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "audit.md"))
+    args = p.parse_args(argv)
+    cmd = "cd /work/main && .venv/bin/python benchmarks/audit.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    rows, scoring = [], None
+    with tempfile.TemporaryDirectory(prefix="memeval-audit-bench-") as tmp:
+        for preset in args.presets:
+            folder = Path(tmp) / preset
+            t0 = time.perf_counter()
+            generate(preset, args.seed, folder)
+            gen_s = time.perf_counter() - t0
+            r = bench_audit(folder, args.runs)
+            r.update(preset=preset, gen_s=gen_s)
+            rows.append(r)
+            print(f"audit {preset}: median {r['median_s']:.2f} s over {args.runs} runs {r['times']}; "
+                  f"passed={r['passed']} {r['failed']}", flush=True)
+            if preset == args.presets[-1]:
+                scoring = bench_scoring(folder, args.runs)
+                print(f"dry scoring {preset}/{scoring['tier']}: {scoring['n']} questions, "
+                      f"{scoring['qps']:.0f} questions/s", flush=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    lines = [
+        "## Bench audit (`memeval audit`)",
+        "",
+        f"Machine: {_machine()}. Date: {dt.date.today().isoformat()}. Medians of {args.runs} runs; "
+        f"benches generated with seed {args.seed} (generation not timed).",
+        "",
+        f"Command: `{cmd}`",
+        "",
+        "| preset | tiers (turns / questions) | audit wall time, median | runs (s) | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        tiers = ", ".join(f"{k} {n:,}/{q:,}" for k, (n, q) in r["tiers"].items())
+        verdict = "pass" if r["passed"] else "FAIL: " + ", ".join(r["failed"])
+        lines.append(f"| {r['preset']} | {tiers} | {r['median_s']:.2f} s | "
+                     f"{', '.join(f'{t:.2f}' for t in r['times'])} | {verdict} |")
+    if scoring:
+        lines += [
+            "",
+            f"Dry scoring throughput (`score_answer`, each question answered with its evidence turns' text "
+            f"joined, mean {scoring['mean_answer_chars']:.0f} chars): preset {args.presets[-1]}, tier "
+            f"{scoring['tier']}, {scoring['n']:,} questions in {scoring['median_s']:.2f} s median = "
+            f"**{scoring['qps']:,.0f} questions/s** (runs: {', '.join(f'{t:.2f}' for t in scoring['times'])} s).",
+        ]
+    lines += ["", f"Peak RSS of the benchmark process (generation included): {rss:.0f} MiB.", ""]
+    write_text(args.out, "\n".join(lines))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
