@@ -106,3 +106,25 @@ def test_bad_responses_file_is_one_line_and_exit_2(tmp_path, capsys):
 def test_judge_metric_needs_an_endpoint(capsys):
     assert main(["compare", "--suite", str(SUITE), "--metric", "judge"]) == 2
     assert "--judge-url/--judge-model" in capsys.readouterr().err
+
+
+def test_compare_reads_memeval_runs(tmp_path, capsys):
+    from memeval.bench.loaders.booksuite import import_booksuite
+    from memeval.run import run_system
+
+    import_booksuite(SUITE, tmp_path / "bench")
+    run = run_system(tmp_path / "bench", "no_memory", out=tmp_path / "run", progress=False)
+    fake = tmp_path / "fake"  # a hand-written run: one complete answer, one error record
+    fake.mkdir()
+    (fake / "records.jsonl").write_text(
+        json.dumps({"qid": "layer1_01_bank_account", "epoch": 0, "answer": "4429853327 / 123006800"}) + "\n"
+        + json.dumps({"qid": "layer1_02_insurance_claim", "epoch": 0, "error": "boom"}) + "\n")
+    assert main(["compare", "--suite", str(SUITE), "--run", str(run), "--run", str(fake)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("Layer "))
+    assert header.split()[1:] == ["no_memory", "fake"]
+    assert _table(out)["Overall"] == ["0.000", "1.000"]
+    assert re.search(r"^n missing\s+0\s+7$", out, re.M)
+    (fake / "records.jsonl").write_text(json.dumps({"qid": "Q1", "epoch": 0, "answer": "x"}) + "\n")
+    assert main(["compare", "--suite", str(SUITE), "--run", str(fake)]) == 2
+    assert "records.jsonl:1: field 'qid': 'Q1' is not a book-suite test_id" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
     memeval compare --suite DIR [--responses FILE] [--metric keyword-recall|judge] [--out FILE]
 
-``--responses`` is ``{system: {test_id: answer}}`` (default: ``DIR/fixtures/system_responses.example.json``).
+``--responses`` is ``{system: {test_id: answer}}`` (default: ``DIR/fixtures/system_responses.example.json``
+unless ``--run`` is given); ``--run RUN_DIR`` adds the answers of a ``memeval run`` over the imported suite.
 Keyword recall needs no network and scores the cases that have gold facts; the judge metric grades every
 answered case with the rubric judge (``--judge-url``/``--judge-model``; key from ``--judge-key-env``).
 """
@@ -14,12 +15,13 @@ import sys
 from pathlib import Path
 
 from ..atomic import write_jsonl
-from ..bench.loaders.booksuite import LAYERS, BookSuite, load_booksuite, read_responses
+from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
+from ..run.records import read_manifest
 from ..errors import InputError
 from ..scoring.booksuite_scores import JUDGE, KEYWORD_RECALL, format_table, layer_table, score_answer_sets
 
 __all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
-           "suite_from_args"]
+           "suite_from_args", "run_name"]
 
 HELP = "compare answer sets on the book suite by layer (keyword recall or rubric judge)"
 
@@ -44,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_suite_arguments(p)
     p.add_argument("--responses", metavar="FILE",
                    help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json)")
+    p.add_argument("--run", action="append", default=[], metavar="RUN_DIR",
+                   help="also compare a memeval run over the imported suite (repeatable; named by its system)")
     p.add_argument("--systems", nargs="+", metavar="NAME", help="only these systems, in this order")
     add_judge_arguments(p)
 
@@ -67,6 +71,14 @@ def make_judge(args):
                                   temperature=0))
 
 
+def run_name(run_dir) -> str:
+    """A run's system spec from its manifest (``bm25:k=10``), else the folder name."""
+    try:
+        return str(read_manifest(run_dir)["config"]["system"]["spec"])
+    except (InputError, KeyError, TypeError):
+        return Path(run_dir).name
+
+
 def _note_ungraded(score) -> None:
     if score.status != "scored":
         print(f"{score.system} {score.test_id}: ungraded ({score.reason})", file=sys.stderr)
@@ -75,7 +87,12 @@ def _note_ungraded(score) -> None:
 def run(args) -> int:
     suite, known = suite_from_args(args)
     rpath = Path(args.responses) if args.responses else Path(args.suite) / "fixtures" / "system_responses.example.json"
-    responses = read_responses(rpath, known)
+    responses = read_responses(rpath, known) if args.responses or not args.run else {}
+    for run_dir in args.run:
+        name = run_name(run_dir)
+        if name in responses:
+            raise InputError(run_dir, None, None, f"system name {name!r} is already taken")
+        responses[name] = answers_from_run(run_dir, known=known)
     if args.systems:
         for s in args.systems:
             if s not in responses:

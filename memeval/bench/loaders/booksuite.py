@@ -381,7 +381,7 @@ def _iter_records(run_dir) -> Iterator[tuple[int, dict]]:
     yield from iter_jsonl(path)
 
 
-def answers_from_run(run_dir, epoch: int = 0) -> dict[str, str]:
+def answers_from_run(run_dir, epoch: int = 0, known: set[str] | None = None) -> dict[str, str]:
     """``{test_id: answer}`` from a run's ``records.jsonl`` (qid is the test_id). Error records have no
     answer and are left out (they are missing, not wrong); a record without an answer of its own gives
     its returned memories joined as one text. With several epochs, ``epoch`` is the one read."""
@@ -390,6 +390,8 @@ def answers_from_run(run_dir, epoch: int = 0) -> dict[str, str]:
         qid = row.get("qid")
         if not isinstance(qid, str):
             raise InputError(Path(run_dir) / "records.jsonl", n, "qid", "missing or not a string")
+        if known is not None and qid not in known:
+            raise InputError(Path(run_dir) / "records.jsonl", n, "qid", f"{qid!r} is not a book-suite test_id")
         if row.get("epoch", 0) not in (epoch, None) or row.get("error"):
             continue
         ans = _record_answer(row)
