@@ -621,3 +621,17 @@ def test_tiny_malformed_line_exit_2(tiny, capsys):
     code, lines, err = _cli(capsys, tiny)
     assert code == 2 and lines == []
     assert err.splitlines() == [f"memeval audit: error: {p}:10: field 'session_id': expected int or str, got list"]
+
+
+def test_tiny_broken_photo(tiny, capsys):
+    rows = _rows(tiny / "turns_core.jsonl") + _rows(tiny / "turns_full.jsonl")
+    img = next(r["image"] for r in rows if r.get("image"))
+    (tiny / img).write_bytes(b"not a png")
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    fails = _fails(lines)
+    assert fails and all(x.startswith("FAIL images-resolve tier=") and f"image {img!r} is not a readable image" in x
+                         for x in fails)
+    (tiny / img).unlink()
+    code, lines, _ = _cli(capsys, tiny)
+    assert all(x.endswith("not found in the bench folder") for x in _fails(lines))

@@ -12,7 +12,7 @@ Checks (``CHECKS``, in report order):
 - ``dates-chronological``: ISO dates never decrease within a haystack, in file order.
 - ``evidence-resolves``: every evidence turn / evidence session exists in the question's tier and
   haystack; answerable questions have evidence.
-- ``images-resolve``: every ``image`` a turn names exists under the bench folder.
+- ``images-resolve``: every ``image`` a turn names is a readable image file under the bench folder.
 - ``evidence-contains-gold``: the gold (or an alt; every part for GATHER; both sides also accepted
   for RECONCILE; the clash values for CONTRADICT) is contained (dry ``contains``) in the joined text
   of the evidence turns. ABSTAIN, FALSE_MEMORY and ``expect: no_memory`` are exempt; an IMAGE
@@ -374,6 +374,20 @@ def _turn_text(t: Turn) -> str:
     return t.text if not t.caption else f"{t.text}\n{t.caption}"
 
 
+def _image_problem(path: Path) -> str | None:
+    """None for a readable image file, else what is wrong with it."""
+    if not path.is_file():
+        return "not found in the bench folder"
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            im.verify()
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as e:
+        return f"is not a readable image ({type(e).__name__})"
+    return None
+
+
 _PLAIN_TURN = frozenset({"turn_id", "session_id", "speaker", "text", "date"})
 
 
@@ -493,10 +507,11 @@ class _Audit:
                 last_date[t.haystack] = (t.date, n)
             if t.image is not None:
                 if t.image not in img_seen:
-                    img_seen[t.image] = (self.root / t.image).is_file()
-                    if not img_seen[t.image]:
+                    problem = _image_problem(self.root / t.image)
+                    img_seen[t.image] = problem is None
+                    if problem:
                         self.fail("images-resolve", tier.name, None,
-                                  f"{tier.turns_file}:{n}: image {t.image!r} not found in the bench folder")
+                                  f"{tier.turns_file}:{n}: image {t.image!r} {problem}")
                 self.add("images-resolve", "image_turns")
         if bad_dates:
             n, d = bad_dates[0]
