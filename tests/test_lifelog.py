@@ -276,3 +276,26 @@ def test_cli_refuses_a_foreign_folder_and_replaces_a_previous_generation(tmp_pat
     assert main(["generate", "--preset", "tiny", "--out", str(foreign), "--force"]) == 0
     assert (foreign / "bench.yaml").is_file() and not (foreign / "notes.txt").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp folders left
+
+
+# The demo preset as written in lifelog.md's spirit: four tiers, the largest 10-20k turns, every axis.
+DEMO_TURNS = (720, 2400, 4800, 14400)
+DEMO_SESSIONS = (36, 110, 160, 420)
+DEMO_AXES = {"BASIC": 80, "PARAPHRASE": 40, "TEMPORAL": 30, "UPDATE": 28, "GATHER": 24, "RECONCILE": 18,
+             "MULTI": 30, "IMPLICIT": 18, "CROSS": 26, "CONFLICT": 20, "STALE": 22, "CONTRADICT": 14,
+             "ABSTAIN": 14, "FALSE_MEMORY": 15, "XLING_QUERY": 120, "IMAGE": 150, "XLING_STORE": 60}
+
+
+def test_demo_counts(tmp_path):
+    out = generate("demo", 3, tmp_path / "demo")
+    bench = load_bench(out)
+    assert [t.n_turns for t in bench.tiers] == list(DEMO_TURNS)
+    assert [t.n_sessions for t in bench.tiers] == list(DEMO_SESSIONS)
+    qs = read_questions(out / "questions_full.jsonl")
+    assert dict(Counter(q.axis for q in qs)) == DEMO_AXES
+    core = Counter(q.axis for q in read_questions(out / "questions_core.jsonl"))
+    assert "IMAGE" not in core and "XLING_STORE" not in core and len(core) == 15
+    assert len(list((out / "img").glob("img*.png"))) == 50
+    turns = read_turns(out / "turns_full.jsonl")
+    assert sum(1 for t in turns if t.image) == 50
+    assert len({q.store_lang for q in qs if q.axis == "XLING_STORE"}) == 10

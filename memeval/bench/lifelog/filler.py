@@ -38,6 +38,7 @@ class _Talk:
         self.pools = load("values")["filler"]
         story = load("story")
         self.replies, self.openers, self.glue = story["replies"], story["openers"], story["glue_user"]
+        self.padding = story["long_padding"]
         self.p_life = 0.11
 
     def _fill(self, line: str) -> str:
@@ -57,6 +58,8 @@ class _Talk:
         parts = ([opener] if opener else []) + [self._fill(x) for x in r.sample(self.extra["life"], r.randint(2, 4))]
         if r.random() < 0.2:
             parts.append(r.choice(self.glue))
+        elif r.random() < 0.1:
+            parts.insert(len(parts) - 1, r.choice(self.padding))
         return " ".join(parts)
 
     def session(self, n_turns: int) -> list[tuple[str, str]]:
