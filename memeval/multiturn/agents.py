@@ -250,11 +250,13 @@ class OmitsKey(ScriptedAgent):
     """Never reports ``key`` (one name or several): like a state extractor that misses it."""
     name: str = "omits_key"
     key: str | tuple[str, ...] = "tax_mode"
+    from_turn_count: int = 0          # only once the conversation has this many user turns
 
     def report(self, desk, ev, ctx):
         s = desk.snapshot()
-        for k in (self.key,) if isinstance(self.key, str) else self.key:
-            s.pop(k, None)
+        if ctx.get("n_user", 0) >= self.from_turn_count:
+            for k in (self.key,) if isinstance(self.key, str) else self.key:
+                s.pop(k, None)
         return s
 
 

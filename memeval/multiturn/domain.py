@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["TEMPLATES", "TOOLS", "WRITE_TOOLS", "CURRENCY_WORDS", "TAX_RATE", "EXPORT_FORMATS",
+__all__ = ["TEMPLATES", "TOOLS", "WRITE_TOOLS", "LOOKUP_TOOLS", "CURRENCY_WORDS", "TAX_RATE", "EXPORT_FORMATS",
            "World", "Desk", "parse_request", "render_request", "columns_for", "STATE_KEYS"]
 
 TAX_RATE = 0.13
@@ -46,18 +46,19 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 
 TOOLS: dict[str, dict] = {
     "get_price_list": {"description": "Unit prices (CNY, before tax) agreed with a customer.",
-                       "parameters": {"customer": "string"}},
+                       "parameters": {"customer": "string"}, "lookup": True},
     "get_fx_rate": {"description": "Exchange rate from base to target currency.",
-                    "parameters": {"base": "string", "target": "string"}},
+                    "parameters": {"base": "string", "target": "string"}, "lookup": True},
     "render_sheet": {"description": "Render the quote as a sheet with the given columns and rows.",
                      "parameters": {"columns": "array", "rows": "array", "currency": "string"}},
     "save_quote": {"description": "Save the quote (a write: only after the user confirms).",
                    "parameters": {"customer": "string", "currency": "string", "total": "number"},
                    "write": True},
     "get_orders": {"description": "Last month's orders for the given customers.",
-                   "parameters": {"customers": "array"}},
+                   "parameters": {"customers": "array"}, "lookup": True},
 }
 WRITE_TOOLS = frozenset(k for k, v in TOOLS.items() if v.get("write"))
+LOOKUP_TOOLS = frozenset(k for k, v in TOOLS.items() if v.get("lookup"))
 
 
 def _pattern(template: str) -> re.Pattern:

@@ -1,5 +1,8 @@
 """Pass rates over result records (polars): task denominator, fixed stratum weights, shares.
 
+Task-like units (task, session, user x topic) make the denominator; one-turn detour samples are
+counted per turn and summarised apart.
+
 ``undetermined``, ``flaky``, ``incomplete`` and ``env_drift`` are left out of the denominator and
 reported as shares of all tasks. Strata weigh 1-3 turns 0.2, 4-8 0.5, 9+ 0.3; a stratum with no
 pass/fail verdict (all undetermined, say) is skipped and the other weights renormalised. The
@@ -18,9 +21,10 @@ from .config import STRATA
 from .records import stratum_of
 
 __all__ = ["results_frame", "PassRates", "pass_rates", "pass_rates_by_version", "format_pass_rates",
-           "MixedVersionsError", "EXCLUDED"]
+           "MixedVersionsError", "EXCLUDED", "TASK_UNITS"]
 
 EXCLUDED = ("undetermined", "flaky", "incomplete", "env_drift")
+TASK_UNITS = ("task", "session", "user_topic")
 _COLS = {"sample_id": pl.String, "agent": pl.String, "grader_version": pl.String, "verdict": pl.String,
          "turns": pl.Int64, "corrections": pl.Int64, "cross_task": pl.Boolean, "bad_turn": pl.Int64,
          "score": pl.Float64, "unit_type": pl.String}
@@ -47,6 +51,7 @@ class PassRates:
     shares: dict
     by_corrections: pl.DataFrame
     by_cross_task: pl.DataFrame
+    turn_samples: dict            # one-turn detour samples, counted per turn, outside the task rate
 
 
 def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -66,9 +71,15 @@ def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, s
     return df.filter(pl.col(col) == want), want
 
 
-def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None) -> PassRates:
+def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None,
+               units: tuple[str, ...] = TASK_UNITS) -> PassRates:
+    """Rates over task-like units (``units``); turn samples are summarised apart."""
     df, gv = _only(df, "grader_version", grader_version)
     df, ag = _only(df, "agent", agent)
+    turn_df = df.filter(pl.col("unit_type") == "turn")
+    tp, tf = turn_df.filter(pl.col("verdict") == "pass").height, turn_df.filter(pl.col("verdict") == "fail").height
+    turn_samples = {"samples": turn_df.height, "pass": tp, "fail": tf, "rate": tp / (tp + tf) if tp + tf else None}
+    df = df.filter(pl.col("unit_type").is_in(list(units)) | pl.col("unit_type").is_null())
     counts = _counts(df, "stratum")
     base = pl.DataFrame({"stratum": [s[0] for s in STRATA], "weight": [s[3] for s in STRATA]})
     strata = base.join(counts, on="stratum", how="left").with_columns(
@@ -84,12 +95,12 @@ def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str |
     byc = _counts(df.with_columns(pl.when(pl.col("corrections") > 0).then(pl.lit(">0")).otherwise(pl.lit("0"))
                                   .alias("corrections_group")), "corrections_group")
     byx = _counts(df, "cross_task")
-    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx)
+    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples)
 
 
-def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None) -> dict[str, PassRates]:
+def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None, **kw) -> dict[str, PassRates]:
     """Split explicitly: one :class:`PassRates` per grader version."""
-    return {v: pass_rates(df, v, agent) for v in sorted(df["grader_version"].unique().to_list())}
+    return {v: pass_rates(df, v, agent, **kw) for v in sorted(df["grader_version"].unique().to_list())}
 
 
 def format_pass_rates(pr: PassRates) -> str:
@@ -107,4 +118,8 @@ def format_pass_rates(pr: PassRates) -> str:
         parts = [f"{r[col]}: {('-' if r['rate'] is None else format(r['rate'], '.3f'))} (n={r['tasks']})"
                  for r in tab.iter_rows(named=True)]
         lines.append(f"by {name}: " + "; ".join(parts))
+    ts = pr.turn_samples
+    if ts["samples"]:
+        lines.append(f"turn samples (per turn, not in the task rate): {ts['samples']}, pass rate "
+                     + ("-" if ts["rate"] is None else f"{ts['rate']:.3f}"))
     return "\n".join(lines)

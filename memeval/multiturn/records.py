@@ -51,6 +51,7 @@ def _grade(g: RunGrade) -> dict:
 def result_record(r: SampleResult, run_id: str = "") -> dict:
     s, lb = r.sample, r.sample.labels
     scores = sorted(g.score for _, g in r.runs if g.score is not None)
+    shown = next((g for _, g in r.runs if g.verdict == r.verdict), r.runs[0][1] if r.runs else None)
     return {"run_id": run_id, "sample_id": s.sample_id, "session_ref": s.session_ref, "unit_type": s.unit_type,
             "agent": r.agent, "grader_version": r.config.grader_version, "config_id": r.config.config_id,
             "config": r.config.to_dict(), "verdict": r.verdict, "reason": r.reason, "bad_turn": r.bad_turn,
@@ -59,6 +60,7 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
             "cross_task": lb.cross_task, "has_artifact": lb.has_artifact, "stratum": stratum_of(lb.turns),
             "turn_index": list(s.turn_index), "tool_fixture": s.replay.tool_fixture,
             "config_snapshot": s.replay.config_snapshot, "seed": s.replay.seed,
+            "observed": _grade(shown)["observed"] if shown else None,
             "runs": [{**_grade(g), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
                      for t, g in r.runs],
             **({"extra": r.extra} if r.extra else {})}

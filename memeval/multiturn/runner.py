@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Iterator
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
 from .crosssession import run_user_topic
-from .domain import TOOLS, WRITE_TOOLS, World
+from .domain import LOOKUP_TOOLS, TOOLS, WRITE_TOOLS, World
 from .grade import run_sample
 from .judge import Judge
 from .records import RecordWriter, result_record
@@ -27,7 +27,7 @@ READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
 
 def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
     """Replay mode: the recorded returns only."""
-    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS)
+    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS)
 
 
 def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], ToolSource]:

@@ -62,24 +62,48 @@ class ToolSource(Protocol):
     def call(self, key: str, call: ToolCall) -> ToolReturn: ...
 
 
+def _loose(obj: Any) -> str:
+    """Arguments compared ignoring case and surrounding blanks in strings."""
+    def norm(x):
+        if isinstance(x, str):
+            return " ".join(x.split()).casefold()
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [norm(v) for v in x]
+        return x
+    return canonical(norm(obj))
+
+
 @dataclass
 class FixtureTools:
-    """Recorded returns only; ``read_only`` names tools whose identical repeats may be re-served."""
+    """Recorded returns only.
+
+    ``read_only``: tools whose identical repeats may be re-served from the recording.
+    ``match_args``: lookup tools whose return depends on the query, so a call with other arguments
+    than the recorded one is not served (the sample becomes ``incomplete``); other tools (renders,
+    writes) take the agent's output as arguments and are matched by name.
+    """
     fixture: Fixture
     read_only: frozenset[str] = frozenset()
+    match_args: frozenset[str] = frozenset()
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
         rec = self.fixture.calls.get(key)
-        if rec is not None:
-            if rec.tool != call.name:
-                raise MissingFixture(key, f"recorded call is {rec.tool}, agent called {call.name}")
+        if rec is not None and rec.tool == call.name and (
+                call.name not in self.match_args or _loose(dict(rec.args)) == _loose(dict(call.args))):
             return ToolReturn(key, rec.result, "recorded")
         if call.name in self.read_only:
-            want = canonical(dict(call.args))
+            want = _loose(dict(call.args))
             for k, r in self.fixture.calls.items():
-                if r.tool == call.name and canonical(dict(r.args)) == want:
+                if r.tool == call.name and _loose(dict(r.args)) == want:
                     return ToolReturn(key, r.result, f"reused:{k}")
-        raise MissingFixture(key, f"no recorded return for {call.name}")
+        if rec is None:
+            raise MissingFixture(key, f"no recorded return for {call.name}")
+        if rec.tool != call.name:
+            raise MissingFixture(key, f"recorded call is {rec.tool}, agent called {call.name}")
+        raise MissingFixture(key, f"recorded {rec.tool}({canonical(dict(rec.args))}), agent asked "
+                                  f"{call.name}({canonical(dict(call.args))})")
 
 
 @dataclass
