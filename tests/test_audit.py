@@ -251,6 +251,31 @@ def _index(rows: list[dict], fragment: str) -> int:
     return i
 
 
+def test_same_question_with_another_gold_in_a_higher_tier(bench, capsys):
+    _edit_lines(bench / "questions_small.jsonl",
+                lambda rows: [{**r, "gold_answer": "Dr. Okafor"} if r["id"] == "Q001" else r for r in rows])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench)
+    assert code == 1
+    assert _fails(lines) == ["FAIL story-identical tier=small Q001: axis/gold BASIC 'Dr. Okafor' differ from tier "
+                             "core (BASIC 'Okafor')"]
+
+
+def test_max_findings_caps_lines_but_not_counts(bench, capsys):
+    _edit_lines(bench / "questions_core.jsonl", lambda rows: [{**r, "evidence_turns": [500 + i]}
+                                                              for i, r in enumerate(rows)])
+    _rehash(bench)
+    code, lines, _ = _cli(capsys, bench, "--tiers", "core", "--max-findings", "3")
+    assert code == 1
+    resolves = [x for x in _fails(lines) if x.startswith("FAIL evidence-resolves")]
+    assert len(resolves) == 4  # 3 shown + the "more" line
+    assert resolves[-1] == "FAIL evidence-resolves: ... and 7 more not shown"
+    assert audit(bench, ["core"]).check("evidence-resolves").failures == 10
+    with pytest.raises(SystemExit) as e:
+        main(["audit", str(bench), "--max-findings", "0"])
+    assert e.value.code == 2 and "at least 1, got '0'" in capsys.readouterr().err
+
+
 def test_reconcile_sides_in_one_turn(bench, capsys):
     def add(rows):
         extra = {"turn_id": len(rows) + 1, "session_id": 10, "speaker": "assistant", "date": rows[-1]["date"],

@@ -173,12 +173,7 @@ class AuditReport:
 
 
 def _fmt_numbers(numbers: Mapping[str, Any]) -> str:
-    parts = []
-    for k, v in numbers.items():
-        if isinstance(v, Mapping):
-            v = "{" + ", ".join(f"{kk}: {_fmt_value(vv)}" for kk, vv in v.items()) + "}"
-        parts.append(f"{k}={_fmt_value(v)}")
-    return " ".join(parts)
+    return " ".join(f"{k}={_fmt_value(v)}" for k, v in numbers.items())
 
 
 def _fmt_value(v) -> str:
@@ -431,11 +426,12 @@ class _Audit:
         self.skipped: dict[str, str] = {}
         self.notes: dict[str, str] = {}
         self.first_seen: dict[str, tuple[str, tuple[str, ...] | None, str, str]] = {}
-        from ..scoring.dry import score_answer
+        from ..scoring.dry import latest_value, score_answer
         from ..scoring.idk import is_idk
         from ..scoring.matching import contains
 
         self.contains, self.score_answer, self.is_idk = contains, score_answer, is_idk
+        self.latest_value = latest_value
 
     # -- bookkeeping
     def fail(self, check: str, tier: str | None, qid: str | None, reason: str) -> None:
@@ -675,10 +671,8 @@ class _Audit:
             return
         if q.axis == "RECONCILE" and q.side_a and q.side_b and c(text, q.side_a) and c(text, q.side_b):
             return
-        if q.axis == "CONFLICT":
-            stripped = [re.sub(r"^\s*(no|not|actually)\b[\s,;:.!-]*", "", g, flags=re.I) for g in golds]
-            if any(s and c(text, s) for s in stripped):
-                return
+        if q.axis == "CONFLICT" and any(c(text, self.latest_value(g)) for g in golds):
+            return  # "No, <current>": the evidence holds the current value
         if self.image_only(q, ev):
             self.add(check, "image_only")
             return

@@ -3,6 +3,7 @@ failure on its own line, 2 on malformed input."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from ..atomic import write_text
@@ -18,8 +19,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tiers", nargs="+", metavar="TIER",
                         help="tiers to audit (default: all; names may also be comma-separated)")
     parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
-    parser.add_argument("--max-findings", type=int, default=100, metavar="N",
+    parser.add_argument("--max-findings", type=_positive, default=100, metavar="N",
                         help="findings kept per check and tier (counts stay complete; default 100)")
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return n
 
 
 def run(args) -> int:
