@@ -171,4 +171,7 @@ def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
     out = Path(out)
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout)
     write_text(out, to_offline_html(nb, title=out.stem))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(out, 0o666 & ~umask)  # a report is for reading: not the temp file's private mode
     return out
