@@ -522,13 +522,13 @@ def test_generated_tiny_passes(tiny_master):
     assert set(r.check("evidence-ceiling").numbers) >= {"core", "small", "medium", "full"}
 
 
-def test_generated_demo_passes(tmp_path):
+def test_generated_demo_passes(tmp_path, capsys):
     out = tmp_path / "demo"
     lifelog.generate("demo", 1, out)
-    code = main(["audit", str(out)])
-    r = audit(out)
-    assert r.passed, "\n".join(f.line() for f in r.findings)
-    assert code == 0
+    code, lines, _ = _cli(capsys, out)
+    assert code == 0, "\n".join(_fails(lines))
+    assert lines[-1].startswith("audit PASS: 13/13 checks passed")
+    assert "  PASS tiers-nested  pairs=['core<small', 'small<medium', 'medium<full']" in "\n".join(lines)
 
 
 def test_tiny_gold_removed_from_evidence_turn(tiny, capsys):
@@ -660,3 +660,26 @@ def test_tiny_broken_photo(tiny, capsys):
     (tiny / img).unlink()
     code, lines, _ = _cli(capsys, tiny)
     assert all(x.endswith("not found in the bench folder") for x in _fails(lines))
+
+
+def test_imported_book_suite_per_question_haystacks(tmp_path):
+    """A real imported bench (one haystack per case, no tiers to nest): the structure checks pass and
+    every answerable case without evidence turns is named."""
+    from booksuite_paths import SUITE
+
+    from memeval.bench.loaders import import_bench
+
+    out = tmp_path / "bs"
+    import_bench("booksuite", [SUITE], out)
+    (tier,) = load_bench(out).tiers
+    qs = _rows(out / tier.questions_file)
+    no_evidence = {q["id"] for q in qs if not q.get("evidence_turns") and q.get("expect", "answer") == "answer"
+                   and q["axis"] not in ("ABSTAIN", "FALSE_MEMORY")}
+    assert {r.get("haystack") for r in _rows(out / tier.turns_file)} >= {q["haystack"] for q in qs}
+    r = audit(out, max_findings=1000)
+    for c in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "images-resolve"):
+        assert r.check(c).status == "pass", c
+    assert r.check("tiers-nested").status == "skip"
+    named = {f.qid for f in r.findings if f.check == "evidence-resolves"}
+    assert no_evidence and named == no_evidence
+    assert all(f.reason.endswith("question has no evidence turns") for f in r.findings if f.check == "evidence-resolves")
