@@ -70,3 +70,11 @@ def test_bad_gold_file_names_line_and_record(tmp_path):
     p.write_text(json.dumps({"t9": {"facts": ["x"]}}))
     with pytest.raises(InputError, match=r"record t9: field 'required_facts': missing"):
         read_gold_facts(p)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from memeval.scoring import keyword_recall as mod
+
+    assert doctest.testmod(mod).failed == 0

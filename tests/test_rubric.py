@@ -162,3 +162,24 @@ def test_compare_with_judge_metric_over_loopback(tmp_path, capsys, server):
     recs = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert {r["system"]: r["passed"] for r in recs} == {"a": True, "b": False}
     assert recs[0]["judge"]["model"] == "jm" and recs[0]["prompt_hash"] == prompt_hash(load_prompt())
+
+
+def test_docstring_examples():
+    import doctest
+
+    from memeval.scoring import rubric as mod
+
+    res = doctest.testmod(mod)
+    assert res.attempted >= 2 and res.failed == 0
+
+
+def test_score_answers_with_judge_without_json_mode(tmp_path, capsys, server):
+    p = tmp_path / "a.json"
+    p.write_text(json.dumps({"layer1_01_bank_account": "4429853327"}))
+    with scripted(server, lambda body: verdict(4, 2, 3, 3)) as srv:
+        rc = main(["score-answers", "--suite", str(SUITE), "--answers", str(p), "--metric", "judge",
+                   "--judge-url", srv.base_url, "--judge-model", "jm", "--no-judge-json-mode"])
+    assert rc == 0 and "response_format" not in srv.requests[0]
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("layer1_01_bank_account"))
+    assert line.split()[1:4] == ["layer1", f"{(3 + 1 + 2 + 2) / 12:.3f}", "no"]
+    assert line.endswith("prec=4 reca=2 reas=3 proa=3")

@@ -40,6 +40,8 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-model", help="judge model name")
     g.add_argument("--judge-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the API key (sent only as a header)")
+    g.add_argument("--judge-json-mode", action=argparse.BooleanOptionalAction, default=True,
+                   help="ask for response_format json_object (turn off for servers that reject it)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,7 +70,7 @@ def make_judge(args):
     if not args.judge_url or not args.judge_model:
         raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
     return RubricJudge(ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env,
-                                  temperature=0))
+                                  temperature=0), json_mode=args.judge_json_mode)
 
 
 def run_name(run_dir) -> str:
