@@ -458,10 +458,13 @@ TRICKY_TEXTS = [
     "Add 1/4 cup of sugar.", "Half past nine works.", "Die Straße ist lang.", "İstanbul was warm.",
     "Nothing to see here.", "The 25th of May.", "I booked 1800 seats.", "Weekdays are for tea; weekends for coffee.",
     "Two and a half hours.", "A dozen eggs, please.", "Rates rose 5 percent.", "It was 5.0 km.",
+    "Due on the twenty-first of May.", "We live on the fifth floor.", "Tengo cinco gatos.", "Ich habe drei Katzen.",
+    "У меня пять кошек.", "Il y a douze œufs.",
 ]
 TRICKY_VALUES = ["cafe ole", "Café", "1800", "$1,800", "0.25", "4822", "東京", "بيروت", "city", "25", "5",
                  "Quayside Pool", "O'Brien", "ABC Corp", "9", "0.5", "strasse", "Istanbul", "weekday", "weekends",
-                 "tea", "1/4", "twenty-five", "Mondays", "2.5", "12", "5%", "5 km", "a quarter"]
+                 "tea", "1/4", "twenty-five", "Mondays", "2.5", "12", "5%", "5 km", "a quarter",
+                 "21st", "5th", "3", "1st"]
 
 
 @pytest.mark.parametrize("value", TRICKY_VALUES)

@@ -212,10 +212,18 @@ _FOLD_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None,
                              **{chr(0x06F0 + i): str(i) for i in range(10)}})
 _THOUSANDS_COMMA = re.compile(r"(?<=\d)[,\u066c](?=\d)")
 _LETTERS = re.compile(r"[^\W\d_]+")
+_INDEX_WORD = re.compile(r"[^\W\d_]{3,}")  # probes are 3+ letters: shorter words need no index
 _DIGIT_RUN = re.compile(r"\d+")
 _NUMBER_WORDS = ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
                  "forty fifty sixty seventy eighty ninety hundred thousand million billion dozen once twice "
                  "thrice half halves quarter quarters third thirds").split()
+_NUMBER_WORDS += ("first third fourth fourths fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+                  "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth").split()
+# number words of the bench languages that the scorer writes as digits (as they read folded)
+_NUMBER_WORDS += ("dos tres cuatro cinco seis siete ocho nueve diez doce veinte deux trois quatre cinq huit dix "
+                  "douze vingt zwei drei vier funf sechs sieben acht neun zehn zwolf zwanzig dois duas quatro "
+                  "sete oito nove dez vinte tre quattro cinque sette dieci dodici venti один одна два две три "
+                  "четыре пять шесть семь восемь девять десять двенадцать двадцать").split()
 _UNIT_WORDS = "zero one two three four five six seven eight nine".split()
 _FRACTION_ISH = re.compile(r"\d\s*/\s*\d")
 # Words the scorer may rewrite or drop, so they cannot serve as a probe.
@@ -293,7 +301,7 @@ class _Haystack:
             starts.append(off)
             parts.append(s)
             off += len(s) + 1
-            for w in set(_LETTERS.findall(s)):
+            for w in set(_INDEX_WORD.findall(s)):
                 lst = words.get(w)
                 if lst is None:
                     words[w] = [p]
