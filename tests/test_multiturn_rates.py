@@ -55,3 +55,9 @@ def test_grader_versions_are_never_mixed(tmp_path, capsys):
     assert "grader_version" in capsys.readouterr().err
     assert main(["multiturn", "summary", str(p), "--grader-version", "r5"]) == 0
     assert "total (weighted): 0.000" in capsys.readouterr().out
+
+
+def test_a_rerun_appended_to_the_same_file_replaces_the_earlier_record():
+    rows = [rec(1, 2, "fail"), rec(2, 2, "pass"), rec(1, 2, "pass")]
+    pr = pass_rates(results_frame(rows))
+    assert pr.tasks == 2 and pr.total == 1.0

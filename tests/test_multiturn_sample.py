@@ -89,3 +89,26 @@ def test_cli_bad_sample_file_exits_2_with_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "samples.jsonl:2: field 'state_expect[0].mode'" in err
     assert not out.exists()
+
+
+def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, capsys):
+    from memeval.multiturn.config import GraderConfig
+    from memeval.multiturn.records import read_records
+    suite = tmp_path / "suite"
+    assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "3", "--cross-session", "1"]) == 0
+    bad_out = tmp_path / "never.jsonl"
+    assert main(["multiturn", "run", str(suite), "-o", str(bad_out), "--agent", "correct", "--agent", "nobody"]) == 2
+    assert not bad_out.exists() and "unknown agent 'nobody'" in capsys.readouterr().err
+    out = tmp_path / "r.jsonl"
+    assert main(["multiturn", "run", str(suite), "-o", str(out), "--agent", "drops_constraint"]) == 0
+    recs = read_records(out)
+    n_samples = len((suite / "samples.jsonl").read_text().splitlines())
+    assert len(recs) == n_samples
+    for r in recs:
+        cfg = GraderConfig.from_dict(r["config"])
+        assert r["grader_version"] == cfg.grader_version == "r5" and r["config_id"] == cfg.config_id
+        assert cfg.blend == {"final": 0.6, "process": 0.3, "guard": 0.1} and cfg.coverage_gate == 0.8
+        assert len(r["runs"]) == 3 and r["verdict"] in ("pass", "fail")
+    assert main(["multiturn", "summary", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "total (weighted)" in text and "1-3" in text and "9+" in text

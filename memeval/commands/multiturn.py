@@ -85,24 +85,26 @@ def _run(args) -> int:
     from ..multiturn.runner import fixture_tools, live_tools, run_suite
     from ..multiturn.suite import load_suite
 
+    agents = []                              # every name checked before anything runs or is written
+    for name in args.agent or ["correct"]:
+        if name == "chat":
+            agents.append(ChatAgent(_client(args), name=f"chat:{args.model}"))
+        elif name in SCRIPTED_AGENTS:
+            agents.append(make_agent(name))
+        else:
+            raise InputError("<command line>", None, "--agent", f"unknown agent '{name}' (scripted: "
+                             f"{', '.join(sorted(SCRIPTED_AGENTS))}; or chat)")
     suite = load_suite(args.suite)
     gv = args.grader_version or (suite.samples[0].replay.grader_version if suite.samples else "r5")
     cfg = DEFAULT_CONFIG.with_(grader_version=gv, runs=args.runs, pass_runs=min(2, args.runs))
     extractor = _extractor(args)
+    judge = ChatJudge(_client(args)) if args.judge else None
     score = extractor_accuracy(extractor, suite.labels)
     trusted = score.trusted(cfg.extractor_threshold)
     print(f"extractor {extractor.name}: key accuracy {score.accuracy:.3f} over {score.units} "
           f"({'trusted' if trusted else 'NOT trusted: its samples are undetermined'})")
-    judge = ChatJudge(_client(args)) if args.judge else None
     tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
-    for name in args.agent or ["correct"]:
-        if name == "chat":
-            agent = ChatAgent(_client(args), name=f"chat:{args.model}")
-        elif name in SCRIPTED_AGENTS:
-            agent = make_agent(name)
-        else:
-            raise InputError("<command line>", None, "--agent", f"unknown agent '{name}' (scripted: "
-                             f"{', '.join(sorted(SCRIPTED_AGENTS))}; or chat)")
+    for agent in agents:
         recs = run_suite(suite, agent, args.out, cfg, tools_factory=tools, run_id=args.run_id, judge=judge,
                          extractor=extractor, extractor_trusted=trusted)
         counts = {}

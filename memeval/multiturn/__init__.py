@@ -1,7 +1,7 @@
 """Multi-turn task evaluation: samples cut by goal, state assertions with ``bad_turn``, replay with
 fixed inputs and tool returns, three-run verdicts, stratified pass rates, cross-session memory.
 
-See ``docs``-level contract ``spec/multiturn.md``; the modules are small and each has one job:
+The contract is the project's multi-turn spec; the modules are small and each has one job:
 ``sample`` (data + loading), ``split``, ``check`` (``check_state``), ``domain`` + ``suite`` (the
 built-in suite), ``agents`` / ``llm_agent`` (agents under test), ``tools`` + ``replay``,
 ``checks`` (final rules, process, guards), ``judge``, ``extractor``, ``config``, ``grade``,

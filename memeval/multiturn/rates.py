@@ -35,7 +35,12 @@ class MixedVersionsError(ValueError):
 
 
 def results_frame(records: Iterable[dict]) -> pl.DataFrame:
-    rows = [{k: r.get(k) for k in _COLS} for r in records]
+    """One row per (sample, agent, grader version); a later record of the same triple (a rerun
+    appended to the same file) replaces the earlier one, so nothing is counted twice."""
+    latest = {}
+    for r in records:
+        latest[(r.get("sample_id"), r.get("agent"), r.get("grader_version"))] = r
+    rows = [{k: r.get(k) for k in _COLS} for r in latest.values()]
     df = pl.DataFrame(rows, schema=_COLS)
     return df.with_columns(pl.col("cross_task").fill_null(False),
                            pl.col("turns").map_elements(stratum_of, return_dtype=pl.String).alias("stratum"))
