@@ -299,3 +299,20 @@ def test_demo_counts(tmp_path):
     turns = read_turns(out / "turns_full.jsonl")
     assert sum(1 for t in turns if t.image) == 50
     assert len({q.store_lang for q in qs if q.axis == "XLING_STORE"}) == 10
+
+
+def test_png_writer_round_trips_through_pillow():
+    import io
+    import random
+
+    from memeval.bench.lifelog.png import encode_png
+
+    rng = random.Random(0)
+    for w, h in ((7, 5), (480, 320), (33, 1), (1, 40), (300, 3)):
+        for flat in (False, True):
+            data = bytes(7 if flat else rng.choice((0, 0, 0, 5, 255, rng.randrange(256))) for _ in range(w * h * 3))
+            png = encode_png(Image.frombytes("RGB", (w, h), data))
+            with Image.open(io.BytesIO(png)) as img:
+                img.load()
+                assert (img.format, img.mode, img.size) == ("PNG", "RGB", (w, h))
+                assert img.tobytes() == data

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from .png import encode_png
+
 __all__ = ["Scene", "make_scenes", "draw_scene", "scene_questions", "COLOURS", "OBJECTS", "ANCHORS"]
 
 COLOURS: dict[str, tuple[int, int, int]] = {
@@ -120,6 +122,7 @@ def _anchor(d: ImageDraw.ImageDraw, kind: str) -> int:
 
 
 def draw_scene(scene: Scene, path: Path) -> None:
+    """Draw ``scene`` and write it as PNG (byte-stable: see ``png.encode_png``)."""
     img = Image.new("RGB", (W, H), _WALLS[scene.wall])
     d = ImageDraw.Draw(img)
     d.rectangle([0, FLOOR_Y, W, H], fill=_FLOORS[scene.floor])
@@ -128,7 +131,7 @@ def draw_scene(scene: Scene, path: Path) -> None:
     _object(d, scene.on[1], scene.on[0], 240, top)
     _object(d, scene.left[1], scene.left[0], 80, FLOOR_Y + 20)
     _object(d, scene.right[1], scene.right[0], 400, FLOOR_Y + 20)
-    img.save(path, format="PNG", compress_level=6)
+    Path(path).write_bytes(encode_png(img))
 
 
 def scene_questions(scene: Scene, day: str, k: int) -> list[tuple[str, str, tuple[str, ...]]]:
