@@ -180,3 +180,15 @@ def test_normalize_numbers_in_other_languages_and_clock_times(text, expected):
 ])
 def test_contains_across_scripts(answer, gold, expected):
     assert contains(answer, gold) is expected
+
+
+def test_long_texts_are_matched_but_not_memoised():
+    from memeval.scoring import matching
+
+    filler = "We talked about the garden and a film. " * 400  # ~16 KB, above CACHE_MAX_CHARS
+    assert len(filler) > matching.CACHE_MAX_CHARS
+    before = matching._normalize_cached.cache_info().currsize
+    assert contains(filler + "My dentist is Dr. Lee.", "her dentist is Dr Lee") is True
+    assert contains(filler, "Dr Lee") is False
+    # the two long answers were not kept; only the short gold forms may have been added
+    assert matching._normalize_cached.cache_info().currsize <= before + 2

@@ -43,7 +43,7 @@ from typing import Iterable, Sequence
 
 from memeval.bench.model import Question
 from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
-from memeval.scoring.matching import contains, matches_any
+from memeval.scoring.matching import contains_normalized, normalize
 from memeval.scoring.phrases import PhraseSet
 
 __all__ = ["GRADER_VERSION", "DryScore", "score_answer", "score_many", "latest_value",
@@ -165,25 +165,33 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
         if denies_premise(answer):
             return DryScore.of(1.0, f"{prefix}:denial")
         return DryScore.of(0.0, f"{prefix}:went-along")
+    a = normalize(answer)  # once: a memory-only system's joined memories can be long
+
+    def has(value: str | None) -> bool:
+        return contains_normalized(a, value)
+
+    def has_any(values: Iterable[str]) -> bool:
+        return any(contains_normalized(a, v) for v in values if v)
+
     # Rule 5: GATHER, proportional to the parts found.
     if axis == "GATHER":
         parts = [p for p in q.gold_parts if p]
         if parts:
-            hit = sum(1 for p in parts if contains(answer, p))
+            hit = sum(1 for p in parts if has(p))
             return DryScore.of(hit / len(parts), "gather:parts" if hit else "gather:miss")
-        return DryScore.of(1.0, "gather:gold") if matches_any(answer, golds) else DryScore.of(0.0, "gather:miss")
+        return DryScore.of(1.0, "gather:gold") if has_any(golds) else DryScore.of(0.0, "gather:miss")
     # Rule 6: UPDATE, new value first ("it was X, now Y" is right).
     if axis == "UPDATE":
-        if matches_any(answer, golds):
+        if has_any(golds):
             return DryScore.of(1.0, "update:new-value")
         if idk:
             return DryScore.of(0.5, "update:idk")
         return DryScore.of(0.0, "update:miss")
     # Rule 7: STALE, new value first, then the old value served as current.
     if axis == "STALE":
-        if matches_any(answer, golds):
+        if has_any(golds):
             return DryScore.of(1.0, "stale:new-value")
-        if q.stale_answer and contains(answer, q.stale_answer):
+        if q.stale_answer and has(q.stale_answer):
             return DryScore.of(0.0, "stale:old-value")
         if idk:
             return DryScore.of(0.5, "stale:idk")
@@ -191,17 +199,17 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     # Rule 8: RECONCILE, both conditions (IDK already earned 0 in rule 3).
     if axis == "RECONCILE":
         if q.side_a and q.side_b:
-            hit = contains(answer, q.side_a) + contains(answer, q.side_b)
+            hit = has(q.side_a) + has(q.side_b)
             if hit == 2:
                 return DryScore.of(1.0, "reconcile:both-sides")
             if hit == 1:
                 return DryScore.of(0.5, "reconcile:one-side")
-        if matches_any(answer, golds):
+        if has_any(golds):
             return DryScore.of(1.0, "reconcile:gold")
         return DryScore.of(0.0, "reconcile:miss")
     # Rule 9: CONTRADICT, both values or words naming the disagreement.
     if axis == "CONTRADICT":
-        if q.clash_a and q.clash_b and contains(answer, q.clash_a) and contains(answer, q.clash_b):
+        if q.clash_a and q.clash_b and has(q.clash_a) and has(q.clash_b):
             return DryScore.of(1.0, "contradict:both-values")
         if names_disagreement(answer):
             return DryScore.of(1.0, "contradict:names-disagreement")
@@ -211,13 +219,13 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     # Rule 10: CONFLICT, a correction word and the latest value.
     if axis == "CONFLICT":
         candidates = [latest_value(g) for g in golds] + golds
-        if matches_any(answer, dict.fromkeys(candidates)):
+        if has_any(dict.fromkeys(candidates)):
             if has_correction_word(answer):
                 return DryScore.of(1.0, "conflict:corrected")
             return DryScore.of(0.5, "conflict:value-only")
         return DryScore.of(0.0, "conflict:miss")
     # Rule 11: every other axis.
-    if matches_any(answer, golds):
+    if has_any(golds):
         return DryScore.of(1.0, f"{prefix}:gold")
     return DryScore.of(0.0, f"{prefix}:miss")
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from memeval.scoring.phrases import PhraseSet
 
-__all__ = ["is_idk", "denies_premise", "gold_is_idk", "fold_for_phrases"]
+__all__ = ["is_idk", "denies_premise", "gold_is_idk", "fold_for_phrases", "clear_caches"]
 
 _FOLD = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'", "\u00b4": "'", "`": "'",
@@ -185,20 +185,37 @@ _DENIAL = PhraseSet([
 ])
 
 
-@lru_cache(maxsize=2048)
 def is_idk(text: str) -> bool:
     """True when the text says the thing was never stated / is not in memory / cannot be determined."""
     if not text or not text.strip():
         return False
-    return _IDK.search(fold_for_phrases(text))
+    return _is_idk_cached(text) if len(text) <= _CACHE_MAX_CHARS else _is_idk(text)
 
 
-@lru_cache(maxsize=2048)
 def denies_premise(text: str) -> bool:
     """True when the text explicitly rejects the question's premise (see the module docstring)."""
     if not text or not text.strip():
         return False
+    return _denies_cached(text) if len(text) <= _CACHE_MAX_CHARS else _denies(text)
+
+
+def _is_idk(text: str) -> bool:
+    return _IDK.search(fold_for_phrases(text))
+
+
+def _denies(text: str) -> bool:
     return _DENIAL.search(fold_for_phrases(text))
+
+
+_CACHE_MAX_CHARS = 8192
+_is_idk_cached = lru_cache(maxsize=4096)(_is_idk)
+_denies_cached = lru_cache(maxsize=4096)(_denies)
+
+
+def clear_caches() -> None:
+    """Forget memoised answers (for benchmarks)."""
+    _is_idk_cached.cache_clear()
+    _denies_cached.cache_clear()
 
 
 def gold_is_idk(gold: str | None) -> bool:

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-__all__ = ["normalize", "contains", "matches_any", "numbers_in", "HEDGE_WORDS"]
+__all__ = ["normalize", "contains", "contains_normalized", "matches_any", "numbers_in", "HEDGE_WORDS",
+           "CACHE_MAX_CHARS", "clear_caches"]
 
 # ---------------------------------------------------------------------------------------------
 # Unicode folding
@@ -317,9 +318,18 @@ def _words_pass(toks: list[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=2048)
+#: Texts longer than this are not memoised (a "full context" system may return megabytes).
+CACHE_MAX_CHARS = 8192
+
+
 def normalize(text: str) -> str:
     """The normal form used by ``contains`` (see the module docstring for every step)."""
+    if not text:
+        return ""
+    return _normalize_cached(text) if len(text) <= CACHE_MAX_CHARS else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     if not text:
         return ""
     s = text.lower() if text.isascii() else _fold_unicode(text)
@@ -499,11 +509,15 @@ def contains(answer: str, gold: str) -> bool:
     """True when the (normalised) answer holds the (normalised) gold; see the module docstring."""
     if not answer or not gold:
         return False
+    return contains_normalized(normalize(answer), gold)
+
+
+def contains_normalized(a: str, gold: str | None) -> bool:
+    """``contains`` for an answer already passed through ``normalize`` (normalise a long text once)."""
+    if not a or not gold:
+        return False
     g = normalize(gold)
     if not g:
-        return False
-    a = normalize(answer)
-    if not a:
         return False
     if _find(a, g):
         return True
@@ -517,4 +531,16 @@ def contains(answer: str, gold: str) -> bool:
 
 def matches_any(answer: str, golds: Iterable[str | None]) -> bool:
     """True when the answer contains any of the (non-empty) golds."""
-    return any(contains(answer, g) for g in golds if g)
+    if not answer:
+        return False
+    a = normalize(answer)
+    return any(contains_normalized(a, g) for g in golds if g)
+
+
+_normalize_cached = lru_cache(maxsize=4096)(_normalize)
+
+
+def clear_caches() -> None:
+    """Forget memoised normal forms and gold shapes (for benchmarks)."""
+    for f in (_normalize_cached, _gold_shape, _gold_fallback):
+        f.cache_clear()

@@ -17,7 +17,7 @@ from typing import Iterable
 from memeval.bench.axes import ABSTENTION_AXES
 from memeval.bench.model import Question
 from memeval.scoring.dry import latest_value
-from memeval.scoring.matching import matches_any
+from memeval.scoring.matching import matches_any  # normalises the joined text once
 
 __all__ = ["retrieval_hit", "retrieval_targets", "has_evidence"]
 
