@@ -256,8 +256,12 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
                                 "unit": "turns per haystack" if per_haystack else "turns per tier",
                                 "from_bench": f"{bench.name} {bench.version}",
                                 "from_content_hash": bench.content_hash}
-        extra = {k: v for k, v in bench.extra.items() if k not in ("tiers_nest",)}
+        extra = {k: v for k, v in bench.extra.items() if k not in ("tiers_nest", "questions_in_every_tier")}
         extra["tiers_nest"] = True
+        extra["notes"] = [n for n in extra.get("notes", []) if "nest" not in n] + [
+            f"tiers {', '.join(t.name for t in tiers[1:])} pad tier {base.name} with {source} filler "
+            "(memeval pad): they nest, evidence turns are byte-identical, filler is never dated after "
+            "a haystack's last session"]
         new = Bench(name=name or f"{bench.name}-padded", version=bench.version, tiers=tuple(tiers),
                     root=str(out), license=bench.license, source=bench.source, tokenizer=bench.tokenizer,
                     generator=generator, axis_map=bench.axis_map, extra=extra)
