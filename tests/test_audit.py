@@ -469,10 +469,10 @@ TRICKY_VALUES = ["cafe ole", "Café", "1800", "$1,800", "0.25", "4822", "東京"
 
 @pytest.mark.parametrize("value", TRICKY_VALUES)
 def test_value_lookup_is_a_superset_of_contains(value):
-    from memeval.bench.audit import _Haystack
+    from memeval.bench.haystack_index import Haystack
     from memeval.scoring.matching import contains
 
-    h = _Haystack(None)
+    h = Haystack(None)
     for i, text in enumerate(TRICKY_TEXTS, 1):
         h.turns.append(Turn(i, i, "user", text, "2026-01-01"))
     for start in (0, 7):

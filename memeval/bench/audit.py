@@ -32,17 +32,15 @@ Checks (``CHECKS``, in report order):
 - ``evidence-ceiling``: answering each answerable question (``ANSWERABLE_AXES``, ``expect: answer``)
   with its evidence turns' text joined scores at least 0.9, weighted and unweighted, per tier.
 
-Value look-ups over whole tiers (checks reconcile/contradict) use a folded copy of each haystack's
-text as a pre-filter and confirm every candidate with the scorer's ``contains``: linear, not
-quadratic, in the number of turns.
+Value look-ups over whole tiers (reconcile, contradict) go through ``haystack_index.Haystack``: an
+index narrows the turns to a superset of those the scorer's ``contains`` accepts, and ``contains``
+confirms each candidate, so a check costs a look-up, not a pass over every turn.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import time
-import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +49,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import InputError
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from .io import MANIFEST, hash_files, iter_jsonl, load_bench, question_from_dict, turn_from_dict
+from .haystack_index import Haystack, turn_text
 from .model import Bench, Question, Tier, Turn
 
 __all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult",
@@ -188,195 +187,6 @@ def _short(s: str, n: int = 60) -> str:
     return repr(s if len(s) <= n else s[: n - 1] + "…")
 
 
-# ----------------------------------------------------------------------------------------------
-# Folded text look-up: a superset pre-filter for the scorer's ``contains``
-
-def _mark_class() -> str:
-    """A regex class of every non-spacing mark (accents, harakat, dakuten, ...)."""
-    ranges, start, prev = [], None, None
-    for cp in range(0x30000):
-        if unicodedata.category(chr(cp)) == "Mn":
-            if start is None:
-                start = cp
-            elif cp != prev + 1:
-                ranges.append((start, prev))
-                start = cp
-            prev = cp
-    ranges.append((start, prev))
-    return "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges) + "]"
-
-
-_MARKS = re.compile(_mark_class())
-_FOLD_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None,
-                             **{chr(0x0660 + i): str(i) for i in range(10)},
-                             **{chr(0x06F0 + i): str(i) for i in range(10)}})
-_THOUSANDS_COMMA = re.compile(r"(?<=\d)[,\u066c](?=\d)")
-_LETTERS = re.compile(r"[^\W\d_]+")
-_INDEX_WORD = re.compile(r"[^\W\d_]{3,}")  # probes are 3+ letters: shorter words need no index
-_DIGIT_RUN = re.compile(r"\d+")
-_NUMBER_WORDS = ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
-                 "forty fifty sixty seventy eighty ninety hundred thousand million billion dozen once twice "
-                 "thrice half halves quarter quarters third thirds").split()
-_NUMBER_WORDS += ("first third fourth fourths fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-                  "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth").split()
-# number words of the bench languages that the scorer writes as digits (as they read folded)
-_NUMBER_WORDS += ("dos tres cuatro cinco seis siete ocho nueve diez doce veinte deux trois quatre cinq huit dix "
-                  "douze vingt zwei drei vier funf sechs sieben acht neun zehn zwolf zwanzig dois duas quatro "
-                  "sete oito nove dez vinte tre quattro cinque sette dieci dodici venti один одна два две три "
-                  "четыре пять шесть семь восемь девять десять двенадцать двадцать").split()
-_UNIT_WORDS = "zero one two three four five six seven eight nine".split()
-_FRACTION_ISH = re.compile(r"\d\s*/\s*\d")
-# Words the scorer may rewrite or drop, so they cannot serve as a probe.
-_UNSAFE_PROBES = frozenset("""
-a an the and or of to in on at for with by from as is are was were be been it its this that these those
-i me my mine we us our ours you your yours he him his she her hers they them their theirs
-per cent percent percentage dollar dollars usd bucks euro euros eur about around nearly roughly
-approximately almost some
-""".split() + _NUMBER_WORDS + _UNIT_WORDS)
-
-
-def _fold(s: str) -> str:
-    """Coarser than the scorer's ``normalize`` (every mark dropped, thousands commas removed), so
-    a probe found in a folded value is found in the folded text of any turn containing it."""
-    if s.isascii():
-        s = s.lower()
-    else:
-        s = _MARKS.sub("", unicodedata.normalize("NFKD", s.casefold())).translate(_FOLD_EXTRA)
-    return _THOUSANDS_COMMA.sub("", s) if "," in s or "\u066c" in s else s
-
-
-def _probe(value: str) -> tuple[str, str] | None:
-    """``("word", w)``: a folded substring every turn that ``contains`` the value holds; or
-    ``("digits", d)``: a digit run it holds once its number words are written as digits; or None."""
-    from ..scoring.matching import normalize
-
-    folded = _fold(normalize(value))  # the scorer matches the value's normal form
-    words = [w for w in _LETTERS.findall(folded) if len(w) >= 3 and w not in _UNSAFE_PROBES]
-    if words:
-        w = max(words, key=len)
-        for suffix in ("ing", "ed", "es", "s", "d", "y"):  # the scorer allows city -> cities
-            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                return "word", w[: -len(suffix)]
-        return "word", w
-    digits = _DIGIT_RUN.findall(folded)
-    if digits:
-        return "digits", max(digits, key=len)
-    return None
-
-
-class _Haystack:
-    """One haystack of a tier: its turns in file order and the look-ups the checks need."""
-
-    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts", "_words", "_vocab", "_wordy",
-                 "_normalized")
-
-    def __init__(self, hid):
-        self.hid = hid
-        self.turns: list[Turn] = []
-        self.pos: dict[int, int] = {}
-        self.sessions: set[str] = set()
-        self._folded: str | None = None
-        self._starts: list[int] = []
-        self._words: dict[str, list[int]] | None = None
-        self._vocab: list[str] = []
-        self._wordy: dict[bool, list[int]] = {}
-        self._normalized: dict[int, str] = {}
-
-    def evidence(self, ids: Iterable[int]) -> list[Turn] | None:
-        """The turns with these ids, or None if any is missing."""
-        out = []
-        for i in ids:
-            p = self.pos.get(i)
-            if p is None:
-                return None
-            out.append(self.turns[p])
-        return out
-
-    def _build(self) -> None:
-        """The folded text of every turn, joined, and an index word -> turn positions."""
-        parts, starts, off = [], [], 0
-        words: dict[str, list[int]] = {}
-        for p, t in enumerate(self.turns):
-            s = _fold(_turn_text(t))
-            starts.append(off)
-            parts.append(s)
-            off += len(s) + 1
-            for w in set(_INDEX_WORD.findall(s)):
-                lst = words.get(w)
-                if lst is None:
-                    words[w] = [p]
-                else:
-                    lst.append(p)
-        self._folded, self._starts, self._words = "\x00".join(parts), starts, words
-        self._vocab = sorted(words)
-
-    def _scan(self, needle: str, start: int) -> list[int]:
-        """Positions >= start of turns whose folded text holds ``needle`` anywhere."""
-        text, starts, out = self._folded, self._starts, []
-        i = text.find(needle, starts[start] if start < len(starts) else len(text))
-        while i >= 0:
-            p = bisect.bisect_right(starts, i)
-            out.append(p - 1)
-            i = text.find(needle, starts[p] if p < len(starts) else len(text))
-        return out
-
-    def _prefixed(self, prefix: str, start: int) -> list[int]:
-        """Positions >= start of turns holding a word that starts with ``prefix``."""
-        vocab, words = self._vocab, self._words
-        i = bisect.bisect_left(vocab, prefix)
-        lists = []
-        while i < len(vocab) and vocab[i].startswith(prefix):
-            lists.append(words[vocab[i]])
-            i += 1
-        if len(lists) == 1:
-            lst = lists[0]
-            return lst[bisect.bisect_left(lst, start):]
-        return sorted({p for lst in lists for p in lst[bisect.bisect_left(lst, start):]})
-
-    def _wordy_turns(self, units: bool) -> list[int]:
-        """Turns where number words or fractions may turn into digits in the scorer's normal form."""
-        if units not in self._wordy:
-            found = set(self._scan("/", 0))
-            found = {p for p in found if _FRACTION_ISH.search(self._folded, self._starts[p],
-                                                              self._starts[p + 1] if p + 1 < len(self._starts)
-                                                              else len(self._folded))}
-            for w in _NUMBER_WORDS + (_UNIT_WORDS if units else []):
-                found.update(self._words.get(w, ()))
-            self._wordy[units] = sorted(found)
-        return self._wordy[units]
-
-    def candidates(self, value: str, start: int = 0) -> list[int] | range:
-        """Positions >= start of turns that may contain ``value``: a superset of the turns the
-        scorer's ``contains`` accepts, found without running it on every turn."""
-        probe = _probe(value)
-        if probe is None:
-            return range(start, len(self.turns))
-        if self._words is None:
-            self._build()
-        kind, needle = probe
-        if kind == "word":
-            # an ASCII word of the value starts a word wherever the scorer finds the value;
-            # other scripts (CJK, Arabic proclitics) may not separate words: plain substring scan
-            return self._prefixed(needle, start) if needle.isascii() else self._scan(needle, start)
-        found = self._scan(needle, start)
-        # number words and fractions become digits only in the scorer's normal form
-        from ..scoring.matching import normalize
-
-        wordy = self._wordy_turns(len(needle) == 1)
-        extra = []
-        for p in wordy[bisect.bisect_left(wordy, start):]:
-            norm = self._normalized.get(p)
-            if norm is None:
-                norm = self._normalized[p] = normalize(_turn_text(self.turns[p]))
-            if needle in norm:
-                extra.append(p)
-        return sorted(set(found).union(extra)) if extra else found
-
-
-def _turn_text(t: Turn) -> str:
-    return t.text if not t.caption else f"{t.text}\n{t.caption}"
-
-
 def _image_problem(path: Path) -> str | None:
     """None for a readable image file, else what is wrong with it."""
     if not path.is_file():
@@ -416,7 +226,7 @@ def _turn_key(t: Turn) -> tuple:
 @dataclass
 class _TierData:
     tier: Tier
-    haystacks: dict[Any, _Haystack]
+    haystacks: dict[Any, Haystack]
     questions: list[Question]
     n_turns: int
     n_sessions: int
@@ -476,7 +286,7 @@ class _Audit:
     # -- one tier
     def load_tier(self, tier: Tier) -> _TierData:
         path = self.root / tier.turns_file
-        hays: dict[Any, _Haystack] = {}
+        hays: dict[Any, Haystack] = {}
         last_date: dict[Any, tuple[str, int]] = {}
         bad_dates: list[tuple[int, str]] = []
         n_turns = n_sessions = 0
@@ -487,7 +297,7 @@ class _Audit:
             n_turns += 1
             h = hays.get(t.haystack)
             if h is None:
-                h = hays[t.haystack] = _Haystack(t.haystack)
+                h = hays[t.haystack] = Haystack(t.haystack)
             sess = (t.haystack, t.session_id)
             if sess != prev_sess:
                 n_sessions += 1
@@ -544,7 +354,7 @@ class _Audit:
                           f"{MANIFEST} says {key}={stated}, the files hold {actual}")
         return _TierData(tier, hays, questions, n_turns, n_sessions)
 
-    def haystack_of(self, data: _TierData, q: Question) -> _Haystack | None:
+    def haystack_of(self, data: _TierData, q: Question) -> Haystack | None:
         h = data.haystacks.get(q.haystack)
         if h is None and q.haystack is None and len(data.haystacks) == 1:
             h = next(iter(data.haystacks.values()))
@@ -594,7 +404,7 @@ class _Audit:
                 if self.image_only(q, ev):
                     self.add("evidence-ceiling", "image_only_excluded")
                     continue
-                s = float(self.score_answer(q, "\n".join(_turn_text(t) for t in ev)).score)
+                s = float(self.score_answer(q, "\n".join(turn_text(t) for t in ev)).score)
                 ceil_num += w * s
                 ceil_den += w
                 ceil_scores.append(s)
@@ -623,7 +433,7 @@ class _Audit:
                           f"evidence turns as the answer score {weighted:.3f} weighted, {unweighted:.3f} "
                           f"unweighted, below {CEILING_MIN}; weak axes: {by_axis}; lowest: {worst}")
 
-    def resolve(self, tier: str, data: _TierData, q: Question, h: _Haystack | None) -> list[Turn] | None:
+    def resolve(self, tier: str, data: _TierData, q: Question, h: Haystack | None) -> list[Turn] | None:
         """The evidence turns (empty if none are given), or None when they do not resolve."""
         check = "evidence-resolves"
         if h is None:
@@ -658,7 +468,7 @@ class _Audit:
             return
         if not ev:
             return  # no evidence given: reported by evidence-resolves
-        text = "\n".join(_turn_text(t) for t in ev)
+        text = "\n".join(turn_text(t) for t in ev)
         ids = list(q.evidence_turns)
         c = self.contains
         golds = [g for g in (q.gold_answer, *q.gold_alts) if g.strip()]
@@ -689,19 +499,19 @@ class _Audit:
         else:
             self.fail(check, tier, q.id, f"gold {_short(q.gold_answer or golds[0])} not in evidence turns {ids}")
 
-    def check_reconcile(self, tier: str, q: Question, h: _Haystack) -> None:
+    def check_reconcile(self, tier: str, q: Question, h: Haystack) -> None:
         check = "reconcile-not-in-one-turn"
         self.add(check, "pairs")
         cand_a = set(h.candidates(q.side_a))
         both = [p for p in h.candidates(q.side_b) if p in cand_a]
         for p in both:
             t = h.turns[p]
-            txt = _turn_text(t)
+            txt = turn_text(t)
             if self.contains(txt, q.side_a) and self.contains(txt, q.side_b):
                 self.fail(check, tier, q.id, f"turn {t.turn_id} holds both sides {_short(q.side_a, 40)} "
                           f"and {_short(q.side_b, 40)}")
 
-    def check_contradict(self, tier: str, q: Question, h: _Haystack, ev: list[Turn]) -> None:
+    def check_contradict(self, tier: str, q: Question, h: Haystack, ev: list[Turn]) -> None:
         check = "contradict-unresolved"
         self.add(check, "pairs")
         after = max(h.pos[t.turn_id] for t in ev) + 1
@@ -711,7 +521,7 @@ class _Audit:
             if not v:
                 continue
             for p in h.candidates(v, after):
-                if p >= after and p not in hits and self.contains(_turn_text(h.turns[p]), v):
+                if p >= after and p not in hits and self.contains(turn_text(h.turns[p]), v):
                     hits[p] = v
         for p in sorted(hits):
             self.fail(check, tier, q.id, f"turn {h.turns[p].turn_id} mentions clash value {_short(hits[p], 40)} "
