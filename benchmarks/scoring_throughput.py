@@ -7,8 +7,9 @@ IDK phrase in one of 11 languages, a wrong value), a one-sentence answer around 
 system's returned memories joined as one text (~1.5 KB, as dry mode grades memory-only systems).
 Every answer carries a unique number, so the memo caches never serve a pair twice; the caches are
 also cleared before each run. Prints questions/second (median of ``--runs``) per answer shape and
-overall, plus microseconds per ``normalize`` call on typical texts, and writes a Markdown fragment
-(default ``benchmarks/results/scoring.md``) unless ``--out -``.
+overall, in CPU time of this process (stable on a shared machine) and in wall-clock time, plus
+microseconds per ``normalize`` call on typical texts, and writes a Markdown fragment (default
+``benchmarks/results/scoring.md``) unless ``--out -``.
 """
 
 from __future__ import annotations
@@ -75,21 +76,28 @@ def clear_caches() -> None:
     idk.clear_caches()
 
 
-def time_pairs(pairs) -> float:
+def time_pairs(pairs) -> tuple[float, float]:
+    """(questions per wall-clock second, questions per CPU second of this process)."""
     clear_caches()
-    t0 = time.perf_counter()
+    w0, c0 = time.perf_counter(), time.process_time()
     for q, a in pairs:
         score_answer(q, a)
-    return len(pairs) / (time.perf_counter() - t0)
+    return len(pairs) / (time.perf_counter() - w0), len(pairs) / (time.process_time() - c0)
 
 
 def time_normalize(texts, repeat: int = 200) -> float:
+    """CPU microseconds per uncached ``normalize`` call."""
     f = matching._normalize  # uncached
-    t0 = time.perf_counter()
+    c0 = time.process_time()
     for _ in range(repeat):
         for t in texts:
             f(t)
-    return (time.perf_counter() - t0) / (repeat * len(texts)) * 1e6
+    return (time.process_time() - c0) / (repeat * len(texts)) * 1e6
+
+
+def median_rates(pairs, runs: int) -> tuple[float, float]:
+    rates = [time_pairs(pairs) for _ in range(runs)]
+    return statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
 
 
 def main(argv=None) -> int:
@@ -110,8 +118,9 @@ def main(argv=None) -> int:
     allpairs = [p for s in shapes for p in pairs[s]]
     rng.shuffle(allpairs)
 
-    qps = {s: statistics.median(time_pairs(pairs[s]) for _ in range(args.runs)) for s in shapes}
-    qps["all"] = statistics.median(time_pairs(allpairs) for _ in range(args.runs))
+    qps = {s: median_rates(pairs[s], args.runs) for s in shapes}
+    qps["all"] = median_rates(allpairs, args.runs)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     typical = [make_answer(random.Random(k), make_question(random.Random(k), "BASIC", k), "sentence", k) for k in range(50)]
     chars = statistics.mean(len(t) for t in typical)
     norm_us = statistics.median(time_normalize(typical) for _ in range(args.runs))
@@ -126,16 +135,18 @@ def main(argv=None) -> int:
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine} (2 cores, 24 GiB); date: {dt.date.today().isoformat()}; single process, "
-        f"median of {args.runs} runs, caches cleared before each run.",
+        f"median of {args.runs} runs, caches cleared before each run; 1-minute load average at the end "
+        f"{load:.1f} (the machine is shared: CPU-time rates are the stable figure, wall-clock rates "
+        f"drop when other jobs run).",
         "",
-        "| answers | pairs | questions/s |",
-        "|---|---:|---:|",
-        f"| short (gold / old value / IDK in 11 languages / wrong) | {args.n} | {qps['short']:,.0f} |",
-        f"| one sentence (~80 chars) | {args.n} | {qps['sentence']:,.0f} |",
-        f"| memories joined as one text (~{long_chars:,.0f} chars) | {args.n} | {qps['memories']:,.0f} |",
-        f"| all three shuffled | {3 * args.n} | {qps['all']:,.0f} |",
+        "| answers | pairs | questions/s (CPU time) | questions/s (wall clock) |",
+        "|---|---:|---:|---:|",
+        f"| short (gold / old value / IDK in 11 languages / wrong) | {args.n} | {qps['short'][1]:,.0f} | {qps['short'][0]:,.0f} |",
+        f"| one sentence (~80 chars) | {args.n} | {qps['sentence'][1]:,.0f} | {qps['sentence'][0]:,.0f} |",
+        f"| memories joined as one text (~{long_chars:,.0f} chars) | {args.n} | {qps['memories'][1]:,.0f} | {qps['memories'][0]:,.0f} |",
+        f"| all three shuffled | {3 * args.n} | {qps['all'][1]:,.0f} | {qps['all'][0]:,.0f} |",
         "",
-        f"`normalize` (uncached): {norm_us:.1f} µs per typical answer (~{chars:.0f} chars), "
+        f"`normalize` (uncached, CPU time): {norm_us:.1f} µs per typical answer (~{chars:.0f} chars), "
         f"{norm_long_us:.0f} µs per joined-memories text (~{long_chars:,.0f} chars).",
         "",
     ]

@@ -241,81 +241,92 @@ def _tokens(s: str) -> list[str]:
 
 
 def _words_pass(toks: list[str]) -> list[str]:
+    """Number words, articles, pronouns, percent and currency, on tokens. Only the few special
+    tokens go through Python-level handling; the stretches between them are copied as they are."""
+    special, signs = _SPECIAL_WORDS, _CURRENCY_SIGNS
+    marks = [i for i, t in enumerate(toks) if t in special or t[-1] in signs]
+    if not marks:
+        return toks
     out: list[str] = []
-    n = len(toks)
-    i = 0
-    while i < n:
-        t = toks[i]
-        if t not in _SPECIAL_WORDS and t[-1] not in _CURRENCY_SIGNS:  # the common case: keep as is
-            out.append(t)
-            i += 1
+    n, pos = len(toks), 0
+    for i in marks:
+        if i < pos:  # consumed with an earlier special token ("a quarter", "twenty five")
             continue
-        nxt = toks[i + 1] if i + 1 < n else ""
-        # fractions and number words
-        pair = _FRACTION_PAIRS.get((t, nxt))
-        if pair is not None:
-            out.append(pair)
-            i += 2
-            continue
-        if t in _TENS and (nxt in _ORDINALS_WORDS and _ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
-            out.append(_ordinal(_TENS[t] + (_ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
-            i += 2
-            continue
-        if t in _ORDINALS_WORDS:
-            out.append(_ordinal(_ORDINALS_WORDS[t]))
-            i += 1
-            continue
-        if t in _FOREIGN_NUMBERS:
-            out.append(_FOREIGN_NUMBERS[t])
-            i += 1
-            continue
-        if t in _FRACTION_SINGLE:
-            out.append(_FRACTION_SINGLE[t])
-            i += 1
-            continue
-        if t in _NUMWORDS or (t in ("a", "an") and nxt in _SCALES):
-            j = i + 1
-            while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
-                j += 1
-            nums = _run_to_text(toks[i:j])
-            if toks[j:j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
-                nums[-1] = _fmt(float(nums[-1]) + 0.5)
-                j += 3
-            out.extend(nums)
-            i = j
-            continue
-        # articles and personal pronouns
-        if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt):
-            i += 1
-            continue
-        # percent and currency words / signs, written one way: 5%, $150, €20
-        if t == "percent" or t == "%" or (t == "per" and nxt == "cent") or (t == "percentage" and nxt.startswith("point")):
-            if t in ("per", "percentage"):
-                i += 1
-            if out and _is_number(out[-1]):
-                out[-1] += "%"
-            else:
-                out.append("%")
-            i += 1
-            continue
-        sign = "$" if t in _USD_WORDS else "€" if t in _EUR_WORDS else t if t in _CURRENCY_SIGNS else None
-        if sign is None and len(t) > 1 and t[-1] in _CURRENCY_SIGNS and _is_number(t[:-1]):
-            out.append(t[-1] + t[:-1])  # 150$ → $150
-            i += 1
-            continue
-        if sign is not None:
-            if out and _is_number(out[-1]):
-                out[-1] = sign + out[-1]
-            elif nxt and _is_number(nxt):
-                out.append(sign + nxt)
-                i += 1
-            else:
-                out.append(sign)
-            i += 1
-            continue
-        out.append(t)
-        i += 1
+        out.extend(toks[pos:i])
+        pos = _special_token(toks, i, n, out)
+    out.extend(toks[pos:])
     return out
+
+
+def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
+    """Handle the special token ``toks[i]``, appending to ``out``; return the next index."""
+    t = toks[i]
+    nxt = toks[i + 1] if i + 1 < n else ""
+    # fractions and number words
+    pair = _FRACTION_PAIRS.get((t, nxt))
+    if pair is not None:
+        out.append(pair)
+        i += 2
+        return i
+    if t in _TENS and (nxt in _ORDINALS_WORDS and _ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
+        out.append(_ordinal(_TENS[t] + (_ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
+        i += 2
+        return i
+    if t in _ORDINALS_WORDS:
+        out.append(_ordinal(_ORDINALS_WORDS[t]))
+        i += 1
+        return i
+    if t in _FOREIGN_NUMBERS:
+        out.append(_FOREIGN_NUMBERS[t])
+        i += 1
+        return i
+    if t in _FRACTION_SINGLE:
+        out.append(_FRACTION_SINGLE[t])
+        i += 1
+        return i
+    if t in _NUMWORDS or (t in ("a", "an") and nxt in _SCALES):
+        j = i + 1
+        while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
+            j += 1
+        nums = _run_to_text(toks[i:j])
+        if toks[j:j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
+            nums[-1] = _fmt(float(nums[-1]) + 0.5)
+            j += 3
+        out.extend(nums)
+        i = j
+        return i
+    # articles and personal pronouns
+    if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt):
+        i += 1
+        return i
+    # percent and currency words / signs, written one way: 5%, $150, €20
+    if t == "percent" or t == "%" or (t == "per" and nxt == "cent") or (t == "percentage" and nxt.startswith("point")):
+        if t in ("per", "percentage"):
+            i += 1
+        if out and _is_number(out[-1]):
+            out[-1] += "%"
+        else:
+            out.append("%")
+        i += 1
+        return i
+    sign = "$" if t in _USD_WORDS else "€" if t in _EUR_WORDS else t if t in _CURRENCY_SIGNS else None
+    if sign is None and len(t) > 1 and t[-1] in _CURRENCY_SIGNS and _is_number(t[:-1]):
+        out.append(t[-1] + t[:-1])  # 150$ → $150
+        i += 1
+        return i
+    if sign is not None:
+        if out and _is_number(out[-1]):
+            out[-1] = sign + out[-1]
+        elif nxt and _is_number(nxt):
+            out.append(sign + nxt)
+            i += 1
+        else:
+            out.append(sign)
+        i += 1
+        return i
+    out.append(t)
+    i += 1
+    return i
 
 
 #: Texts longer than this are not memoised (a "full context" system may return megabytes).
