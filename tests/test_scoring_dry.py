@@ -147,6 +147,9 @@ def test_reconcile(answer, score, rule):
     ("It was a different day.", 0.0, "contradict:miss"),  # nor does "different" alone
     ("I'm not sure; I can't determine that.", 0.5, "contradict:idk"),
     ("March 13.", 0.0, "contradict:miss"),  # one value stated as fact
+    ("There is no conflict: it was March 13.", 0.0, "contradict:miss"),  # a negated disagreement word
+    ("That doesn't contradict anything; March 13.", 0.0, "contradict:miss"),
+    ("No contradiction, but the dates are inconsistent.", 1.0, "contradict:names-disagreement"),
 ])
 def test_contradict(answer, score, rule):
     check(Q("CONTRADICT", gold="unclear: March 13 or March 20", clash_a="March 13", clash_b="March 20"),

@@ -84,6 +84,15 @@ _DISAGREEMENT = PhraseSet([
     r"矛盾|不一致|相互冲突|相互衝突|食い違|상충|모순|일치하지 않|противореч|не совпада|расхожд|تناقض|متعارض",
 ])
 
+# A disagreement word under a negation ("there is no conflict", "that doesn't contradict") names
+# no disagreement: such phrases are blanked before the search.
+_DISAGREEMENT_WORD = r"(?:conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|mismatch\w*|disagree\w*)"
+_NEGATED_DISAGREEMENT = re.compile(
+    r"\b(?:no|not|never|without|nothing|none)\s+(?:a\s+|an\s+|any\s+|really\s+|actually\s+|real\s+)*"
+    + _DISAGREEMENT_WORD
+    + r"|\b(?:doesn't|does not|don't|do not|didn't|did not|isn't|is not|aren't|are not|wasn't|was not|"
+    r"there's no|there is no)\s+(?:a\s+|an\s+|any\s+|really\s+|actually\s+|real\s+)*" + _DISAGREEMENT_WORD)
+
 # Negation / correction words (rule 10).
 _CORRECTION = PhraseSet([
     r"\bno\b", r"\bnope\b", r"\bnot\b", r"n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
@@ -124,7 +133,10 @@ def latest_value(gold: str) -> str:
 
 def names_disagreement(text: str) -> bool:
     """Rule 9's words: the text names a disagreement (conflict, contradicts, do not match, ...)."""
-    return _DISAGREEMENT.search(fold_for_phrases(text))
+    folded = fold_for_phrases(text)
+    if "no" in folded or "n't" in folded or "without" in folded:
+        folded = _NEGATED_DISAGREEMENT.sub(" ", folded)
+    return _DISAGREEMENT.search(folded)
 
 
 def has_correction_word(text: str) -> bool:
