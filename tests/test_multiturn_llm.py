@@ -118,3 +118,28 @@ def test_chat_judge_over_endpoint_decides_the_open_part():
     with ScriptedChatServer(lambda b: "no idea") as srv:
         g = grade_run(s, run, DEFAULT_CONFIG, judge=ChatJudge(ChatClient(srv.base_url, "judge", api_key_env=None)))
     assert g.verdict == "undetermined" and "judge" in g.reason
+
+
+def test_judge_is_asked_only_about_samples_with_an_open_part():
+    import re
+    from memeval.multiturn.agents import CorrectAgent
+    suite = generate_suite(seed=20261018, sessions=24, cross_session=0)
+    open_s = next(s for s in suite.samples if s.final_expect.open_requirements)
+    closed = next(s for s in suite.samples if not s.final_expect.open_requirements and s.unit_type == "task")
+
+    def responder(body):
+        prompt = body["messages"][0]["content"]
+        turn, text = re.findall(r"\[(\d+)\] assistant: (.+)", prompt)[-1]
+        ev = [{"turn": int(turn), "sentence": text[:25]}]
+        return json.dumps({"goal_met": {"answer": True, "evidence": ev},
+                           "promised_not_done": {"answer": False, "evidence": []},
+                           "added_unrequested": {"answer": False, "evidence": []}})
+
+    with ScriptedChatServer(responder) as srv:
+        judge = ChatJudge(ChatClient(srv.base_url, "judge", api_key_env=None))
+        r_closed = run_sample(closed, CorrectAgent(), fixture_tools(suite), DEFAULT_CONFIG, judge=judge)
+        assert len(srv.requests) == 0 and r_closed.verdict == "pass"
+        r_open = run_sample(open_s, CorrectAgent(), fixture_tools(suite), DEFAULT_CONFIG, judge=judge)
+    assert len(srv.requests) == 3 and r_open.verdict == "pass"
+    assert r_open.runs[0][1].judge.answers == {"goal_met": True, "promised_not_done": False, "added_unrequested": False}
+    assert r_open.runs[0][1].coverage < 1.0

@@ -94,7 +94,7 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     long_enough = len(sample.turn_index) >= cfg.min_turns
     proc = process_measures(sample, run) if long_enough else None
     vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
-    obs = observe(sample, run, state)
+    obs = observe(sample, run, state) if long_enough else None
     used_extractor = any(t.state_source == "extractor" for t in run.turns)
     common = dict(state=state, final=final, coverage=cov, process=proc, vetoes=vetoes, observed=obs)
     fails = [c for c in state if c.status == "fail"]
@@ -117,12 +117,12 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     if undet:
         return RunGrade(cfg.fallback, "state key missing: " + ", ".join(c.key for c in undet), **common)
     jv = None
-    if judge is not None:
+    if judge is not None and sample.final_expect.open_requirements:   # the judge only sees the open part
         jv = judge.judge(sample, run)
         if jv.status == "fail":
             return RunGrade("fail", "judge: " + ", ".join(f"{k}={v}" for k, v in jv.answers.items()),
                             judge=jv, score=score, **common)
-        if jv.status == "undetermined" and sample.final_expect.open_requirements:
+        if jv.status == "undetermined":
             return RunGrade(cfg.fallback, "judge gave no usable verdict for the open part", judge=jv, **common)
     return RunGrade("pass", "all checks passed", judge=jv, score=score, **common)
 

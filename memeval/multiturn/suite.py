@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -201,7 +201,10 @@ def _quote_expect(turns: list[dict], idx: tuple[int, ...]) -> tuple[list[StateEx
         fe = FinalExpect(artifact_type="sheet", must_have_columns=tuple(cols), must_not_have_columns=tuple(other[2:]),
                          total=last["total"])
     if saves and ts[-1]["kind"] == "confirm_save":
-        fe = FinalExpect(**{**fe.__dict__, "answer_must_contain": ("Saved",)})
+        fe = replace(fe, answer_must_contain=("Saved",))
+    if conflict:   # the open part, for a judge: rules see the state, not how the conflict was handled
+        fe = replace(fe, open_requirements=("points out that a separate tax line contradicts tax-inclusive prices "
+                                            "and asks before adding it",))
     return ex, fe
 
 
