@@ -70,6 +70,7 @@ def main() -> int:
     ap.add_argument("--screenshot", default=None, help="also write the README screenshot here")
     args = ap.parse_args()
     cold, warm, sizes = [], [], []
+    load_before = os.getloadavg()[0]
     last = None
     for i in range(args.runs):
         work = Path(tempfile.mkdtemp(prefix="memeval-bench-report-"))
@@ -101,6 +102,8 @@ def main() -> int:
         f"| report size (plotly.js inline, offline) | {statistics.median(sizes) / 1e6:.2f} MB | |",
         "",
         f"Machine: {_machine()}. Date: {dt.date.today().isoformat()}. Budget: < 120 s cold on 2 cores.",
+        f"1-minute load average before / after: {load_before:.1f} / {os.getloadavg()[0]:.1f} (other jobs on the "
+        "machine inflate these times; a load near 0 is the clean case).",
         "",
     ]
     if args.screenshot:
