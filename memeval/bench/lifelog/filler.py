@@ -15,15 +15,19 @@ from .rng import stream
 __all__ = ["filler_sessions", "make_filler", "split_turns"]
 
 
+# Session-length weights: a heavy-tailed spread (many short chats, a few long ones) in integers, so
+# the split never depends on floating-point library functions (byte-identical on any machine).
+_LENGTH_WEIGHTS = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 21, 25, 30, 36, 45, 60)
+
+
 def split_turns(total: int, k: int, rng: random.Random, minimum: int = 2) -> list[int]:
     """``total`` turns over ``k`` sessions of uneven length (each >= minimum when possible)."""
     if k <= 0:
         return []
-    minimum = min(minimum, total // k) if total >= k else 0
-    weights = [rng.lognormvariate(0.0, 0.7) for _ in range(k)]
-    spare = total - minimum * k
-    s = sum(weights)
-    lengths = [minimum + int(spare * w / s) for w in weights]
+    minimum = min(minimum, total // k)
+    weights = [rng.choice(_LENGTH_WEIGHTS) for _ in range(k)]
+    spare, s = total - minimum * k, sum(weights)
+    lengths = [minimum + spare * w // s for w in weights]
     for _ in range(total - sum(lengths)):
         lengths[rng.randrange(k)] += 1
     return lengths
@@ -39,7 +43,7 @@ class _Talk:
         story = load("story")
         self.replies, self.openers, self.glue = story["replies"], story["openers"], story["glue_user"]
         self.padding = story["long_padding"]
-        self.p_life = 0.11
+        self.p_life = 0.10
 
     def _fill(self, line: str) -> str:
         if "{" not in line:
