@@ -112,6 +112,8 @@ def filler_sessions(n_turns: int, seed: int, dates: list[str], start_turn_id: in
                     start_session_id: int = 1) -> list[Session]:
     """Filler sessions, one per date in ``dates`` (ISO strings, any order kept), ``n_turns`` turns in
     all, numbered from ``start_turn_id`` / ``start_session_id``. Deterministic in its arguments."""
+    if n_turns < len(dates):
+        raise ValueError(f"{n_turns} turns cannot fill {len(dates)} sessions (at least one turn each)")
     uid, seq = Counter(start_turn_id), Counter()
     days = [date.fromisoformat(d) for d in dates]
     out = []
