@@ -48,7 +48,7 @@ _STORE = (r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?hist
 _INFO = r"(?:information|info|records?|mentions?|memor(?:y|ies)|details?|data|notes?|indication|evidence|knowledge)"
 _SAID = (r"(?:stated|said|mentioned|told|discussed|shared|specified|brought up|came up|come up|"
          r"talked about|noted|recorded|given|provided|indicated|disclosed|referenced|revealed)")
-_NT = r"(?:n't|n't|nt| not)"
+_NT = r"(?:n't|nt| not)"
 
 _EN = [
     r"\b(?:don't|do not|dont) know\b",
