@@ -42,6 +42,8 @@ from IPython.display import HTML, display
 
 from memeval.analysis.report import setup_notebook
 from memeval.multiturn.agents import make_agent
+from memeval.multiturn.config import DEFAULT_CONFIG
+from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
 from memeval.multiturn.rates import pass_rates, pass_rates_by_version, results_frame
 from memeval.multiturn.plots import shares_figure, strata_figure
 from memeval.multiturn.records import read_records
@@ -100,6 +102,10 @@ for a, pr in rates.items():
     for r in pr.by_cross_task.iter_rows(named=True):
         brk.append({"agent": a, "split": f"cross_task={r['cross_task']}", "tasks": r["tasks"],
                     "rate": None if r["rate"] is None else round(r["rate"], 3)})
+for a, pr in rates.items():
+    ts = pr.turn_samples
+    brk.append({"agent": a, "split": "turn samples (counted per turn, outside the task rate)", "tasks": ts["samples"],
+                "rate": None if ts["rate"] is None else round(ts["rate"], 3)})
 display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
 
 # %% [markdown]
@@ -123,6 +129,24 @@ display(HTML(render_table([{"agent": r["agent"], "sample": r["sample_id"], "verd
                             "bad_turn": r["bad_turn"], "reason": r["reason"]}
                            for r in records if r["verdict"] != "pass" and r["grader_version"] == grader_version],
                           ["agent", "sample", "verdict", "bad_turn", "reason"])))
+
+# %% [markdown]
+# ## State extractor: key-level accuracy against the hand labels
+#
+# Agents that report no state are read by an extractor; below the threshold its results are not
+# trusted and those samples are `undetermined`. The labels hold the reference replies and free
+# paraphrases of them.
+
+# %%
+if records_path is None:
+    acc_rows = []
+    for source in ("reference", "paraphrase", None):
+        labs = [l for l in suite.labels if source is None or l.get("source") == source]
+        sc = extractor_accuracy(RuleExtractor(), labs)
+        acc_rows.append({"extractor": "rules-v1", "labels": source or "all", "keys": sc.units,
+                         "accuracy": round(sc.accuracy, 3),
+                         "trusted (>= %.2f)" % DEFAULT_CONFIG.extractor_threshold: sc.trusted(DEFAULT_CONFIG.extractor_threshold)})
+    display(HTML(render_table(acc_rows, list(acc_rows[0]))))
 
 # %% [markdown]
 # ## Cross-session memory (user x topic): remembered or guessed right?

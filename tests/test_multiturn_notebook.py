@@ -33,6 +33,7 @@ def test_notebook_runs_on_a_small_suite_and_renders(tmp_path):
     assert "total (weighted)" in text and "9+" in text
     plain = html.unescape(text)
     assert "drops_constraint" in plain and "remembered" in plain
+    assert "paraphrase" in plain and "rules-v1" in plain          # extractor accuracy table
     require_chromium()
     page = load_html(out, tmp_path / "multiturn.png")
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()

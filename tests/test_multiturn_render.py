@@ -32,6 +32,12 @@ def test_turn_table_marks_the_breaking_turn_with_expected_actual_and_tool_return
     bad_row = html.split('<tr class="bad-turn">', 1)[1].split("</tr>", 1)[0]
     # expected vs actual for the broken key, the actual value flagged
     assert 'tax_mode: persist inclusive / <span class="mismatch">exclusive</span>' in bad_row
+    # before its from_turn a key is shown (greyed) but not asserted
+    tm = next(c for c in rec["runs"][0]["state_checks"] if c["key"] == "tax_mode")
+    first = rec["turn_index"][0]
+    assert first < tm["from_turn"]
+    first_row = re.search(rf"<tr><td>{first}</td>(.*?)</tr>", html).group(1)
+    assert '<div class="pre">tax_mode: exclusive</div>' in first_row and "tax_mode: persist" not in first_row
     # each turn's row carries that turn's tool returns (and no other turn's)
     row_of = {int(m.group(2)): m.group(3) for m in re.finditer(r"<tr( class=\"bad-turn\")?><td>(\d+)</td>(.*?)</tr>", html)}
     with_returns = [t for t in rec["runs"][0]["trace"] if t["tool_returns"]]

@@ -242,8 +242,14 @@ def test_untrusted_extractor_makes_results_undetermined(suite):
         def extract(self, text, turn):
             return {"currency": "CNY"}
 
-    assert extractor_accuracy(Blind(), suite.labels).accuracy < DEFAULT_CONFIG.extractor_threshold
-    assert extractor_accuracy(RuleExtractor(), suite.labels).trusted(DEFAULT_CONFIG.extractor_threshold)
+    thr = DEFAULT_CONFIG.extractor_threshold
+    assert extractor_accuracy(Blind(), suite.labels).accuracy < thr
+    # the rule extractor reads the reference template only: perfect there, blind to free phrasings
+    reference = [l for l in suite.labels if l["source"] == "reference"]
+    free = [l for l in suite.labels if l["source"] == "paraphrase"]
+    assert extractor_accuracy(RuleExtractor(), reference).accuracy == 1.0
+    assert free and extractor_accuracy(RuleExtractor(), free).accuracy == 0.0
+    assert not extractor_accuracy(RuleExtractor(), suite.labels).trusted(thr)
     s = next(s for s in task_samples(suite) if s.labels.turns >= 4)
     ok = run(suite, s, StateFromText(CorrectAgent()), extractor=RuleExtractor(), extractor_trusted=True)
     assert ok.verdict == "pass" and ok.runs[0][0].turns[-1].state_source == "extractor"

@@ -47,6 +47,7 @@ class StateCheck:
     want: Any
     got_last: Any = None
     missing_turns: tuple[int, ...] = ()
+    from_turn: int = 0
 
     @property
     def ok(self) -> bool | None:
@@ -76,7 +77,7 @@ def _check_one(snaps: Sequence[Snapshot], e: StateExpect) -> StateCheck:
     missing = tuple(t for t, v in got if v is MISSING)
     last = got[-1][1] if got else MISSING
     base = dict(key=e.key, mode=e.mode, want=e.value, missing_turns=missing,
-                got_last=None if last is MISSING else last)
+                got_last=None if last is MISSING else last, from_turn=e.from_turn)
     if not got:
         return StateCheck(status="undetermined", bad_turn=None, **base)
     if e.mode in ("eq", "one_of"):

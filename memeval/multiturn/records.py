@@ -37,7 +37,8 @@ def _grade(g: RunGrade) -> dict:
     return {"verdict": g.verdict, "reason": g.reason, "score": g.score, "coverage": g.coverage,
             "bad_turn": g.bad_turn,
             "state_checks": [{"key": c.key, "mode": c.mode, "status": c.status, "bad_turn": c.bad_turn,
-                              "want": c.want, "got_last": c.got_last, "missing_turns": list(c.missing_turns)}
+                              "want": c.want, "got_last": c.got_last, "missing_turns": list(c.missing_turns),
+                              "from_turn": c.from_turn}
                              for c in g.state],
             "final_checks": [asdict(c) for c in g.final],
             "process": asdict(g.process) if g.process else None,

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 __all__ = ["failed_records", "render_turns", "render_checks", "render_table", "render_sample", "STYLE"]
 
 STYLE = ("<style>.mt table{border-collapse:collapse;font:13px sans-serif}.mt td,.mt th{border:1px solid #ccc;"
-         "padding:3px 6px;vertical-align:top}.mt tr.bad-turn{background:#fde2e2}.mt .mismatch{color:#b00;"
+         "padding:3px 6px;vertical-align:top;text-align:left}.mt .pre{color:#888}.mt tr.bad-turn{background:#fde2e2}.mt .mismatch{color:#b00;"
          "font-weight:bold}.mt pre{margin:0;white-space:pre-wrap;max-width:28em}</style>")
 
 NON_PASS = ("fail", "env_drift", "flaky", "undetermined", "incomplete")
@@ -60,6 +60,9 @@ def render_turns(record: Mapping, run: int | None = None) -> str:
         cells = []
         for c in checks:
             got = state.get(c["key"], "(missing)")
+            if t["turn"] < c.get("from_turn", 0):       # not asserted yet: the value only
+                cells.append(f'<div class="pre">{_e(c["key"])}: {_e(got)}</div>')
+                continue
             flagged = got == "(missing)" or c.get("bad_turn") == t["turn"]
             cls = ' class="mismatch"' if flagged else ""
             cells.append(f"<div>{_e(c['key'])}: {_e(c['mode'])} {_e(c['want'])} / <span{cls}>{_e(got)}</span></div>")
@@ -80,6 +83,8 @@ def render_sample(record: Mapping, run: int | None = None) -> str:
 
 
 def render_table(rows: Iterable[Mapping], columns: Iterable[str]) -> str:
+    """A plain table; missing values are left blank."""
     cols = list(columns)
-    body = "".join("<tr>" + "".join(f"<td>{_e(r.get(c))}</td>" for c in cols) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{'' if r.get(c) is None else _e(r.get(c))}</td>" for c in cols) + "</tr>"
+                   for r in rows)
     return f'<div class="mt">{STYLE}<table><tr>{"".join(f"<th>{_e(c)}</th>" for c in cols)}</tr>{body}</table></div>'

@@ -29,7 +29,7 @@ from .sample import (Clarify, Correction, FinalExpect, Labels, ProcessExpect, Re
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
 
-__all__ = ["Suite", "generate_suite", "save_suite", "load_suite", "hand_label", "SUITE_FILES"]
+__all__ = ["Suite", "generate_suite", "save_suite", "load_suite", "hand_label", "paraphrase", "SUITE_FILES"]
 
 SUITE_FILES = ("sessions.jsonl", "samples.jsonl", "fixtures.jsonl", "configs.jsonl", "state_labels.jsonl")
 GOAL_TEXT = {"quote": "Draft the customer's quote with the requested terms",
@@ -169,6 +169,20 @@ def hand_label(turn: dict) -> dict | None:
     return {k: st[k] for k in ("customer", "currency", "tax_mode", "lines", "total", "form", "extra_tax_line", "saved")}
 
 
+def paraphrase(state: dict, variant: int) -> str:
+    """Free phrasings of a quote state (as a model might write them), for measuring extractors on
+    text that does not follow the reference template."""
+    tax = state["tax_mode"] == "inclusive"
+    extras = (" Laid out as a table." if state["form"] == "table" else "") + \
+             (" A separate tax line is included." if state["extra_tax_line"] else "") + \
+             (" It has been saved." if state["saved"] else "")
+    if variant % 2 == 0:
+        return (f"Updated: {state['customer']}, {state['lines']} item lines, {state['total']:.2f} {state['currency']} "
+                f"in total, taxes {'included' if tax else 'not included'}.{extras}")
+    return (f"{state['customer']}'s quote now stands at {state['currency']} {state['total']:,.2f} across "
+            f"{state['lines']} lines ({'tax-inclusive' if tax else 'before tax'}).{extras}")
+
+
 def _quote_expect(turns: list[dict], idx: tuple[int, ...]) -> tuple[list[StateExpect], FinalExpect]:
     ts = [turns[i] for i in idx if turns[i]["goal"] == turns[idx[0]]["goal"] or turns[i]["kind"] == "ask_second_item"]
     last = ts[-1]["state"]
@@ -300,8 +314,12 @@ def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int 
         samples.append(ut)
     for s in all_sessions:
         for t in s["turns"]:
-            labels.append({"session_id": s["session_id"], "turn": t["index"], "text": t["assistant_text"],
-                           "state": hand_label(t)})
+            lab = hand_label(t)
+            labels.append({"session_id": s["session_id"], "turn": t["index"], "source": "reference",
+                           "text": t["assistant_text"], "state": lab})
+            if lab and "customer" in lab and (len(labels) % 4 == 0):
+                labels.append({"session_id": s["session_id"], "turn": t["index"], "source": "paraphrase",
+                               "text": paraphrase(lab, len(labels) // 4), "state": lab})
     return Suite(seed, tuple(all_sessions), tuple(samples), fixtures, {cfg["config_id"]: cfg}, tuple(labels), world_seed)
 
 
