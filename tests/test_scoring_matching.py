@@ -13,6 +13,8 @@ from memeval.scoring.matching import contains, matches_any, normalize
     ("The (new) code: AB-12/C", "new code ab 12 c"),
     ('He said "Bluebell"!', "said bluebell"),
     ("plan A", "plan a"),  # a final "a" is not an article
+    ("vitamin A and C", "vitamin a and c"),  # nor is one before "and"
+    ("مدرسة على", "مدرسه علي"),  # teh marbuta and alef maqsura folded
     ("an apple", "apple"),
     # number words, fractions, money, percent
     ("about twenty-five dollars", "about $25"),
@@ -110,6 +112,8 @@ def test_normalize(text, expected):
     ('He said "Bluebell"', "Bluebell", True),
     ("an apple", "the apple", True),
     ("Plan B", "Plan A", False),
+    ("vitamin A and C", "vitamin A", True),
+    ("vitamin B and C", "vitamin A", False),
     # Unicode: accents, German ß, CJK substrings, Arabic clitics, Cyrillic ё
     ("She lives in Zürich", "Zurich", True),
     ("JOSÉ called", "José", True),

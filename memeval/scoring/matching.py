@@ -3,7 +3,8 @@
 ``normalize`` puts an answer and a gold into one comparable form:
 
 * Unicode: NFKC, casefold, Latin/Greek/Cyrillic accents stripped (``José`` = ``Jose``,
-  ``ё`` = ``е``), Arabic alef variants unified and harakat/tatweel dropped, Arabic-Indic digits
+  ``ё`` = ``е``), Arabic alef variants, alef maqsura/yeh and teh marbuta/heh unified and
+  harakat/tatweel dropped, Arabic-Indic digits
   made ASCII; curly quotes made straight.
 * ``1,000`` → ``1000``; ``1/4`` → ``0.25`` (a proper fraction, not part of a date like 3/4/2026).
 * English number words → digits (``twenty-five`` → ``25``, ``a hundred`` → ``100``,
@@ -16,7 +17,8 @@
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
   its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
 * English articles and personal pronouns dropped (questions are third person, conversations
-  first: "her dentist" = "my dentist"); "a" is kept when it is not followed by a word ("plan a").
+  first: "her dentist" = "my dentist"); "a" is kept when no word follows or a conjunction/verb
+  follows ("plan a", "vitamin a and c").
 * Periods, commas and colons not between digits, dashes, quotes, brackets, slashes and sentence
   punctuation (also CJK and Arabic) become spaces; white space collapses to one space, never to
   nothing, so a short gold like ``on`` cannot match inside ``conversation``.
@@ -55,6 +57,7 @@ _PRE_TRANSLATE = str.maketrans({
     **{chr(0x06F0 + i): str(i) for i in range(10)},  # Extended Arabic-Indic (Persian/Urdu)
     "\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627", "\u0671": "\u0627",  # alef forms
     "\u0640": None,  # tatweel
+    "\u0649": "\u064a", "\u0629": "\u0647",  # alef maqsura → yeh, teh marbuta → heh (spelt both ways)
 })
 # Combining diacritical marks (Latin, Greek, Cyrillic accents) and Arabic harakat. Japanese
 # (han)dakuten (U+3099/309A) are deliberately not here: が must not become か.
@@ -151,6 +154,8 @@ _PRONOUNS = frozenset((
     "it its itself we us our ours ourselves they them their theirs themselves"
 ).split())
 _CONTRACTIONS = frozenset(("m", "re", "s", "ve", "ll", "d"))
+# "a" before one of these is a letter, not an article ("vitamin a and c", "plan a is better").
+_NOT_AFTER_ARTICLE = frozenset("and or but nor to is was are were has had will would can could & +".split())
 _USD_WORDS = frozenset(("dollar", "dollars", "usd", "bucks"))
 _EUR_WORDS = frozenset(("euro", "euros", "eur"))
 
@@ -296,7 +301,7 @@ def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
         i = j
         return i
     # articles and personal pronouns
-    if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt):
+    if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt and nxt not in _NOT_AFTER_ARTICLE):
         i += 1
         return i
     # percent and currency words / signs, written one way: 5%, $150, €20
