@@ -218,3 +218,4 @@ def test_memories_as_a_list_are_joined():
     q = Q("BASIC", gold="Dr Lee")
     check(q, ["user: we went hiking", "user: my dentist is Dr. Lee"], 1.0, "basic:gold")
     check(q, [], 0.0, "empty")
+    check(Q("MULTI", gold="2022"), 2022, 1.0, "multi:gold")  # a bare number from a JSON answer file

@@ -154,8 +154,10 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts,
     joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
     """
-    if answer is not None and not isinstance(answer, str):
+    if isinstance(answer, (list, tuple)):
         answer = "\n".join(str(m) for m in answer if m)
+    elif answer is not None and not isinstance(answer, str):
+        answer = str(answer)  # e.g. a bare number from a JSON answer file
     axis = (q.axis or "").upper()
     # Rule 1: a no-memory question is an abstention question whatever its axis.
     if q.expect == "no_memory" and axis not in ("ABSTAIN", "FALSE_MEMORY"):

@@ -342,6 +342,8 @@ def normalize(text: str) -> str:
     """The normal form used by ``contains`` (see the module docstring for every step)."""
     if not text:
         return ""
+    if not isinstance(text, str):
+        text = str(text)  # a number read from JSON
     return _normalize_cached(text) if len(text) <= CACHE_MAX_CHARS else _normalize(text)
 
 
