@@ -299,3 +299,40 @@ def test_lookup_with_other_arguments_is_not_served(suite):
     assert tools.call(key, ToolCall(rec.tool, loose)).content == rec.result      # case and blanks ignored
     with pytest.raises(MissingFixture, match="agent asked get_price_list"):
         tools.call(key, ToolCall(rec.tool, {"customer": "Nobody Ltd"}))
+
+
+def test_flaky_cause_is_ruled_out_in_order():
+    from memeval.multiturn.grade import RunGrade, flaky_cause
+    from memeval.multiturn.replay import RunTrace, TurnRecord
+
+    def tr(text, ret):
+        return RunTrace("done", None, (TurnRecord(0, "u", text, (), {"0:0": ret}, {}, "agent", 1),))
+
+    same = [(tr("a", 1), RunGrade("pass", "")), (tr("a", 1), RunGrade("fail", ""))]
+    flips = iter(["fail", "pass"])
+    assert flaky_cause(same, lambda t: RunGrade(next(flips), "")) == "grader"
+    stable = lambda t: RunGrade("pass" if t.turns[0].text == "a" else "fail", "")
+    assert flaky_cause([(tr("a", 1), RunGrade("pass", "")), (tr("b", 1), RunGrade("fail", ""))], stable) == "model"
+    # outputs differ only where the tool returns differ: the tool returns
+    assert flaky_cause([(tr("a", 1), RunGrade("pass", "")), (tr("b", 2), RunGrade("fail", ""))], stable) == "tool_returns"
+
+
+def test_a_changed_decision_is_traced_to_its_turn(suite):
+    s = next(s for s in task_samples(suite) if "regroup" in kinds(suite, s).values()
+             and any(e.mode == "one_of" for e in s.state_expect))
+    regroup = next(t for t, k in kinds(suite, s).items() if k == "regroup")
+    r = run(suite, s, CorrectAgent())
+    assert r.verdict == "pass"
+    assert r.runs[0][1].observed.decision_changes == {"group_by": [{"turn": regroup, "from": "customer", "to": "region"}]}
+
+
+def test_a_grader_crash_is_a_record_with_its_reason(suite, monkeypatch):
+    import memeval.multiturn.grade as grade_mod
+    s = task_samples(suite)[0]
+
+    def boom(*a, **k):
+        raise RuntimeError("rule exploded")
+
+    monkeypatch.setattr(grade_mod, "grade_run", boom)
+    r = run(suite, s, CorrectAgent())
+    assert r.verdict == "undetermined" and "grader_error: RuntimeError: rule exploded" in r.reason

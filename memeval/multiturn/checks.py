@@ -161,11 +161,13 @@ def guard_vetoes(sample: Sample, run: RunTrace, write_tools: Iterable[str] = WRI
 
 @dataclass(frozen=True)
 class Observed:
-    """Process labels (no credit): lag per corrected key, stale residue, conflicts flagged, self-correction."""
+    """Process labels (no credit): lag per corrected key, stale residue, conflicts flagged,
+    self-correction, and for decisions (one_of keys) the turns where the choice changed."""
     response_lag: dict
     stale_residue: dict
     conflict_flagged: dict
     self_correction: bool
+    decision_changes: dict = field(default_factory=dict)
 
 
 def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -> Observed:
@@ -190,4 +192,15 @@ def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -
             fixed_by_user = any(c.turn > sc.bad_turn for c in sample.process.corrections)
             if later and later[-1].state.get(sc.key) == sc.want and not fixed_by_user:
                 selfcorr = True
-    return Observed(lag, residue, flagged, selfcorr)
+    decisions = {}
+    for sc in state_checks:
+        if sc.mode != "one_of":
+            continue
+        seen, changes = None, []
+        for t in turns:
+            v = t.state.get(sc.key) if isinstance(t.state, Mapping) else None
+            if v is not None and seen is not None and v != seen:
+                changes.append({"turn": t.turn, "from": seen, "to": v})
+            seen = v if v is not None else seen
+        decisions[sc.key] = changes
+    return Observed(lag, residue, flagged, selfcorr, decisions)

@@ -22,7 +22,7 @@ from .replay import RunTrace, StateExtractor, replay_once
 from .sample import Sample
 from .tools import ToolSource, canonical
 
-__all__ = ["RunGrade", "SampleResult", "grade_run", "combine_runs", "run_sample", "VERDICTS"]
+__all__ = ["RunGrade", "SampleResult", "grade_run", "combine_runs", "flaky_cause", "run_sample", "VERDICTS"]
 
 VERDICTS = ("pass", "fail", "undetermined", "flaky", "incomplete", "env_drift")
 
@@ -148,14 +148,22 @@ def combine_runs(sample: Sample, runs: Sequence[tuple[RunTrace, RunGrade]], cfg:
             "failed with tool returns differing from the recording at " + ", ".join(runs[0][0].drifted)), None
     if "env_drift" in verdicts:
         return "env_drift", "runs disagree and tool returns differ from the recording", None
-    cause = "unknown"
+    return "flaky", f"runs disagree: {verdicts}", flaky_cause(runs, regrade)
+
+
+def flaky_cause(runs: Sequence[tuple[RunTrace, RunGrade]], regrade: Callable[[RunTrace], RunGrade] | None) -> str:
+    """Rule out in order: the grader (same output graded again), the model (outputs differ under the
+    same seed and the same tool returns), the tool returns."""
     if regrade is not None and any(regrade(t).verdict != g.verdict for t, g in runs):
-        cause = "grader"
-    elif len({_fingerprint(t) for t, _ in runs}) > 1:
-        cause = "model"
-    elif len({_returns(t) for t, _ in runs}) > 1:
-        cause = "tool_returns"
-    return "flaky", f"runs disagree: {verdicts}", cause
+        return "grader"
+    by_returns: dict[str, set] = {}
+    for t, _ in runs:
+        by_returns.setdefault(_returns(t), set()).add(_fingerprint(t))
+    if any(len(fps) > 1 for fps in by_returns.values()):
+        return "model"
+    if len(by_returns) > 1:
+        return "tool_returns"
+    return "unknown"
 
 
 def run_sample(sample: Sample, agent: Agent, tools_factory: Callable[[Sample], ToolSource],
@@ -163,11 +171,15 @@ def run_sample(sample: Sample, agent: Agent, tools_factory: Callable[[Sample], T
                extractor: StateExtractor | None = None, extractor_trusted: bool = True,
                prior_messages: Sequence[dict] = ()) -> SampleResult:
     """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
+    def grade(trace: RunTrace) -> RunGrade:
+        try:
+            return grade_run(sample, trace, cfg, judge=judge, extractor_trusted=extractor_trusted)
+        except Exception as e:   # a grading failure is a record with its reason, never a crash
+            return RunGrade(cfg.fallback, f"grader_error: {type(e).__name__}: {e}")
+
     runs = []
     for _ in range(cfg.runs):
         trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
-        runs.append((trace, grade_run(sample, trace, cfg, judge=judge, extractor_trusted=extractor_trusted)))
-    verdict, reason, cause = combine_runs(sample, runs, cfg,
-                                          regrade=lambda t: grade_run(sample, t, cfg, judge=judge,
-                                                                      extractor_trusted=extractor_trusted))
+        runs.append((trace, grade(trace)))
+    verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
     return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)

@@ -46,7 +46,8 @@ def _grade(g: RunGrade) -> dict:
             "judge": asdict(g.judge) if g.judge else None,
             "observed": ({"response_lag": g.observed.response_lag, "stale_residue": g.observed.stale_residue,
                           "conflict_flagged": {str(k): v for k, v in g.observed.conflict_flagged.items()},
-                          "self_correction": g.observed.self_correction} if g.observed else None)}
+                          "self_correction": g.observed.self_correction,
+                          "decision_changes": g.observed.decision_changes} if g.observed else None)}
 
 
 def result_record(r: SampleResult, run_id: str = "") -> dict:
