@@ -115,6 +115,8 @@ def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | No
             return pm.execute_notebook(
                 str(src), str(dst), parameters=dict(parameters or {}), kernel_name=kernel_name, language="python",
                 cwd=str(cwd or os.getcwd()), progress_bar=False, log_output=False, execution_timeout=timeout,
+                # the kernel listens on loopback; keep its start-up warnings out of the command's output
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except PapermillExecutionError as e:
             # papermill counts its injected-parameters cell; report the cell as the author sees it
