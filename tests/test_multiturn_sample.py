@@ -112,3 +112,33 @@ def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, caps
     assert main(["multiturn", "summary", str(out)]) == 0
     text = capsys.readouterr().out
     assert "total (weighted)" in text and "1-3" in text and "9+" in text
+
+
+def test_bad_hand_label_names_its_line(tmp_path):
+    from memeval.multiturn.suite import load_suite
+    suite = tmp_path / "suite"
+    assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
+    p = suite / "state_labels.jsonl"
+    lines = p.read_text().splitlines()
+    lines[2] = json.dumps({**json.loads(lines[2]), "state": "USD"})
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"state_labels.jsonl:3: field 'state': expected an object or null"):
+        load_suite(suite)
+
+
+def test_cli_chat_agent_with_untrusted_extractor_gives_undetermined_records(tmp_path, monkeypatch, capsys):
+    from memeval.multiturn.records import read_records
+    from memeval.testing.chat_stub import ScriptedChatServer
+    monkeypatch.setenv("MT_CLI_KEY", "sk-cli-secret")
+    suite = tmp_path / "suite"
+    assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
+    out = tmp_path / "chat.jsonl"
+    with ScriptedChatServer(lambda body: "Quote for Nobody: 0 lines, total 0.00 CNY (excl. tax).") as srv:
+        assert main(["multiturn", "run", str(suite), "-o", str(out), "--agent", "chat", "--base-url", srv.base_url,
+                     "--model", "m", "--api-key-env", "MT_CLI_KEY", "--runs", "1"]) == 0
+    assert "NOT trusted" in capsys.readouterr().out
+    recs = read_records(out)
+    assert recs and all(r["agent"] == "chat:m" for r in recs)
+    assert all(r["verdict"] == "undetermined" and "extractor" in r["reason"] for r in recs)
+    assert "sk-cli-secret" not in out.read_text()
+    assert srv.headers[0]["authorization"] == "Bearer sk-cli-secret"

@@ -351,12 +351,21 @@ def load_suite(folder) -> Suite:
     fixtures = read_fixtures(folder / "fixtures.jsonl")
     configs = {o.get("config_id"): o for _, o in iter_jsonl_objects(folder / "configs.jsonl")}
     sessions = tuple(o for _, o in iter_jsonl_objects(folder / "sessions.jsonl"))
-    labels = tuple(o for _, o in iter_jsonl_objects(folder / "state_labels.jsonl"))
+    labels = []
+    lpath = folder / "state_labels.jsonl"
+    for n, o in iter_jsonl_objects(lpath):
+        if not isinstance(o.get("text"), str):
+            raise InputError(lpath, n, "text", "missing or not a string")
+        if not isinstance(o.get("turn"), int) or isinstance(o.get("turn"), bool):
+            raise InputError(lpath, n, "turn", "missing or not an integer")
+        if "state" not in o or not (o["state"] is None or isinstance(o["state"], dict)):
+            raise InputError(lpath, n, "state", "expected an object or null")
+        labels.append(o)
     for n, s in enumerate(samples, 1):
         if s.replay.tool_fixture not in fixtures:
             raise InputError(folder / "samples.jsonl", n, "replay.tool_fixture", f"unknown fixture '{s.replay.tool_fixture}'")
         if s.replay.config_snapshot not in configs:
             raise InputError(folder / "samples.jsonl", n, "replay.config_snapshot",
                              f"unknown config '{s.replay.config_snapshot}'")
-    return Suite(int(man.get("seed", 0)), sessions, tuple(samples), fixtures, configs, labels,
+    return Suite(int(man.get("seed", 0)), sessions, tuple(samples), fixtures, configs, tuple(labels),
                  int(man.get("world_seed", 0)))
