@@ -89,12 +89,13 @@ _ES = [
     r"\bno (?:hay|existe|encuentro|tengo) (?:ningún |ningun |ninguna |ninguno |un |una )?(?:registro|informaci[oó]n|menci[oó]n|constancia|datos)",
     r"\bno (?:se )?(?:puede|es posible|puedo) (?:determinar|saber|decir|confirmar|precisar)",
     r"\bno (?:lo )?recuerdo\b|\bno consta\b|\bsin informaci[oó]n\b",
+    r"\bno (?:me )?(?:lo )?(?:mencionaste|dijiste|contaste|especificaste|has mencionado|has dicho)\b",
 ]
 _FR = [
     r"\bje ne (?:le )?sais pas\b|\bje l'ignore\b|\bj'ignore\b|\baucune idée\b",
     r"\baucun(?:e)? (?:information|trace|mention|donnée|donnee|enregistrement|souvenir|indication)",
     r"\bpas d'(?:information|indication|enregistrement)|\bpas de (?:trace|mention|donnée|donnee|souvenir)",
-    r"\bn'ai (?:pas|aucune?) (?:d'|de |l')?(?:information|trace|mention|souvenir|donnée|donnee|idée|idee)",
+    r"\bn'ai (?:pas|aucune?) (?:d'|de |l'|cette |cet |ces )?(?:information|trace|mention|souvenir|donnée|donnee|idée|idee)",
     r"\b(?:jamais|pas) (?:été |ete )?(?:mentionnée?s?|dite?s?|précisée?s?|precisee?s?|indiquée?s?|indiquee?s?|évoquée?s?|evoquee?s?)",
     r"\bne m'(?:avez|as) jamais (?:dit|parlé|parle|mentionné|mentionne)",
     r"\b(?:impossible|pas possible) de (?:savoir|déterminer|determiner|dire|confirmer)",
@@ -122,7 +123,7 @@ _IT = [
     r"\bnon (?:ho|ci sono|c'è|c'e) (?:alcuna |nessuna |informazioni|traccia|dati|notizie|riferimenti)",
     r"\b(?:mai|non [eè] stat[oa]|non hai mai|non mi hai mai|non (?:l')?hai) (?:mai )?(?:menzionat[oa]|dett[oa]|specificat[oa]|indicat[oa]|parlato)",
     r"\bnon (?:[eè] possibile|posso|si pu[oò]) (?:determinare|sapere|dire|stabilire|confermare)",
-    r"\bnon (?:mi )?ricordo\b",
+    r"\bnon (?:mi )?ricordo\b|\bmai (?:dett[oa]|menzionat[oa]|specificat[oa]|parlato)\b",
 ]
 _ZH = [
     r"不知道|不清楚|不確定是否|没有印象|沒有印象|无从得知|無從得知|不得而知",
@@ -136,6 +137,7 @@ _JA = [
     r"(?:記録|情報|言及|記載|データ|記憶)(?:が|は|も)?(?:ありません|ない|ございません|見当たりません|されていません)",
     r"(?:聞いて|伺って|聞いた(?:こと)?|言及されて|述べられて|話されて|触れられて|記録されて|教えていただいて|教えてもらって)(?:い)?(?:ません|ない|がありません)",
     r"(?:特定|判断|確認|判別)(?:でき|出来)(?:ません|ない)|覚えていません|覚えてない",
+    r"(?:記憶|記録|履歴|会話)(?:に|の中に)(?:は)?(?:ありません|ない|ございません|見当たりません)",
 ]
 _KO = [
     r"모르겠|모릅니다|몰라요|몰라(?!\w)|알 수 없|알 수가 없|알지 못",
