@@ -20,6 +20,11 @@ IDK_PHRASES = [
     "I can't tell from our chats.",
     "My notes don't say.",
     "No information about a sister was found.",
+    "I'm not aware of you mentioning a trip to Peru.",
+    "I don't believe you've mentioned that.",
+    "Nothing in our conversations mentions Peru.",
+    "I couldn't find anything about that.",
+    "That hasn't come up.",
     # es fr de pt it
     "No sé.",
     "No lo sé",

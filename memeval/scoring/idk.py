@@ -78,6 +78,9 @@ _EN = [
     r"\b(?:" + _STORE + r") (?:do(?:es)?|did)" + _NT + r" (?:say|mention|specify|state|contain|include|show|indicate|record|tell)\b",
     r"\b(?:we|you) (?:never|haven't|have not|didn't|did not) (?:discuss|discussed|talk|talked|cover|covered|go over|went over)\b",
     r"\bnever (?:came|come) up\b",
+    r"\b(?:i'm|i am|i was) not aware (?:of|that)\b",
+    r"\b(?:don't|do not) (?:believe|think) (?:that )?(?:you(?:'ve| have)?|we(?:'ve| have)?) (?:ever |actually )?"
+    r"(?:mentioned|told|said|shared|discussed|talked about|brought up)\b",
     r"\b(?:not|never) something (?:you(?:'ve| have)?|we(?:'ve| have)?) (?:mentioned|told|said|shared|discussed)\b",
 ]
 
