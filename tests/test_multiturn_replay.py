@@ -223,8 +223,12 @@ def test_repeated_action_costs_process_score_not_the_verdict(suite):
     good, rep = run(suite, s, CorrectAgent()), run(suite, s, RepeatsCall())
     assert rep.verdict == "pass"
     gp, rp = good.runs[0][1], rep.runs[0][1]
-    assert gp.process.repeat_action == 1.0 and rp.process.repeats >= 1 and rp.process.repeat_action < 1.0
-    assert rp.score < gp.score
+    sess = next(x for x in suite.sessions if x["session_id"] == s.session_ref)
+    lookups = {"get_price_list", "get_fx_rate", "get_orders"}
+    want = sum(1 for t in s.turn_index if sess["turns"][t]["tool_calls"]
+               and sess["turns"][t]["tool_calls"][-1]["name"] in lookups)
+    assert want >= 1 and gp.process.repeats == 0 and rp.process.repeats == want
+    assert rp.process.repeat_action == max(0.0, 1.0 - 0.5 * want) and rp.score < gp.score
 
 
 def test_coverage_gate_makes_the_sample_undetermined(suite):

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
-from .domain import EXPORT_FORMATS, Desk, parse_request
+from .domain import EXPORT_FORMATS, LOOKUP_TOOLS, Desk, parse_request
 from .tools import ToolCall
 
 __all__ = ["Agent", "AgentStep", "ScriptedAgent", "CorrectAgent", "DropsConstraint", "KeepsOldValue",
@@ -166,22 +166,22 @@ class LoopsOnTool(ScriptedAgent):
     name: str = "loops_on_tool"
 
     def plan_calls(self, desk, ev, done, ctx):
-        first = desk.needs(ev)[:1]
         if done:
             return [ToolCall(done[0].name, done[0].args)]
-        return [ToolCall(n, a) for n, a in first] or []
+        return [ToolCall(n, a) for n, a in desk.needs(ev)[:1]]
 
 
 @dataclass
 class RepeatsCall(ScriptedAgent):
-    """Makes each needed call, then repeats the first one once more before answering."""
+    """Makes the needed calls, then repeats the last lookup once (same tool, same arguments)."""
     name: str = "repeats_call"
 
     def plan_calls(self, desk, ev, done, ctx):
+        needed = desk.needs(ev)
         if not done:
-            return [ToolCall(n, a) for n, a in desk.needs(ev)]
-        if len(done) == len(desk.needs(ev)) and done[0].name != "save_quote" and done[0].name != "render_sheet":
-            return [ToolCall(done[0].name, done[0].args)]
+            return [ToolCall(n, a) for n, a in needed]
+        if len(done) == len(needed) and done[-1].name in LOOKUP_TOOLS:
+            return [ToolCall(done[-1].name, done[-1].args)]
         return []
 
 
