@@ -27,7 +27,7 @@ from pathlib import Path
 from memeval.atomic import write_text
 from memeval.bench.axes import AXES
 from memeval.bench.model import Question
-from memeval.scoring import dry, idk, matching
+from memeval.scoring import idk, matching
 from memeval.scoring.dry import score_answer
 
 ROOT = Path(__file__).resolve().parent.parent
