@@ -138,7 +138,9 @@ def _returns(run: RunTrace) -> str:
 def combine_runs(sample: Sample, runs: Sequence[tuple[RunTrace, RunGrade]], cfg: GraderConfig,
                  regrade: Callable[[RunTrace], RunGrade] | None = None) -> tuple[str, str, str | None]:
     """(verdict, reason, flaky_cause) from the per-run grades."""
-    verdicts = [g.verdict if not (g.verdict == "fail" and t.drifted) else "env_drift" for t, g in runs]
+    # a failure with live tool returns differing from the recording is drift, not a regression
+    # (a guard veto is the agent's own act: drift does not excuse it)
+    verdicts = ["env_drift" if g.verdict == "fail" and t.drifted and not g.vetoes else g.verdict for t, g in runs]
     need = min(cfg.pass_runs, len(runs))
     passes = verdicts.count("pass")
     if passes >= need:
