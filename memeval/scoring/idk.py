@@ -10,8 +10,15 @@ thing is missing, and which the IDK net of rule 3 would otherwise turn into zero
 
 A premise denial (``denies_premise``) rejects what the question asserts: "you never said that",
 "that didn't happen", "I have no record of you ...", "that's not right/true/what you said", or a
-correction "actually you said X, not Y" (the answer does not go along with the planted claim).
-A bare leading "No," is not a denial: "No, it was sunny" goes along with a ghost event.
+correction in the form "actually, ... X, not Y" / "you said X, not Y" (the answer does not go
+along with the planted claim; a swap probe is answered by the real value). Not denials: a bare
+leading "No," ("No, it was sunny" goes along with a ghost event) and "actually … not" without the
+"X, not Y" shape ("Actually, the weather was not great" also goes along). Only used on ABSTAIN and
+FALSE_MEMORY (rule 4), where IDK phrases count as well.
+
+Known limit: dry mode grades a memory-only system on its joined memories, and a user turn such as
+"I don't know what to cook" in them reads as IDK (about 0.2% of the book suite's 13,042 messages
+do). Rule 3 then zeroes that question. The generated bench's turns contain none.
 """
 
 from __future__ import annotations
