@@ -8,16 +8,19 @@ built-in suite), ``agents`` / ``llm_agent`` (agents under test), ``tools`` + ``r
 ``crosssession``, ``runner``, ``records``, ``rates``, ``render``.
 """
 
+from .agents import SCRIPTED_AGENTS, Agent, AgentStep, make_agent
 from .check import Snapshot, StateCheck, UnknownModeError, check_state
 from .config import DEFAULT_CONFIG, STRATA, GraderConfig
 from .grade import VERDICTS, SampleResult, grade_run, run_sample
 from .rates import MixedVersionsError, format_pass_rates, pass_rates, pass_rates_by_version, results_frame
 from .replay import replay_once
+from .runner import fixture_tools, live_tools, run_suite
 from .sample import Sample, StateExpect, read_samples, sample_from_dict, sample_to_dict, write_samples
 from .split import split_session
 from .suite import generate_suite, load_suite, save_suite
 
-__all__ = ["Snapshot", "StateCheck", "UnknownModeError", "check_state", "DEFAULT_CONFIG", "STRATA", "GraderConfig",
+__all__ = ["SCRIPTED_AGENTS", "Agent", "AgentStep", "make_agent", "fixture_tools", "live_tools", "run_suite",
+           "Snapshot", "StateCheck", "UnknownModeError", "check_state", "DEFAULT_CONFIG", "STRATA", "GraderConfig",
            "VERDICTS", "SampleResult", "grade_run", "run_sample", "MixedVersionsError", "format_pass_rates",
            "pass_rates", "pass_rates_by_version", "results_frame", "replay_once", "Sample", "StateExpect",
            "read_samples", "sample_from_dict", "sample_to_dict", "write_samples", "split_session",
