@@ -28,7 +28,11 @@ run_dirs = None
 bench_dir = None
 preset = "demo"
 seed = 1
+# systems: run in process (no network: service time)
 systems = ["bm25"]
+# served: built-in systems served on loopback by the reference server and run over HTTP (measured)
+served = ["bm25"]
+served_delay_ms = 0.0
 # tiers: None = every tier
 tiers = None
 mode = "dry"
@@ -42,12 +46,16 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import html_table
-from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+from memeval.analysis.workbench import ensure_bench, label_systems, load_runs, run_served, run_systems
 
 setup_notebook()
+labels = {}
 if run_dirs is None:
-    run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
-df = load_runs(run_dirs)
+    bench_path = ensure_bench(bench_dir, preset, seed)
+    run_dirs = run_systems(bench_path, systems, tiers, mode, runs_root)
+    labels = run_served(bench_path, served, tiers, mode, runs_root, served_delay_ms)
+    run_dirs = run_dirs + list(labels.values())
+df = label_systems(load_runs(run_dirs), labels)
 print("runs:", ", ".join(str(d) for d in run_dirs))
 
 # %% [markdown]

@@ -55,6 +55,8 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     assert text.count("Plotly.newPlot(") >= expected_figures
     if name == "traces":
         assert "worst-questions" in text
+    if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
+        assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()
     page = load_html(out, tmp_path / f"{name}.png")
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()

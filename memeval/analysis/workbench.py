@@ -10,7 +10,7 @@ from typing import Iterable
 
 import polars as pl
 
-__all__ = ["ensure_bench", "run_systems", "load_runs"]
+__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs"]
 
 
 def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
@@ -39,6 +39,32 @@ def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[s
 
     return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
                        runs_root=runs_root, progress=False) for s in systems]
+
+
+def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
+               mode: str = "dry", runs_root: str | Path = "runs", delay_ms: float = 0.0) -> dict[str, Path]:
+    """Serve each built-in system with the reference server on loopback and run it over HTTP, so
+    its speed is *measured* (latency minus the network floor) rather than taken in process.
+
+    Returns ``{"<spec> over HTTP": run folder}``; records name the system by its URL, which
+    :func:`label_systems` maps back to these labels.
+    """
+    from ..run import run_system
+    from ..systems.registry import make_system
+    from ..systems.server import Faults, ReferenceServer
+
+    out: dict[str, Path] = {}
+    for spec in systems:
+        with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:
+            out[f"{spec} over HTTP"] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None,
+                                                  mode=mode, runs_root=runs_root, progress=False)
+    return out
+
+
+def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
+    """Rename the ``system`` of the records of each run folder in ``labels`` (label → folder)."""
+    by_run = {Path(d).name: label for label, d in labels.items()}
+    return df.with_columns(pl.col("run_id").replace_strict(by_run, default=pl.col("system")).alias("system"))
 
 
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
