@@ -87,3 +87,22 @@ def test_browser_tier_options_follow_tier_order():
     assert list(b.tier.options) == ["(all)", "core", "small", "medium"]
     assert b.verdict.options[-1] == "ungraded"
     assert isinstance(df, pl.DataFrame)
+
+
+def test_html_table_escapes_and_formats():
+    from memeval.analysis.tables import html_table, side_by_side
+
+    df = pl.DataFrame({"system": ["<b>x</b>", "bm25"], "score": [0.12345, None], "turns": [[1, 2], []]})
+    out = html_table(df, caption="a & b", digits=2)
+    assert "<caption>a &amp; b</caption>" in out
+    assert "<td>&lt;b&gt;x&lt;/b&gt;</td><td>0.12</td><td>1, 2</td>" in out
+    assert "<td>bm25</td><td>–</td><td></td>" in out
+    assert side_by_side("<p>1</p>", "<p>2</p>").count('<div style="flex:0 1 auto">') == 2
+
+
+def test_label_systems_renames_by_run_folder(tmp_path):
+    from memeval.analysis.workbench import label_systems
+
+    df = records_frame([record(system="http://127.0.0.1:5", run_id="r1"), record(system="bm25", run_id="r2")])
+    out = label_systems(df, {"bm25 over HTTP": tmp_path / "r1"})
+    assert out["system"].to_list() == ["bm25 over HTTP", "bm25"]
