@@ -316,3 +316,45 @@ def test_png_writer_round_trips_through_pillow():
                 img.load()
                 assert (img.format, img.mode, img.size) == ("PNG", "RGB", (w, h))
                 assert img.tobytes() == data
+
+
+def test_story_values_never_appear_in_template_text():
+    """A planted value (pet, town, company, ...) that also occurred in fixed template text would be
+    'held' by turns outside its evidence; the vocabularies are kept apart."""
+    import glob
+
+    import yaml
+
+    from memeval.bench.lifelog.data import load
+
+    texts: list[str] = []
+
+    def walk(x):
+        if isinstance(x, str):
+            texts.append(x)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+
+    data = Path(__file__).resolve().parent.parent / "memeval" / "bench" / "lifelog" / "data"
+    for f in sorted(glob.glob(str(data / "*.yaml")) + glob.glob(str(data / "lang" / "*.yaml"))):
+        if not f.endswith("values.yaml"):
+            walk(yaml.safe_load(Path(f).read_text(encoding="utf-8")))
+    v = load("values")
+    walk(v["filler"])
+    blob = "\n".join(texts)
+    s = v["story"]
+    combos = {"{} {}": [("venue_head", "venue_tail"), ("company_head", "company_tail"), ("film_noun", "film_tail"),
+                        ("car_colour", "car_model"), ("street_head", "street_tail")],
+              "The {} {}": [("band_adj", "band_noun"), ("book_adj", "book_noun")],
+              "{}{}": [("town_head", "town_tail")]}
+    values = [fmt.format(x, y) for fmt, pairs in combos.items() for a, b in pairs for x in s[a] for y in s[b]]
+    values += s["pet"] + s["first"] + s["last"]
+    low = blob.lower()
+    candidates = [w for w in values if max(w.lower().split(), key=len)[:-1] in low]  # a cheap superset first
+    assert [w for w in candidates if contains(blob, w)] == []
+    assert not set(s["first"]) & set(v["filler"]["people"])
+    assert not set(s["last"]) & set(v["filler"]["last"])
