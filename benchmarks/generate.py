@@ -77,15 +77,28 @@ def check_full(out: Path) -> list[str]:
     return lines
 
 
+def audit_lines(preset: str, out: Path) -> list[str]:
+    from memeval.bench.audit import audit
+
+    t0 = time.perf_counter()
+    report = audit(out)
+    took = time.perf_counter() - t0
+    verdict = "PASS" if report.passed else "FAIL (" + ", ".join(report.failed_checks) + ")"
+    lines = [f"`memeval audit` on the `{preset}` output: {verdict} in {took:.1f} s.", ""]
+    lines += ["    " + line for line in report.lines() if line.startswith("FAIL")][:8]
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--presets", nargs="+", default=["demo", "full"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", type=Path, help="write the markdown fragment here")
+    ap.add_argument("--audit", action="store_true", help="also run `memeval audit` on each preset's first output")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="memeval-gen-bench-"))
-    rows, checks = [], []
+    rows, checks, audits = [], [], []
     try:
         for preset in args.presets:
             times, rss = [], []
@@ -101,6 +114,8 @@ def main(argv=None) -> int:
                         f"| {max(rss) / 1024:.0f} MiB | {top.n_turns:,} | {top.n_tokens:,} | {top.n_questions:,} |")
             if preset == "full":
                 checks = check_full(tmp / "full-0")
+            if args.audit:
+                audits.append(audit_lines(preset, tmp / f"{preset}-0"))
             for i in range(1, args.runs):  # same preset and seed: byte-identical
                 a = (tmp / f"{preset}-0" / top.turns_file).read_bytes()
                 if (tmp / f"{preset}-{i}" / top.turns_file).read_bytes() != a:
@@ -116,7 +131,8 @@ def main(argv=None) -> int:
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()} Linux, {cpus} cores, "
         f"{mem:.0f} GiB RAM, Python {platform.python_version()} (load average {load:.1f} at the end of the run).",
         "",
-        f"Command: `.venv/bin/python benchmarks/generate.py --runs {args.runs} --presets {' '.join(args.presets)}` "
+        f"Command: `.venv/bin/python benchmarks/generate.py --runs {args.runs} --presets {' '.join(args.presets)}"
+        f"{' --audit' if args.audit else ''}` "
         f"— each run is `python -m memeval generate --preset P --seed {args.seed} --out DIR` in a fresh process "
         "(interpreter start-up, imports, building, writing four tiers, 50 PNGs and the manifest).",
         "",
@@ -128,6 +144,8 @@ def main(argv=None) -> int:
     ]
     if checks:
         md += ["", "Targets of the `full` preset (lifelog.md, benchmark.md §1):", "", *checks]
+    for lines in audits:
+        md += ["", *lines]
     text = "\n".join(md) + "\n"
     print(text)
     if args.write:
