@@ -358,3 +358,18 @@ def test_story_values_never_appear_in_template_text():
     assert [w for w in candidates if contains(blob, w)] == []
     assert not set(s["first"]) & set(v["filler"]["people"])
     assert not set(s["last"]) & set(v["filler"]["last"])
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for hs in ("1", "2"):
+        out = tmp_path / f"h{hs}"
+        env = {**os.environ, "PYTHONHASHSEED": hs}
+        subprocess.run([sys.executable, "-m", "memeval", "generate", "--preset", "tiny", "--seed", "5", "--out",
+                        str(out)], check=True, env=env, capture_output=True)
+        outs.append(_files(out))
+    assert outs[0] == outs[1]
