@@ -54,9 +54,9 @@ PRESETS: dict[str, Preset] = {
     # 800 cross-language questions; tiers 1,882 / 7,186 / 12,884 / 103,572 turns.
     "full": Preset(
         "full", story_sessions=96, tier_turns=(1882, 7186, 12884, 103572), tier_sessions=(96, 259, 364, 1991),
-        axes={"BASIC": 250, "PARAPHRASE": 140, "TEMPORAL": 120, "UPDATE": 110, "GATHER": 90, "RECONCILE": 70,
+        axes={"BASIC": 270, "PARAPHRASE": 140, "TEMPORAL": 120, "UPDATE": 110, "GATHER": 90, "RECONCILE": 70,
               "MULTI": 107, "IMPLICIT": 70, "CROSS": 90, "CONFLICT": 80, "STALE": 90, "CONTRADICT": 60,
-              "ABSTAIN": 120},
+              "ABSTAIN": 100},
         fm=(200, 100, 200), photos=50, photo_questions=3, lang_sessions=10, xs_per_session=4, xq_per_lang=40,
         lang_glue_pairs=4),
 }
