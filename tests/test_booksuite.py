@@ -1,7 +1,6 @@
 """The book-suite loader, its bench conversion, and reading answer sets and run records."""
 
 import json
-import shutil
 from collections import Counter
 
 import pytest

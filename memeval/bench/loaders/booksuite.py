@@ -24,6 +24,7 @@ Conversion (one haystack per case, ``haystack = test_id``):
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -319,8 +320,6 @@ def import_booksuite(src_dir, out_dir, gold_path=None) -> Bench:
 # --- answers ------------------------------------------------------------------------------------
 
 def _read_json(path):
-    import json
-
     path = Path(path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
