@@ -43,7 +43,7 @@ from pathlib import Path
 
 from IPython.display import display
 
-from memeval.analysis.booksuite import default_suite_dir, layer_figure, layer_frame, run_builtin_systems
+from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figure, run_builtin_systems
 from memeval.analysis.report import setup_notebook
 from memeval.bench.loaders.booksuite import load_booksuite, read_responses
 from memeval.scoring.booksuite_scores import format_table, layer_table, score_answer_sets
@@ -77,7 +77,7 @@ if systems:
     run_scores = score_answer_sets(suite, answers)
     run_rows = layer_table(run_scores, list(answers))
     print(format_table(run_rows, "keyword-recall", run_scores))
-    display(layer_frame(run_rows))
+    display(case_frame(run_scores))  # per case: the keyword recall of each system
 else:
     run_rows = []
     print("no systems to run")

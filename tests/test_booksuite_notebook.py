@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.analysis.booksuite import default_suite_dir, layer_figure, layer_frame
+from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figure, layer_frame
 from memeval.scoring.booksuite_scores import CaseScore, layer_table
 
 from booksuite_paths import SUITE
@@ -84,6 +84,9 @@ def test_layer_frame_and_figure_from_scores():
     df = layer_frame(rows)
     assert df.filter(df["layer"] == "Overall").select("system", "score", "n").rows() == [("a", 0.75, 2), ("b", 0.0, 1)]
     assert df.filter((df["layer"] == "Layer 1 · Basic Recall") & (df["system"] == "b"))["score"].to_list() == [None]
+    wide = case_frame(scores)
+    assert wide.columns == ["test_id", "layer", "a", "b"]
+    assert wide.rows() == [("t1", "layer1", 1.0, None), ("t2", "layer2", 0.5, 0.0)]
     fig = layer_figure(rows, "t")
     assert [tr.name for tr in fig.data] == ["a", "b"] and list(fig.data[0].y) == [1.0, 0.5, 0.75]
 

@@ -15,9 +15,9 @@ from typing import Iterable, Sequence
 import polars as pl
 
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, load_booksuite
-from ..scoring.booksuite_scores import LayerRow
+from ..scoring.booksuite_scores import CaseScore, LayerRow
 
-__all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "layer_figure"]
+__all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
 
 
 def default_suite_dir() -> Path:
@@ -52,6 +52,14 @@ def layer_frame(rows: Sequence[LayerRow]) -> pl.DataFrame:
         [{"layer": r.title, "system": s, "score": r.means[s], "n": r.counts[s]} for r in rows for s in r.means],
         schema={"layer": pl.String, "system": pl.String, "score": pl.Float64, "n": pl.Int64},
     )
+
+
+def case_frame(scores: Sequence[CaseScore]) -> pl.DataFrame:
+    """One row per case, one column per system: its score (null when missing or ungraded)."""
+    long = pl.DataFrame([{"test_id": s.test_id, "layer": s.layer, "system": s.system, "score": s.reward}
+                         for s in scores],
+                        schema={"test_id": pl.String, "layer": pl.String, "system": pl.String, "score": pl.Float64})
+    return long.pivot(on="system", index=["test_id", "layer"], values="score", maintain_order=True)
 
 
 def layer_figure(rows: Sequence[LayerRow], title: str, metric: str = "keyword recall"):
