@@ -67,29 +67,41 @@ class _Talk:
         return " ".join(parts)
 
     def session(self, n_turns: int) -> list[tuple[str, str]]:
+        """Alternating turns; an assistant turn answers the user line before it (the topic lists pair
+        each user line with its answer), or acknowledges a life update like a story reply does."""
         r, extra = self.rng, self.extra
         topic = self.topics[r.choice(self.names)]
         out = []
+        asked: int | None = None  # index of the user line the next assistant turn answers
+        life = False
         for i in range(n_turns):
             if i % 2 == 0:
+                asked, life = None, False
                 if i and r.random() < 0.15:
                     topic = self.topics[r.choice(self.names)]
                 x = r.random()
-                if i and x < 0.33:
+                if i and x < 0.39:
                     out.append(("user", r.choice(extra["short_user"])))
-                    continue
-                if x > 1 - self.p_life:
+                elif x > 1 - self.p_life:
                     out.append(("user", self._life()))
-                    continue
-                k = 2 if r.random() < 0.15 else 1
-                lines = r.sample(topic["user"], k)
-                out.append(("user", " ".join(self._fill(x) for x in lines)))
+                    life = True
+                else:
+                    k = 2 if r.random() < 0.15 else 1
+                    picks = r.sample(range(len(topic["user"])), k)
+                    asked = picks[-1]
+                    out.append(("user", " ".join(self._fill(topic["user"][j]) for j in picks)))
             else:
-                if r.random() < 0.36:
+                if life:
+                    out.append(("assistant", r.choice(self.replies)))
+                    continue
+                if asked is None and r.random() < 0.8:
                     out.append(("assistant", r.choice(extra["short_assistant"])))
                     continue
-                k = 2 if r.random() < 0.07 else 1
-                lines = [self._fill(x) for x in r.sample(topic["assistant"], k)]
+                answers = topic["assistant"]
+                j = asked if asked is not None and asked < len(answers) else r.randrange(len(answers))
+                lines = [self._fill(answers[j])]
+                if r.random() < 0.07:
+                    lines.append(self._fill(r.choice(answers)))
                 if r.random() < 0.15:
                     lines.insert(0, r.choice(self.replies))
                 out.append(("assistant", " ".join(lines)))
