@@ -83,6 +83,23 @@ for name in df["system"].unique(maintain_order=True):
         plots.degradation_curve(df, by="axis", system=name, x=x).show()
 
 # %% [markdown]
+# ## Questions outside the core set
+#
+# Questions whose evidence lives only in larger tiers (photos, other languages) cannot be compared
+# across tiers: they are read off the largest tier.
+
+# %%
+outside = df.filter(~pl.col("in_all_tiers") & (pl.col("tier_index") == df["tier_index"].max()))
+if outside.height:
+    display(HTML(html_table(
+        outside.group_by("axis", "system").agg(pl.col("score").mean().alias("mean score"),
+                                               pl.col("score").is_not_null().sum().alias("graded"))
+        .pivot(on="system", index="axis", values="mean score", sort_columns=False).sort("axis"),
+        caption=f"mean score of questions outside the core set, tier {outside['tier'][0]}")))
+else:
+    print("every question is asked in every tier: the core set is the whole bench")
+
+# %% [markdown]
 # ## Weighted and unweighted means, beside the weight table
 #
 # Weights say what a wrong answer costs (1 = done once retrieved, 2 = time or change to work out,

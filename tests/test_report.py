@@ -48,6 +48,7 @@ def test_report_executes_with_parameters_and_hides_code(rendered, capsys):
     html = out.read_text()
     assert "secret_source_marker 42 hello &lt;b&gt;" in html  # output kept, parameter applied, text escaped
     assert "SECRET_SOURCE_MARKER" not in html  # input cells excluded
+    assert "from demo.py at " in html and "parameters: n=21, label='hello &lt;b&gt;'." in html
     assert "jp-InputArea" not in re.sub(r"\.jp-InputArea[^{]*\{", "", html)  # no input area elements
 
 

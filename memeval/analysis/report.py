@@ -20,7 +20,7 @@ from ..atomic import write_text
 from ..errors import InputError, MemevalError
 
 __all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
-           "render_report", "parse_parameter"]
+           "render_report", "parse_parameter", "provenance_cell"]
 
 #: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
 #: plotly.js copy the renderer embeds once per notebook when it activates.
@@ -166,12 +166,30 @@ def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") ->
     return body
 
 
+def provenance_cell(notebook, parameters: Mapping[str, Any] | None) -> nbformat.NotebookNode:
+    """A footer naming what produced the report: memeval version, notebook, parameters, time (escaped)."""
+    import datetime as dt
+    import html
+
+    from .. import __version__
+
+    params = ", ".join(f"{k}={v!r}" for k, v in (parameters or {}).items()) or "notebook defaults"
+    when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    text = (f"Rendered by memeval {__version__} from {Path(notebook).name} at {when}; parameters: {params}. "
+            "Every figure here is recomputable from the run records.")
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": f'<hr><p class="memeval-provenance"><small>{html.escape(text)}</small></p>'})]
+    return cell
+
+
 def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
                   parameters: Mapping[str, Any] | None = None, kernel_name: str = "python3",
                   cwd: str | os.PathLike | None = None, timeout: float | None = None) -> Path:
     """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically."""
     out = Path(out)
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout)
+    nb.cells.append(provenance_cell(notebook, parameters))
     write_text(out, to_offline_html(nb, title=out.stem))
     umask = os.umask(0)
     os.umask(umask)
