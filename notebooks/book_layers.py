@@ -36,6 +36,10 @@ responses = None
 systems = ["no_memory", "bm25", "oracle", "recent"]
 # work_dir: where the imported bench and the runs go; None = a temporary folder
 work_dir = None
+# judge_url, judge_model: an OpenAI-compatible endpoint for the rubric judge (part 3); None skips it
+judge_url = None
+judge_model = None
+judge_key_env = "OPENAI_API_KEY"
 
 # %%
 import tempfile
@@ -85,3 +89,25 @@ else:
 # %%
 if run_rows:
     display(layer_figure(run_rows, "Keyword recall by layer: memeval built-in systems (dry mode)"))
+
+# %% [markdown]
+# ## 3. The rubric judge on the canned answers (optional)
+#
+# Four 1-4 grades (precision, recall, reasoning, proactivity), each with evidence, and a hallucination
+# veto; reward = mean((grade - 1) / 3), 0 under a veto; success = precision, recall and reasoning at least
+# 3 and no veto. A verdict without evidence, or a judge call that fails, leaves the case **ungraded**
+# (counted, never 0). Runs only when `judge_url` and `judge_model` are set.
+
+# %%
+if judge_url and judge_model:
+    from memeval.llm import ChatClient
+    from memeval.scoring.rubric import RubricJudge
+
+    judge = RubricJudge(ChatClient(judge_url, judge_model, api_key_env=judge_key_env, temperature=0))
+    judged = score_answer_sets(suite, canned, "judge", judge)
+    judged_rows = layer_table(judged, list(canned))
+    print(format_table(judged_rows, "judge", judged))
+    print("judge:", judge.identity)
+    display(layer_figure(judged_rows, "Rubric-judge reward by layer", metric="judge reward"))
+else:
+    print("rubric judge skipped (set judge_url and judge_model)")
