@@ -111,3 +111,14 @@ def test_widget_outputs_become_a_static_note():
     html = to_offline_html(nb)
     assert "interactive widget" in html and "abc" not in html
     assert "widgets" in nb.metadata  # the caller's notebook is left as it was
+
+
+def test_figure_without_offline_renderer_is_an_error(tmp_path, capsys):
+    nb = tmp_path / "nosetup.py"
+    nb.write_text('# %%\nimport plotly.io as pio\npio.renderers.default = "plotly_mimetype"\n'
+                  'import plotly.graph_objects as go\ngo.Figure(go.Bar(y=[1]))\n')
+    out = tmp_path / "nosetup.html"
+    assert main(["report", str(nb), "-o", str(out)]) == 1
+    (err,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
+    assert "cell 0" in err and "setup_notebook()" in err
+    assert not out.exists()

@@ -1,9 +1,11 @@
 """Execute a parameterized notebook (papermill) and export it as one offline HTML report.
 
-The report hides code cells (``exclude_input``), embeds plotly.js once (the ``notebook`` plotly
-renderer, activated by :func:`setup_notebook` inside the kernel), loads nothing from the network
-(no require.js, MathJax, mermaid or widget-manager scripts) and replaces live widgets, which cannot
-run in a static page, with a short note: notebooks show static tables and figures beside them.
+The report hides code cells (``exclude_input``), embeds plotly.js once (plotly's ``notebook``
+renderer minus its MathJax CDN script, activated by :func:`setup_notebook` inside the kernel), loads
+nothing from the network (no require.js, MathJax, mermaid or widget-manager scripts) and replaces
+live widgets, which cannot run in a static page, with a short note: notebooks show static tables and
+figures beside them. A plotly figure that would be silently dropped (no HTML form, because the
+notebook never called :func:`setup_notebook`) is an error naming its cell.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from ..atomic import write_text
 from ..errors import InputError, MemevalError
 
 __all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
-           "render_report", "parse_parameter", "provenance_cell"]
+           "render_report", "parse_parameter", "provenance_cell",
+           "check_figures"]
 
 #: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
 #: plotly.js copy the renderer embeds once per notebook when it activates.
@@ -140,6 +143,19 @@ def _source_index(nb: nbformat.NotebookNode, source: str, fallback: int) -> int:
     return fallback
 
 
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+
+
+def check_figures(nb: nbformat.NotebookNode, path="notebook") -> None:
+    """Raise if a plotly figure has only its JSON form: nbconvert would drop it from the HTML."""
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            data = out.get("data") or {}
+            if PLOTLY_MIMETYPE in data and "text/html" not in data:
+                raise ReportError(f"{path}: cell {i} ({_cell_label(cell.source)!r}) shows a plotly figure the HTML "
+                                  "report would drop: call memeval.analysis.report.setup_notebook() first")
+
+
 def _strip_widgets(nb: nbformat.NotebookNode) -> None:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
@@ -189,6 +205,7 @@ def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
     """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically."""
     out = Path(out)
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout)
+    check_figures(nb, notebook)
     nb.cells.append(provenance_cell(notebook, parameters))
     write_text(out, to_offline_html(nb, title=out.stem))
     umask = os.umask(0)
