@@ -686,3 +686,43 @@ def test_imported_book_suite_per_question_haystacks(tmp_path):
     named = {f.qid for f in r.findings if f.check == "evidence-resolves"}
     assert no_evidence and named == no_evidence
     assert all(f.reason.endswith("question has no evidence turns") for f in r.findings if f.check == "evidence-resolves")
+
+
+def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
+    """LongMemEval oracle and s files (written here in the real shape): the haystack of each question
+    nests across tiers; a computed gold ("3" from 2 cats and 1 dog) is named as not in its evidence."""
+    from memeval.bench.loaders.longmemeval import load_longmemeval
+
+    def inst(qid, qtype, answer, sessions, dates, answer_ids):
+        return {"question_id": qid, "question_type": qtype, "question": "?", "answer": answer,
+                "question_date": "2023/06/01 (Thu) 10:00", "haystack_session_ids": [s for s, _ in sessions],
+                "haystack_dates": dates, "haystack_sessions": [turns for _, turns in sessions],
+                "answer_session_ids": answer_ids}
+
+    car = ("car", [{"role": "user", "content": "My car is blue.", "has_answer": True},
+                   {"role": "assistant", "content": "Noted!"}])
+    cats = ("cats", [{"role": "user", "content": "I own 2 cats.", "has_answer": True}])
+    dog = ("dog", [{"role": "user", "content": "And 1 dog.", "has_answer": True}])
+    chat = ("chat", [{"role": "user", "content": "Any tips for sourdough?"},
+                     {"role": "assistant", "content": "Feed the starter daily."}])
+    oracle = [inst("q1", "single-session-user", "blue", [car], ["2023/05/03 (Wed) 11:00"], ["car"]),
+              inst("q2", "multi-session", 3, [cats, dog], ["2023/01/01 (Sun) 09:00", "2023/01/05 (Thu) 09:00"],
+                   ["cats", "dog"])]
+    s = [inst("q1", "single-session-user", "blue", [chat, car], ["2023/04/01 (Sat) 10:00", "2023/05/03 (Wed) 11:00"],
+              ["car"]),
+         inst("q2", "multi-session", 3, [cats, chat, dog],
+              ["2023/01/01 (Sun) 09:00", "2023/01/02 (Mon) 09:00", "2023/01/05 (Thu) 09:00"], ["cats", "dog"])]
+    paths = []
+    for name, data in (("longmemeval_oracle.json", oracle), ("longmemeval_s.json", s)):
+        (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
+        paths.append(tmp_path / name)
+    out = tmp_path / "lme"
+    load_longmemeval(paths, out)
+    r = audit(out)
+    assert r.tiers == ("oracle", "s")
+    assert r.check("tiers-nested").status == "pass"
+    assert r.check("tiers-nested").numbers["turns_compared"] == 4  # oracle: 2 turns for q1, 2 for q2
+    assert r.check("story-identical").status == "pass"
+    assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
+        f"FAIL evidence-contains-gold tier={t} q2: gold '3' not in evidence turns {ev}"
+        for t, ev in (("oracle", [1, 2]), ("s", [1, 4]))]
