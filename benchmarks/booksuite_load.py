@@ -65,7 +65,7 @@ def main() -> None:
     show("load_booksuite (read + validate 60 YAML cases)", timed(lambda: load_booksuite(a.suite), a.runs))
     with tempfile.TemporaryDirectory() as tmp:
         show("import_booksuite (read + validate + write bench)",
-             timed(lambda: import_booksuite(a.suite, Path(tmp) / "b"), a.runs))
+             timed(lambda: import_booksuite(a.suite, Path(tmp) / "b", force=True), a.runs))
         cmd = [sys.executable, "-m", "memeval", "import", "booksuite", a.suite, "--out", str(Path(tmp) / "c"),
                "--force"]
         show("memeval import booksuite (CLI, subprocess)",

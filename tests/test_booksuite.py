@@ -209,3 +209,18 @@ def test_answers_from_run_records(tmp_path):
     assert answers_from_run(tmp_path, epoch=1) == {"a": "second epoch"}
     with pytest.raises(InputError, match="no records.jsonl"):
         answers_from_run(tmp_path / "nope")
+
+
+def test_import_refuses_a_non_empty_folder_unless_forced(tmp_path):
+    from memeval.errors import MemevalError
+
+    root = _suite_with(tmp_path, CASE)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    with pytest.raises(MemevalError, match="not empty"):
+        import_booksuite(root, out)
+    assert (out / "keep.txt").is_file()
+    bench = import_booksuite(root, out, force=True)
+    assert bench.root == str(out) and (out / "bench.yaml").is_file() and not (out / "keep.txt").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left behind

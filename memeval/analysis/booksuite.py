@@ -14,7 +14,8 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
-from ..bench.loaders.booksuite import BookSuite, answers_from_run, load_booksuite
+from ..bench.loaders._common import staged_output
+from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..scoring.booksuite_scores import CaseScore, LayerRow
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
@@ -38,7 +39,11 @@ def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, di
     work = Path(work_dir)
     bench = work / "bench"
     if not (bench / "bench.yaml").is_file():
-        (suite if isinstance(suite, BookSuite) else load_booksuite(suite)).write_bench(bench)
+        if isinstance(suite, BookSuite):
+            with staged_output(bench, force=True) as tmp:
+                suite.write_bench(tmp)
+        else:
+            import_booksuite(suite, bench, force=True)
     out = {}
     for spec in systems:
         run_dir = run_system(bench, spec, mode="dry", out=work / "runs" / _slug(spec), progress=False)

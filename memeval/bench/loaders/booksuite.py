@@ -311,10 +311,17 @@ def _write_bench(suite: BookSuite, out_dir) -> Bench:
     return bench
 
 
-def import_booksuite(src_dir, out_dir, gold_path=None) -> Bench:
-    """Read the suite at ``src_dir`` and write a memeval bench folder at ``out_dir`` (nothing is written
-    if any case is malformed)."""
-    return load_booksuite(src_dir, gold_path).write_bench(out_dir)
+def import_booksuite(src_dir, out_dir, gold_path=None, *, force: bool = False) -> Bench:
+    """Read the suite at ``src_dir`` and write a memeval bench folder at ``out_dir``, all or nothing
+    (staged beside it and renamed into place; a non-empty ``out_dir`` is replaced only with ``force``)."""
+    from dataclasses import replace
+
+    from ._common import staged_output
+
+    suite = load_booksuite(src_dir, gold_path)  # every case validated before anything is written
+    with staged_output(out_dir, force) as tmp:
+        bench = suite.write_bench(tmp)
+    return replace(bench, root=str(out_dir))
 
 
 # --- answers ------------------------------------------------------------------------------------
