@@ -161,10 +161,12 @@ def test_cli_passes_exit_0_and_writes_json(bench, tmp_path, capsys):
 
 
 def test_tiers_option_audits_only_those(bench, capsys):
-    code, lines, _ = _cli(capsys, bench, "--tiers", "small")
+    code, lines, _ = _cli(capsys, "--tiers", "small", bench)  # options may come before DIR
     assert code == 0
     assert lines[0].endswith("tiers: small")
     assert "  SKIP tiers-nested  (one tier)" in lines
+    code, lines, _ = _cli(capsys, bench, "--tiers", "small", "--tiers", "core")
+    assert code == 0 and lines[0].endswith("tiers: core, small")  # manifest order
     code, _, err = _cli(capsys, bench, "--tiers", "core,huge")
     assert code == 2 and "field 'tiers': no tier 'huge'" in err
 
