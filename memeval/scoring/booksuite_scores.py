@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..bench.loaders.booksuite import LAYER_TITLES
 from .keyword_recall import METRIC as KEYWORD_RECALL, keyword_recall
 
 __all__ = ["CaseScore", "LayerRow", "keyword_scores", "judge_scores", "score_answer_sets", "layer_table", "format_table",
            "format_cases", "KEYWORD_RECALL", "JUDGE"]
 
 JUDGE = "judge"
-_LAYER_TITLES = {"layer1": "Layer 1 · Basic Recall", "layer2": "Layer 2 · Disambiguation",
-                 "layer3": "Layer 3 · Proactive Synthesis"}
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,7 @@ def layer_table(scores: Iterable[CaseScore], systems: Sequence[str] | None = Non
             xs = [s.reward for s in scores if s.system == sysname and s.status == "scored"
                   and (key == "overall" or s.layer == key)]
             means[sysname], counts[sysname] = _mean(xs), len(xs)
-        rows.append(LayerRow(key, "Overall" if key == "overall" else _LAYER_TITLES.get(key, key), means, counts))
+        rows.append(LayerRow(key, "Overall" if key == "overall" else LAYER_TITLES.get(key, key), means, counts))
     return rows
 
 
