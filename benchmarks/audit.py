@@ -59,10 +59,14 @@ def bench_audit(folder: Path, runs: int) -> dict:
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"audit failed ({proc.returncode}): {proc.stderr}")
+    rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # largest child so far
     report = audit(folder)
     b = load_bench(folder)
-    return {"median_s": statistics.median(times), "times": times, "cpu_s": statistics.median(cpu),
+    return {"median_s": statistics.median(times), "times": times, "cpu_s": statistics.median(cpu), "rss": rss_mib,
             "passed": report.passed, "failed": report.failed_checks, "in_process_s": report.elapsed_s,
+            "floor": {t: v["weighted"] for t, v in report.check("idk-floor").numbers.items()},
+            "ceiling": {t: v["weighted"] for t, v in report.check("evidence-ceiling").numbers.items()
+                        if isinstance(v, dict)},
             "tiers": {t.name: (t.n_turns, t.n_questions) for t in b.tiers}}
 
 
@@ -134,14 +138,20 @@ def main(argv=None) -> int:
         "Each audit run is `python -m memeval audit DIR` in a fresh process (interpreter start and imports "
         "included, caches cold); CPU = user + system time of that process.",
         "",
-        "| preset | tiers (turns / questions) | audit wall time, median | CPU time, median | runs, wall (s) | verdict |",
-        "|---|---|---|---|---|---|",
+        "| preset | tiers (turns / questions) | audit wall time, median | CPU time, median | runs, wall (s) | peak RSS | verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         tiers = ", ".join(f"{k} {n:,}/{q:,}" for k, (n, q) in r["tiers"].items())
         verdict = "pass" if r["passed"] else "FAIL: " + ", ".join(r["failed"])
         lines.append(f"| {r['preset']} | {tiers} | {r['median_s']:.2f} s | {r['cpu_s']:.2f} s | "
-                     f"{', '.join(f'{t:.2f}' for t in r['times'])} | {verdict} |")
+                     f"{', '.join(f'{t:.2f}' for t in r['times'])} | {r['rss']:.0f} MiB | {verdict} |")
+    lines += ["", "Scorer sanity bars found by the audit (weighted, per tier; bars: IDK floor at most 0.20, "
+              "evidence ceiling at least 0.90):", ""]
+    for r in rows:
+        floor = ", ".join(f"{t} {v:.3f}" for t, v in r["floor"].items())
+        ceiling = ", ".join(f"{t} {v:.3f}" for t, v in r["ceiling"].items())
+        lines.append(f"- {r['preset']}: IDK floor {floor}; evidence ceiling {ceiling}")
     if scoring:
         lines += [
             "",
@@ -151,7 +161,8 @@ def main(argv=None) -> int:
             f"**{scoring['qps']:,.0f} questions/s** wall, {scoring['cpu_qps']:,.0f} questions per CPU-second "
             f"(runs: {', '.join(f'{t:.2f}' for t in scoring['times'])} s).",
         ]
-    lines += ["", f"Peak RSS of the benchmark process (generation included): {rss:.0f} MiB.", ""]
+    lines += ["", "Peak RSS: the largest audit process so far (presets run smallest first, so the full row is the "
+              f"full preset's). Benchmark process itself (generation included): {rss:.0f} MiB.", ""]
     write_text(args.out, "\n".join(lines))
     print(f"wrote {args.out}")
     return 0
