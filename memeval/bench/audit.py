@@ -223,8 +223,10 @@ def _turn_key(t: Turn) -> tuple:
 # Loading a tier (validated, streamed line by line)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _TierData:
+    """One tier as read: its haystacks (turns and look-ups) and its questions."""
+
     tier: Tier
     haystacks: dict[Any, Haystack]
     questions: list[Question]
