@@ -728,3 +728,22 @@ def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
     assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
         f"FAIL evidence-contains-gold tier={t} q2: gold '3' not in evidence turns {ev}"
         for t, ev in (("oracle", [1, 2]), ("s", [1, 4]))]
+
+
+def test_idk_answer_is_asked_in_the_question_language(tmp_path, monkeypatch):
+    from memeval.bench import audit as audit_mod
+    from memeval.scoring import idk
+
+    def questions(pos):
+        qs = _questions(pos)
+        return qs + [_q(f"X{lang}", "XLING_QUERY", "Okafor", [pos[0]], query_lang=lang, question=f"¿{lang}?")
+                     for lang in ("es", "ar", "ja")]
+
+    root = _write_bench(tmp_path / "x", questions=questions)
+    asked: list[str] = []
+    real = audit_mod.IDK_ANSWERS
+    monkeypatch.setattr(idk, "is_idk", lambda text: asked.append(text) or text != real["ar"])
+    r = audit(root, ["core"])
+    assert set(asked) >= {real["en"], real["es"], real["ar"], real["ja"]}
+    assert [f.line() for f in r.findings] == [
+        f"FAIL idk-floor tier=core: the scorer does not recognise {real['ar']!r} (ar) as IDK"]
