@@ -4,8 +4,7 @@
 
 * Unicode: NFKC, casefold, Latin/Greek/Cyrillic accents stripped (``José`` = ``Jose``,
   ``ё`` = ``е``), Arabic alef variants, alef maqsura/yeh and teh marbuta/heh unified and
-  harakat/tatweel dropped, Arabic-Indic digits
-  made ASCII; curly quotes made straight.
+  harakat/tatweel dropped, Arabic-Indic digits made ASCII; curly quotes made straight.
 * ``1,000`` → ``1000``; ``1/4`` → ``0.25`` (a proper fraction, not part of a date like 3/4/2026).
 * English number words → digits (``twenty-five`` → ``25``, ``a hundred`` → ``100``,
   ``two and a half`` → ``2.5``, ``a quarter`` → ``0.25``, ``half`` → ``0.5``, ``twice`` → ``2``,
@@ -31,8 +30,8 @@ digit gold ("我有5只猫" holds "5"). An Arabic gold may carry a one-letter pr
 article ال. Fallback, for golds holding a number only: every number of the gold appears in the
 answer (compared as numbers: ``5`` never matches ``15`` or ``5.5``) and every content word of the
 gold (3+ letters or am/pm, not a hedge like about/around/nearly; looked for in its singular)
-appears too. The fallback is not
-used for golds without a number: there, word order carries meaning the rule cannot check.
+appears too. The fallback is not used for golds without a number (as in glasshouse, it exists
+for other ways of writing numbers); there, word order carries meaning the rule cannot check.
 """
 
 from __future__ import annotations
