@@ -13,6 +13,8 @@
   (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
   (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
 * Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``.
+* British spellings folded to American: ``neighbour`` → ``neighbor``, ``organise`` → ``organize``,
+  ``analyse`` → ``analyze``, ``centre`` → ``center``, ``grey`` → ``gray``.
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
   its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
 * English articles and personal pronouns dropped (questions are third person, conversations
@@ -97,6 +99,29 @@ def _cjk_numeral_sub(m: re.Match) -> str:
             total += (cur or 1) * _CJK_UNITS[ch]
             cur = 0
     return str(total + cur)
+
+
+# British spellings folded to American ones (both sides get the same form, so only the pairing
+# matters): neighbour/neighbor, organise/organize, centre/center, grey/gray.
+_UK_OUR = re.compile(r"our(?=s?\b)(?<=[a-z]{3}our)")
+_UK_ISE = re.compile(r"is(?=e\b|ed\b|es\b|ing\b|ation\b|ations\b)(?<=[a-z]{3}is)")
+_UK_YSE = re.compile(r"ys(?=e\b|ed\b|es\b|ing\b)(?<=[a-z]{3}ys)")
+_UK_TRE = re.compile(r"tre(?=s?\b)(?<=[a-z]{2}tre)")
+_UK_WORDS = re.compile(r"\bgrey(?=s?\b)")
+
+
+def _fold_british(s: str) -> str:
+    if "our" in s:
+        s = _UK_OUR.sub("or", s)
+    if "is" in s:
+        s = _UK_ISE.sub("iz", s)
+    if "yse" in s or "ysing" in s:
+        s = _UK_YSE.sub("yz", s)
+    if "tre" in s:
+        s = _UK_TRE.sub("ter", s)
+    if "grey" in s:
+        s = _UK_WORDS.sub("gray", s)
+    return s
 
 
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
@@ -363,6 +388,7 @@ def _normalize(text: str) -> str:
         s = _SEPARATORS.sub(" ", s)
     if not s.isascii():
         s = _CJK_NUMERAL.sub(_cjk_numeral_sub, s)
+    s = _fold_british(s)
     return " ".join(_words_pass(_tokens(s)))
 
 
