@@ -161,3 +161,23 @@ def test_cli_run_and_summary(bench, tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 2 and err.strip().endswith("no bench manifest here (is this a bench folder?)")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_named_question_set_runs_apart_from_the_main_set(tmp_path):
+    from memeval.bench import Question, load_bench, save_bench, write_questions
+    from dataclasses import replace
+
+    root = tmp_path / "b"
+    make_minibench(root)
+    b = load_bench(root)
+    write_questions(root / "probes_big.jsonl", [
+        Question("P1", "FALSE_MEMORY", "When did the user's beagle win the dog show?", "", kind="ghost",
+                 false_claim_en="the beagle won a dog show", asked_at="2026-06-01")])
+    tiers = (b.tiers[0], replace(b.tiers[1], question_sets={"probes": "probes_big.jsonl"}))
+    save_bench(replace(b, tiers=tiers))
+    rd = run_system(root, "bm25", question_set="probes", out=tmp_path / "p", progress=False)
+    recs = read_records(rd)
+    assert [(r["tier"], r["qid"], r["axis"]) for r in recs] == [("big", "P1", "FALSE_MEMORY")]
+    assert read_manifest(rd)["config"]["question_set"] == "probes"
+    with pytest.raises(MemevalError, match="tier 'core' has no question set 'probes'"):
+        run_system(root, "bm25", tiers=["core"], question_set="probes", out=tmp_path / "q", progress=False)

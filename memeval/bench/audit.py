@@ -268,7 +268,7 @@ class _Audit:
     # -- manifest
     def check_manifest(self) -> None:
         b = self.bench
-        files = [f for t in b.tiers for f in (t.turns_file, t.questions_file)]
+        files = [f for t in b.tiers for f in t.files]
         if not b.content_hash:
             self.skipped["manifest-hash"] = "manifest has no content_hash"
         else:

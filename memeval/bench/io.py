@@ -177,9 +177,15 @@ def _tier_from(obj: Any, path, i: int) -> Tier:
     for k in ("name", "turns", "questions"):
         if not isinstance(obj.get(k), str):
             raise InputError(path, rec, k, "missing or not a string")
+    sets = obj.get("question_sets") or {}
+    if not isinstance(sets, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in sets.items()):
+        raise InputError(path, rec, "question_sets", "expected a mapping of set name to file name")
+    if "main" in sets:
+        raise InputError(path, rec, "question_sets", "'main' is the tier's own questions file")
     return Tier(name=obj["name"], turns_file=obj["turns"], questions_file=obj["questions"],
                 n_turns=int(obj.get("n_turns", 0)), n_sessions=int(obj.get("n_sessions", 0)),
-                n_tokens=int(obj.get("n_tokens", 0)), n_questions=int(obj.get("n_questions", 0)))
+                n_tokens=int(obj.get("n_tokens", 0)), n_questions=int(obj.get("n_questions", 0)),
+                question_sets=dict(sets))
 
 
 def load_bench(root) -> Bench:
@@ -203,10 +209,10 @@ def load_bench(root) -> Bench:
         raise InputError(path, None, "tiers", "expected a non-empty list")
     tiers = tuple(_tier_from(t, path, i) for i, t in enumerate(tiers_raw))
     for i, t in enumerate(tiers):
-        for f in (t.turns_file, t.questions_file):
+        for f in t.files:
             if not (root / f).is_file():
-                raise InputError(path, f"tiers[{i}]", "turns" if f == t.turns_file else "questions",
-                                 f"file {f!r} not found")
+                fld = "turns" if f == t.turns_file else "questions" if f == t.questions_file else "question_sets"
+                raise InputError(path, f"tiers[{i}]", fld, f"file {f!r} not found")
     known = {"name", "version", "license", "source", "tokenizer", "generator", "axis_map",
              "content_hash", "tiers"}
     return Bench(name=str(meta["name"]), version=str(meta["version"]), tiers=tiers, root=str(root),
@@ -219,13 +225,14 @@ def load_bench(root) -> Bench:
 def save_bench(bench: Bench, root=None) -> Path:
     """Write ``bench.yaml`` for files already in place; fills in the content hash."""
     root = Path(root or bench.root)
-    files = [f for t in bench.tiers for f in (t.turns_file, t.questions_file)]
+    files = [f for t in bench.tiers for f in t.files]
     meta: dict[str, Any] = {
         "name": bench.name, "version": bench.version, "license": bench.license, "source": bench.source,
         "tokenizer": bench.tokenizer,
         "tiers": [{"name": t.name, "turns": t.turns_file, "questions": t.questions_file,
                    "n_turns": t.n_turns, "n_sessions": t.n_sessions, "n_tokens": t.n_tokens,
-                   "n_questions": t.n_questions} for t in bench.tiers],
+                   "n_questions": t.n_questions} | ({"question_sets": dict(t.question_sets)} if t.question_sets else {})
+                  for t in bench.tiers],
         "content_hash": hash_files(root, dict.fromkeys(files)),
     }
     if bench.generator:

@@ -110,6 +110,23 @@ class Tier:
     n_sessions: int = 0
     n_tokens: int = 0
     n_questions: int = 0
+    #: Named extra question files asked against this tier's turns, run on their own
+    #: (``memeval run --question-set probes``): e.g. glasshouse's false-memory probes, kept apart so
+    #: that they do not swamp the main set's weighted mean.
+    question_sets: Mapping[str, str] = field(default_factory=dict)
+
+    def questions_path(self, question_set: str = "main") -> str:
+        if question_set == "main":
+            return self.questions_file
+        try:
+            return self.question_sets[question_set]
+        except KeyError:
+            raise KeyError(f"tier {self.name!r} has no question set {question_set!r} "
+                           f"(sets: main{''.join(', ' + k for k in self.question_sets)})") from None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return (self.turns_file, self.questions_file, *self.question_sets.values())
 
 
 @dataclass(frozen=True)

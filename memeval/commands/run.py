@@ -10,6 +10,8 @@ def add_arguments(p) -> None:
     p.add_argument("--system", required=True, help="no_memory | oracle | recent:tokens=N | bm25:k=N | http://HOST:PORT | python:mod:factory")
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
     p.add_argument("--mode", choices=["dry", "memory", "answer"], default="dry")
+    p.add_argument("--question-set", default="main",
+                   help="which questions to ask: the tier's main file, or a named set such as 'probes'")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1, help="parallel queries (HTTP systems only)")
     p.add_argument("--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id>)")
@@ -42,7 +44,7 @@ def run(args) -> int:
 
     run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
                          progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
-                         target_ms=args.target_ms, budget_ms=args.budget_ms,
+                         target_ms=args.target_ms, budget_ms=args.budget_ms, question_set=args.question_set,
                          http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
                                        "api_key_env": args.api_key_env} if args.system.startswith("http") else None)
     print(run_dir)

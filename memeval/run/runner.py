@@ -44,6 +44,7 @@ class RunConfig:
     mode: str = "dry"
     epochs: int = 1
     concurrency: int = 1
+    question_set: str = "main"
     target_ms: float = 500.0
     budget_ms: float = 1000.0
     judge: Any = field(default=None, compare=False)   # memeval.scoring.judge.Judge
@@ -66,7 +67,7 @@ def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
                   "root": str(Path(bench.root).resolve())},
         "tiers": [{"name": t.name, "n_turns": t.n_turns, "n_tokens": t.n_tokens, "n_sessions": t.n_sessions,
                    "n_questions": t.n_questions} for t in tiers],
-        "mode": cfg.mode, "epochs": cfg.epochs, "grader": grader,
+        "question_set": cfg.question_set, "mode": cfg.mode, "epochs": cfg.epochs, "grader": grader,
         "speed": {"target_ms": cfg.target_ms, "budget_ms": cfg.budget_ms},
         "seeds": {"epochs": list(range(cfg.epochs))},
     }
@@ -95,7 +96,7 @@ def _host() -> dict:
 def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
                epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
                target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs",
-               http_options: dict | None = None) -> Path:
+               http_options: dict | None = None, question_set: str = "main") -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``."""
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
@@ -104,14 +105,25 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     if mode == "answer" and reader is None:
         raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
     cfg = RunConfig(str(bench_dir), system, tuple(tiers) if tiers else None, mode, int(epochs),
-                    max(1, int(concurrency)), target_ms, budget_ms, judge, reader)
+                    max(1, int(concurrency)), question_set, target_ms, budget_ms, judge, reader)
     bench = load_bench(bench_dir)
-    chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
+    try:
+        chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
+        if question_set != "main":
+            if not cfg.tiers:
+                chosen = [t for t in chosen if question_set in t.question_sets]
+            for t in chosen:
+                t.questions_path(question_set)
+    except KeyError as e:
+        raise MemevalError(e.args[0]) from None
+    if not chosen:
+        raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
     sut = make_system(system, **(http_options or {}))
     snapshot = _config_snapshot(cfg, bench, sut, chosen)
     config_id = _config_id(snapshot)
-    run_dir = Path(out) if out else default_run_dir(bench.name, system, mode, config_id, runs_root)
+    label = mode if question_set == "main" else f"{mode}-{question_set}"
+    run_dir = Path(out) if out else default_run_dir(bench.name, system, label, config_id, runs_root)
     run_id = run_dir.name
     if (run_dir / "manifest.json").exists():
         old = read_manifest(run_dir)
@@ -175,7 +187,7 @@ class _Runner:
 
     def run_tier(self, bench, tier) -> None:
         root = Path(bench.root)
-        questions = read_questions(root / tier.questions_file)
+        questions = read_questions(root / tier.questions_path(self.cfg.question_set))
         todo = [(q, e) for q in questions for e in range(self.cfg.epochs)
                 if (tier.name, q.id, e) not in self.store.done]
         if not todo:
