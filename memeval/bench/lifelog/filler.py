@@ -80,7 +80,7 @@ class _Talk:
                 if i and r.random() < 0.15:
                     topic = self.topics[r.choice(self.names)]
                 x = r.random()
-                if i and x < 0.39:
+                if i and x < 0.41:
                     out.append(("user", r.choice(extra["short_user"])))
                 elif x > 1 - self.p_life:
                     out.append(("user", self._life()))

@@ -333,8 +333,9 @@ class Story:
         rng.shuffle(shorts)
         slots: list[list[Statement]] = [[st] for st in longs]
         plain: list[list[Statement]] = [[] for _ in range(n_user - len(longs))]
-        for j, st in enumerate(shorts):
-            plain[j % len(plain)].append(st)
+        for st in shorts:  # uneven packing (1 to 4 statements a turn) so turn lengths vary
+            open_slots = [p for p in plain if len(p) < 4] or plain
+            rng.choice(open_slots).append(st)
         slots += plain
         rng.shuffle(slots)
         turns: list[DTurn] = []
