@@ -4,6 +4,7 @@ import json
 
 import pytest
 import yaml
+from PIL import Image
 
 from memeval.bench import load_bench, read_questions, read_turns
 from memeval.bench.loaders.glasshouse import load_glasshouse
@@ -46,7 +47,7 @@ def _jsonl(path, rows):
 def make_folder(root):
     root.mkdir()
     (root / "img").mkdir()
-    (root / "img" / "img01.png").write_bytes(b"\x89PNG fake")
+    Image.new("RGB", (2, 2), (200, 40, 40)).save(root / "img" / "img01.png")
     core = [("2026-01-05", [MISO, ("assistant", "Lovely!")], False),
             ("2026-02-01", [LYON, ("assistant", "Congrats.")], True)]
     small = [("2025-12-01", _filler("a"), False), core[0], ("2026-01-20", _filler("b"), False), core[1],
@@ -79,31 +80,38 @@ def test_load_pairs_files_and_keeps_bytes(tmp_path):
     assert bench.tier_names == ("core", "small", "medium") and bench.version == "0.1"
     meta = yaml.safe_load((out / "bench.yaml").read_text())
     assert meta["question_files"] == {
-        "core": ["questions_core.jsonl", "glasshouse_v0.1_probes.jsonl"],
-        "small": ["questions_small.jsonl", "questions_xling.jsonl", "glasshouse_v0.1_probes.jsonl"],
-        "medium": ["questions_medium.jsonl", "glasshouse_v0.1_probes.jsonl"]}
+        "core": ["questions_core.jsonl"], "small": ["questions_small.jsonl", "questions_xling.jsonl"],
+        "medium": ["questions_medium.jsonl"]}
     assert list(meta["not_attached"]) == ["questions_xling.jsonl"]
     assert list(meta["not_attached"]["questions_xling.jsonl"]) == ["medium"]
     # turn files point at the originals, byte for byte
     for t in bench.tiers:
         assert t.turns_file == f"glasshouse_v0.1_{t.name}.jsonl"
         assert (out / t.turns_file).read_bytes() == (src / t.turns_file).read_bytes()
+    # a tier with one question file points at it; with xling, the original lines concatenated
+    assert bench.tier("core").questions_file == "questions_core.jsonl"
+    assert (out / "questions_core.jsonl").read_bytes() == (src / "questions_core.jsonl").read_bytes()
     small = bench.tier("small")
-    assert (small.n_turns, small.n_sessions, small.n_questions) == (10, 5, 6)
-    lines = (out / small.questions_file).read_text(encoding="utf-8").splitlines(True)
-    originals = [(src / f).read_text(encoding="utf-8").splitlines(True)
-                 for f in ("questions_small.jsonl", "questions_xling.jsonl", "glasshouse_v0.1_probes.jsonl")]
-    # original lines kept byte for byte; the probe without an axis gets FALSE_MEMORY
-    assert lines[:5] == originals[0] + originals[1] + originals[2][:1]
-    assert json.loads(lines[5]) == {**json.loads(originals[2][1]), "axis": "FALSE_MEMORY"}
+    assert small.questions_file == "bench_questions_small.jsonl"
+    assert (small.n_turns, small.n_sessions, small.n_questions) == (10, 5, 4)
+    assert (out / small.questions_file).read_bytes() == (src / "questions_small.jsonl").read_bytes() + \
+        (src / "questions_xling.jsonl").read_bytes()
+    # probes: the named set 'probes' of every tier (none has evidence); the row without an axis gets
+    # FALSE_MEMORY, so the file is a rewritten copy with the other line kept byte for byte
+    assert {t.name: dict(t.question_sets) for t in bench.tiers} == {
+        t: {"probes": "bench_probes.jsonl"} for t in ("core", "small", "medium")}
+    originals = (src / "glasshouse_v0.1_probes.jsonl").read_text(encoding="utf-8").splitlines(True)
+    lines = (out / "bench_probes.jsonl").read_text(encoding="utf-8").splitlines(True)
+    assert lines[0] == originals[0]
+    assert json.loads(lines[1]) == {**json.loads(originals[1]), "axis": "FALSE_MEMORY"}
+    probes = {q.id: q for q in read_questions(out / small.question_sets["probes"])}
+    assert probes["P002"].axis == "FALSE_MEMORY" and probes["P002"].kind == "ghost"
     qs = {q.id: q for q in read_questions(out / small.questions_file)}
     assert qs["X001"].text_to_ask == "¿Cómo se llama la gata?" and qs["X002"].text_to_ask == "Where does the sister live?"
-    assert qs["P002"].axis == "FALSE_MEMORY" and qs["P002"].kind == "ghost"
     turns = {t.turn_id: t for t in read_turns(out / small.turns_file)}
     assert turns[qs["Q001"].evidence_turns[0]].text == MISO[1]
     assert turns[qs["X002"].evidence_turns[0]].text == XL[1]
-    assert (out / "img" / "img01.png").read_bytes() == b"\x89PNG fake"
-    assert bench.tier("core").questions_file == "bench_questions_core.jsonl"
+    assert (out / "img" / "img01.png").read_bytes() == (src / "img" / "img01.png").read_bytes()
 
 
 def test_question_file_paired_with_another_tier_is_refused(tmp_path):
@@ -148,3 +156,20 @@ def test_xling_resolving_nowhere_and_missing_image(tmp_path):
                                          r"file 'img/img01.png' not found"):
         load_glasshouse(src, tmp_path / "b")
     assert not (tmp_path / "b").exists()
+
+
+def test_probe_file_kept_as_is_and_audit(tmp_path):
+    src = make_folder(tmp_path / "gh")
+    rows = [json.loads(x) for x in (src / "glasshouse_v0.1_probes.jsonl").read_text().splitlines()]
+    _jsonl(src / "glasshouse_v0.1_probes.jsonl", [{**r, "axis": "FALSE_MEMORY"} for r in rows])
+    load_glasshouse(src, tmp_path / "b")
+    bench = load_bench(tmp_path / "b")
+    assert bench.tier("small").question_sets == {"probes": "glasshouse_v0.1_probes.jsonl"}
+    assert (tmp_path / "b" / "glasshouse_v0.1_probes.jsonl").read_bytes() == \
+        (src / "glasshouse_v0.1_probes.jsonl").read_bytes()
+    from memeval.bench.audit import audit
+    report = audit(tmp_path / "b")
+    for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
+                  "evidence-resolves", "images-resolve", "evidence-contains-gold", "tiers-nested",
+                  "story-identical", "evidence-ceiling"):
+        assert report.check(check).status == "pass", report.summary()

@@ -180,3 +180,32 @@ def test_pad_one_haystack_tier_with_lifelog(tmp_path):
         assert [t.text for t in rows if t.text.startswith("story line")] == [f"story line {i}" for i in range(1, 7)]
         assert [t.date for t in rows] == sorted(t.date for t in rows) and rows[-1].date <= "2024-01-03"
         assert all(t.haystack is None for t in rows)
+
+
+def test_pad_glasshouse_tier_keeps_named_sets_and_images(tmp_path):
+    from test_loaders_glasshouse import make_folder
+    from memeval.bench.loaders.glasshouse import load_glasshouse
+
+    load_glasshouse(make_folder(tmp_path / "gh"), tmp_path / "b")
+    pad(tmp_path / "b", [12, 30], source="lifelog", seed=5, out=tmp_path / "p")
+    bench = load_bench(tmp_path / "p")
+    assert bench.tier_names == ("core", "core_pad12", "core_pad30")
+    core = {t.turn_id: t for t in read_turns(tmp_path / "p" / "glasshouse_v0.1_core.jsonl")}
+    core_qs = {q.id: q for q in read_questions(tmp_path / "p" / "questions_core.jsonl")}
+    for tier in bench.tiers[1:]:
+        assert set(tier.question_sets) == {"probes"}
+        probes = read_questions(tmp_path / "p" / tier.question_sets["probes"])
+        assert [q.id for q in probes] == ["P001", "P002"] and all(q.axis == "FALSE_MEMORY" for q in probes)
+        turns = {t.turn_id: t for t in read_turns(tmp_path / "p" / tier.turns_file)}
+        assert len(turns) == tier.n_turns == int(tier.name.split("pad")[1])
+        for q in read_questions(tmp_path / "p" / tier.questions_file):
+            (a,), (b,) = q.evidence_turns, core_qs[q.id].evidence_turns
+            assert turns[a].text == core[b].text and turns[a].date == core[b].date
+        imaged = [t for t in turns.values() if t.image]
+        assert [(t.text, t.image) for t in imaged] == [(core[3].text, "img/img01.png")]
+    assert (tmp_path / "p" / "img" / "img01.png").is_file()
+    from memeval.bench.audit import audit
+    report = audit(tmp_path / "p")
+    for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
+                  "evidence-resolves", "images-resolve", "tiers-nested", "story-identical"):
+        assert report.check(check).status == "pass", report.summary()

@@ -233,14 +233,19 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
     base = bench.tier(tier) if tier else bench.tiers[0]
     tpath, qpath = root / base.turns_file, root / base.questions_file
     turns, questions = read_turns(tpath), read_questions(qpath)
+    # named question sets (e.g. probes) are padded alongside: same haystacks, evidence remapped
+    set_qs = {k: read_questions(root / f) for k, f in base.question_sets.items()}
     if not turns:
         raise InputError(tpath, None, None, "the tier has no turns")
-    padded = pad_haystacks(turns, questions, sizes, source=source, seed=seed, path=tpath)
+    everything = questions + [q for qs in set_qs.values() for q in qs]
+    padded = pad_haystacks(turns, everything, sizes, source=source, seed=seed, path=tpath)
     per_haystack = turns[0].haystack is not None
     images = sorted({t.image for ts, _ in padded for t in ts if t.image and (root / t.image).is_file()})
     with staged_output(out, force) as tmp:
         link_or_copy(tpath, tmp / base.turns_file)
-        link_or_copy(qpath, tmp / base.questions_file)
+        for f in base.files[1:]:
+            if not (tmp / f).exists():
+                link_or_copy(root / f, tmp / f)
         for img in images:
             if not (tmp / img).exists():
                 link_or_copy(root / img, tmp / img)
@@ -249,8 +254,14 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
             tname = padded_tier_name(base.name, size)
             tf, qf = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
             write_turns(tmp / tf, ts)
-            write_questions(tmp / qf, qs)
-            tiers.append(TierCounter().add_all(ts).tier(tname, tf, qf, len(qs)))
+            write_questions(tmp / qf, qs[:len(questions)])
+            named, at = {}, len(questions)
+            for k, orig in set_qs.items():
+                named[k] = f"{k}_{tname}.jsonl"
+                write_questions(tmp / named[k], qs[at:at + len(orig)])
+                at += len(orig)
+            tier = TierCounter().add_all(ts).tier(tname, tf, qf, len(questions))
+            tiers.append(replace(tier, question_sets=named))
         generator = dict(bench.generator)
         generator["padding"] = {"source": source, "sizes": sizes, "seed": seed, "base_tier": base.name,
                                 "unit": "turns per haystack" if per_haystack else "turns per tier",

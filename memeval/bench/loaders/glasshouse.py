@@ -2,7 +2,8 @@
 
 A tier is ``glasshouse_v0.1_<tier>.jsonl`` with ``questions_<tier>.jsonl``. ``questions_xling.jsonl``
 (asked against ``small`` or larger) and ``glasshouse_v0.1_probes.jsonl`` (false-memory probes) are
-attached to each tier whose turns hold their evidence. Evidence turn ids are per tier file, so a
+attached to each tier whose turns hold their evidence: xling to the tier's main question set, the
+probes as the tier's named question set ``probes``. Evidence turn ids are per tier file, so a
 question file is only ever paired with a tier where every evidence id exists and sits in one of the
 question's ``evidence_sessions``; pairing it with any other tier is refused.
 """
@@ -20,11 +21,12 @@ from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
 
-__all__ = ["TIER_ORDER", "XLING_MIN_TIER", "load_glasshouse", "read_question_lines", "check_pairing",
+__all__ = ["TIER_ORDER", "XLING_MIN_TIER", "PROBES_SET", "load_glasshouse", "read_question_lines", "check_pairing",
            "find_tier_files"]
 
 TIER_ORDER = ("core", "small", "medium", "full")
 XLING_MIN_TIER = "small"
+PROBES_SET = "probes"
 LICENSE = "Apache-2.0"
 _TIER_FILE = re.compile(r"^glasshouse_v(\d+(?:\.\d+)*)_(core|small|medium|full)\.jsonl$")
 
@@ -74,6 +76,11 @@ def read_question_lines(path, default_axis: str | None = None) -> list[tuple[int
             seen.add(q.id)
             out.append((n, q, line))
     return out
+
+
+def _raw_lines(path) -> list[str]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return [x if x.endswith("\n") else x + "\n" for x in fh if x.strip()]
 
 
 def _unresolved(q: Question, session_of: dict[int, int | str]) -> str | None:
@@ -152,38 +159,60 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
         attached[t].append((qp.name, rows))
 
     skipped: dict[str, dict[str, str]] = {}
-    extras = [(f"questions_xling.jsonl", None, TIER_ORDER.index(XLING_MIN_TIER)),
-              (f"glasshouse_v{version}_probes.jsonl", "FALSE_MEMORY", 0)]
-    extras += [(f, None, 0) for f in pairs if f not in {e[0] for e in extras}]
-    for fname, default_axis, min_rank in extras:
+    sets: dict[str, dict[str, tuple[str, list]]] = {t: {} for t in tier_files}  # tier -> set -> file
+    probes = f"glasshouse_v{version}_probes.jsonl"
+    # (file, axis when a row has none, smallest eligible tier, named set or None for the main set)
+    extras = [("questions_xling.jsonl", None, TIER_ORDER.index(XLING_MIN_TIER), None),
+              (probes, "FALSE_MEMORY", 0, PROBES_SET)]
+    extras += [(f, None, 0, None) for f in pairs if f not in {e[0] for e in extras}]
+    for fname, default_axis, min_rank, set_name in extras:
         qp = folder / fname
         if not qp.is_file():
             continue
         rows = read_question_lines(qp, default_axis)
         if fname in pairs:
-            for t in pairs[fname]:
+            targets = pairs[fname]
+            for t in targets:
                 err = check_pairing(qp, rows, tier_files[t], index[t])
                 if err:
                     raise err
-                attached[t].append((fname, rows))
-            continue
-        for t in tier_files:
-            if TIER_ORDER.index(t) < min_rank:
-                continue
-            err = check_pairing(qp, rows, tier_files[t], index[t])
-            if err:
-                skipped.setdefault(fname, {})[t] = err.message
+        else:
+            targets = []
+            for t in tier_files:
+                if TIER_ORDER.index(t) < min_rank:
+                    continue
+                err = check_pairing(qp, rows, tier_files[t], index[t])
+                if err:
+                    skipped.setdefault(fname, {})[t] = err.message
+                else:
+                    targets.append(t)
+            if not targets:
+                raise MemevalError(f"{qp}: its evidence resolves in no tier here ("
+                                   + ("; ".join(f"{t}: {m}" for t, m in skipped.get(fname, {}).items())
+                                      or "no eligible tier") + ")")
+        for t in targets:
+            if set_name:
+                sets[t][set_name] = (fname, rows)
             else:
                 attached[t].append((fname, rows))
-        if not any(fname in [f for f, _ in v] for v in attached.values()):
-            raise MemevalError(f"{qp}: its evidence resolves in no tier here "
-                               f"({'; '.join(f'{t}: {m}' for t, m in skipped.get(fname, {}).items()) or 'no eligible tier'})")
 
     with staged_output(out, force) as root:
         for p in tier_files.values():
             link_or_copy(p, root / p.name)
         for img in sorted(images):
             link_or_copy(folder / img, root / img)
+
+        def place(fname: str, rows: list, rewritten_name: str) -> str:
+            """The original file when its lines are kept as they are, else a rewritten copy."""
+            if all(line == raw for raw, (_, _, line) in zip(_raw_lines(folder / fname), rows)):
+                if not (root / fname).exists():
+                    link_or_copy(folder / fname, root / fname)
+                return fname
+            if not (root / rewritten_name).exists():
+                with open(root / rewritten_name, "w", encoding="utf-8", newline="") as fh:
+                    fh.writelines(line for _, _, line in rows)
+            return rewritten_name
+
         tiers = []
         for t, p in tier_files.items():
             files = attached[t]
@@ -195,28 +224,33 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
                                          f"question id {q.id!r} also in {ids[q.id]} (tier {t!r})")
                     ids[q.id] = fname
             if len(files) == 1:
-                q_name = files[0][0]
-                link_or_copy(folder / q_name, root / q_name)
+                q_name = place(files[0][0], files[0][1], f"bench_questions_{t}.jsonl")
             else:
                 q_name = f"bench_questions_{t}.jsonl"
                 with open(root / q_name, "w", encoding="utf-8", newline="") as fh:
                     for _, rows in files:
                         fh.writelines(line for _, _, line in rows)
+            for fname, _ in files[1:]:
+                if not (root / fname).exists():
+                    link_or_copy(folder / fname, root / fname)  # kept for reference
             n_q = sum(len(rows) for _, rows in files)
-            tiers.append(TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q))
-        for fname in {f for v in attached.values() for f, _ in v}:
-            if not (root / fname).exists():
-                link_or_copy(folder / fname, root / fname)
-        axes = sorted({q.axis for v in attached.values() for _, rows in v for _, q, _ in rows})
+            named = {k: place(f, rows, f"bench_{k}.jsonl") for k, (f, rows) in sets[t].items()}
+            tier = TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q)
+            tiers.append(replace(tier, question_sets=named))
+        axes = sorted({q.axis for v in attached.values() for _, rows in v for _, q, _ in rows}
+                      | {q.axis for v in sets.values() for _, rows in v.values() for _, q, _ in rows})
         bench = Bench(
             name=name, version=version, tiers=tuple(tiers), root=str(out), license=LICENSE,
             source=f"glasshouse v{version} files from {folder.resolve()}", tokenizer=TOKENIZER,
             axis_map={a: a for a in axes},
             extra={"format": "glasshouse",
                    "question_files": {t: [f for f, _ in v] for t, v in attached.items()},
+                   "question_set_files": {t: {k: f for k, (f, _) in v.items()} for t, v in sets.items() if v},
                    "not_attached": skipped,
                    "notes": ["degradation curves compare tiers on the core questions (inside every tier's "
-                             "set); axes whose evidence lives only in larger tiers are read off the largest"]},
+                             "set); axes whose evidence lives only in larger tiers are read off the largest",
+                             f"false-memory probes are the named question set '{PROBES_SET}' of each tier "
+                             "(memeval run --question-set probes), kept apart from the main weighted mean"]},
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))
