@@ -373,3 +373,13 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path):
                         str(out)], check=True, env=env, capture_output=True)
         outs.append(_files(out))
     assert outs[0] == outs[1]
+
+
+def test_cli_unwritable_output_is_one_line_error(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["generate", "--preset", "tiny", "--out", str(blocker / "bench")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a-file" in err and "Traceback" not in err
+    assert main(["generate", "--preset", "tiny", "--out", str(blocker)]) == 2  # a file, not a folder
+    assert blocker.read_text() == "x"

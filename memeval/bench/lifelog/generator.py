@@ -209,20 +209,25 @@ def generate(preset: str, seed: int, out: Path, *, force: bool = False) -> Path:
             raise InputError(out, None, None, "folder is not empty and holds no previous generation; "
                                               "use --force to replace it")
     built = build(preset, seed)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     old = out.parent / f".{out.name}.old-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+    except OSError as e:
+        raise InputError(out, None, None, f"cannot create the output folder: {e.strerror or e}") from None
     try:
         write(built, tmp)
         if out.exists():
             os.replace(out, old)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
         if old.exists() and not out.exists():
             os.replace(old, out)
+        if isinstance(e, OSError):
+            raise InputError(out, None, None, f"cannot write the bench: {e.strerror or e}") from None
         raise
     shutil.rmtree(old, ignore_errors=True)
     return out
