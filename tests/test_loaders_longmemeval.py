@@ -7,7 +7,7 @@ import yaml
 
 from memeval.bench import load_bench, read_questions, read_turns
 from memeval.bench.loaders._jsonstream import iter_json_array
-from memeval.bench.loaders.longmemeval import export_hypotheses, load_longmemeval, tier_name_for
+from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, load_longmemeval, tier_name_for
 from memeval.cli import main
 from memeval.errors import InputError
 
@@ -71,9 +71,12 @@ def test_mapping_haystacks_dates_and_evidence(tmp_path):
     assert all(q.expect == "answer" for k, q in qs.items() if k != "q2_abs")
     assert qs["q4"].gold_answer == "3" and qs["q4"].asked_at == "2023-06-01"
     # one haystack per question, turn ids restart at 1
-    q1 = [t for t in turns if t.haystack == "q1"]
+    assert len({q.haystack for q in qs.values()}) == 6
+    assert qs["q2_abs"].haystack == haystack_id("q2_abs") and "abs" not in qs["q2_abs"].haystack
+    assert not any("q" in t.haystack for t in turns)
+    q1 = [t for t in turns if t.haystack == qs["q1"].haystack]
     assert [t.turn_id for t in q1] == [1, 2, 3, 4]
-    assert [t.turn_id for t in turns if t.haystack == "q3"] == [1, 2, 3]
+    assert [t.turn_id for t in turns if t.haystack == qs["q3"].haystack] == [1, 2, 3]
     # the May 3rd session comes first, dated as an ISO date
     assert [(t.text, t.date, t.session_id) for t in q1[:2]] == [
         ("My car is blue.", "2023-05-03", 1), ("Noted!", "2023-05-03", 1)]
@@ -150,6 +153,11 @@ def test_stream_reader_matches_json_load_with_tiny_chunks(tmp_path):
         assert [obj for _, obj in iter_json_array(p, chunk=chunk)] == data
     p.write_text("[]")
     assert list(iter_json_array(p)) == []
+    p.write_bytes(b"\xef\xbb\xbf[1, 2]")  # a byte-order mark
+    assert list(iter_json_array(p)) == [(0, 1), (1, 2)]
+    p.write_bytes(b'[{"a": "\xff"}]')
+    with pytest.raises(InputError, match="not UTF-8"):
+        list(iter_json_array(p))
     p.write_text('[{"a": 1},]')
     with pytest.raises(InputError, match="record 1"):
         list(iter_json_array(p, chunk=4))

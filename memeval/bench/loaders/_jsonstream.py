@@ -34,7 +34,7 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
     """
     path = Path(path)
     try:
-        fh = path.open(encoding="utf-8")
+        fh = path.open(encoding="utf-8-sig")  # a byte-order mark is tolerated
     except OSError as e:
         raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
     dec = json.JSONDecoder()

@@ -7,6 +7,7 @@ one bench. Files are read one instance at a time (the M file is several gigabyte
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 from datetime import datetime
@@ -22,7 +23,7 @@ from ._common import TierCounter, staged_output
 from ._jsonstream import iter_json_array
 
 __all__ = ["AXIS_MAP", "TIER_ORDER", "load_longmemeval", "convert_instance", "parse_date",
-           "tier_name_for", "export_hypotheses"]
+           "tier_name_for", "haystack_id", "export_hypotheses"]
 
 #: question_type → axis. Abstention questions (id ending ``_abs``) go to ABSTAIN whatever their type.
 AXIS_MAP: dict[str, str] = {
@@ -45,7 +46,8 @@ NOTES = [
     "(what a good personalised reply uses), which dry matching rarely finds verbatim",
     "question ids ending in _abs are abstention questions: axis ABSTAIN, expect no_memory, no evidence",
     "evidence = turns with has_answer; where a question has none, every turn of its answer sessions",
-    "sessions are renumbered 1..N per haystack in date order; original session ids of the answer "
+    "haystack ids are opaque (lme- + a hash of the question id; see each question's haystack field) so "
+    "that no turn field tells abstention haystacks apart; sessions are renumbered 1..N per haystack in date order; original session ids of the answer "
     "sessions are kept in each question's answer_session_ids",
     "tiers are not guaranteed to nest (each file has its own filler sessions; memeval audit shows whether "
     "they do): compare tiers on the question ids they share",
@@ -59,6 +61,12 @@ def tier_name_for(path) -> str:
     """``longmemeval_s_cleaned.json`` → ``s``; an unrecognised name → its stem."""
     m = _TIER.search(Path(path).name)
     return m.group(1).lower() if m else Path(path).stem
+
+
+def haystack_id(question_id: str) -> str:
+    """An opaque haystack id per question: the question id itself would tell an ingesting system
+    which haystacks belong to abstention questions (the ``_abs`` suffix)."""
+    return "lme-" + hashlib.sha256(question_id.encode("utf-8")).hexdigest()[:12]
 
 
 def parse_date(text: str) -> datetime:
@@ -124,6 +132,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
                                          f"and {len(dates_raw)} haystack_dates")
     answer_sids = r.str_list(obj, "answer_session_ids", required=False)
     abstain = qid.endswith("_abs")
+    hay = haystack_id(qid)
 
     dated = []
     for i, (raw, sess) in enumerate(zip(dates_raw, sessions)):
@@ -156,7 +165,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
                 raise r.err(f"{where}.has_answer", f"expected true or false, got {has!r}")
             tid = len(turns) + 1
             turns.append(Turn(turn_id=tid, session_id=new_sid, speaker=role, text=content, date=day,
-                              haystack=qid))
+                              haystack=hay))
             if has:
                 flagged.append(tid)
             if sids[i] in answer_set:
@@ -172,7 +181,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
         id=qid, axis="ABSTAIN" if abstain else AXIS_MAP[qtype], question_en=question,
         gold_answer=str(answer), expect="no_memory" if abstain else "answer",
         evidence_turns=evidence, evidence_sessions=() if abstain else tuple(ev_sessions),
-        asked_at=asked.date().isoformat(), haystack=qid,
+        asked_at=asked.date().isoformat(), haystack=hay,
         extra={"question_type": qtype, "answer_session_ids": answer_sids},
     )
     return turns, q
