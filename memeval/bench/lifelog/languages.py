@@ -17,6 +17,14 @@ from .values import Values
 __all__ = ["language_sessions", "query_questions"]
 
 
+def _draw(rng: random.Random, pool: list[str], decks: dict[str, list[str]], key: str) -> str:
+    deck = decks.get(key)
+    if not deck:
+        deck = decks[key] = list(pool)
+        rng.shuffle(deck)
+    return deck.pop()
+
+
 def language_sessions(seed: int, values: Values, start: date, days: int, per_lang: int, facts_per_session: int,
                       glue_pairs: int, uid: Counter, seq: Counter, level: int = 1):
     """(sessions, XLING_STORE questions): ``per_lang`` sessions in each language."""
@@ -35,9 +43,10 @@ def language_sessions(seed: int, values: Values, start: date, days: int, per_lan
             rng.shuffle(body)
             plan = plan[:1] + body
             turns: list[DTurn] = []
+            decks: dict[str, list[str]] = {}  # no line repeats within a session while the pool lasts
             for step in plan:
                 if step == "glue":
-                    turns.append(DTurn(uid(), "user", rng.choice(lang["glue_user"])))
+                    turns.append(DTurn(uid(), "user", _draw(rng, lang["glue_user"], decks, "u")))
                 else:
                     kind = kinds[k % len(kinds)]
                     k += 1
@@ -47,7 +56,7 @@ def language_sessions(seed: int, values: Values, start: date, days: int, per_lan
                     questions.append(DQuestion(
                         "XLING_STORE", store[kind]["ask"].format(P=person), value, [t], [f"L{k:04d}"], level,
                         fields={"query_lang": "en", "store_lang": code}))
-                turns.append(DTurn(uid(), "assistant", rng.choice(lang["glue_assistant"])))
+                turns.append(DTurn(uid(), "assistant", _draw(rng, lang["glue_assistant"], decks, "a")))
             sessions.append(DSession(day, seq(), level, turns))
     return sessions, questions
 
