@@ -40,7 +40,8 @@ def test_every_tier_question_recorded_and_baselines_bracket(bench, tmp_path):
         for q in ("Q1", "Q2", "Q3"):
             assert oracle[tier, q]["score"] == 1.0 and oracle[tier, q]["retrieval_hit"] is True
             assert floor[tier, q]["score"] == 0.0 and floor[tier, q]["retrieval_hit"] is False
-            assert floor[tier, q]["chars_returned"] == 0
+            assert floor[tier, q]["chars_returned"] == 0 and floor[tier, q]["rule"] == "empty"
+        assert oracle[tier, "Q3"]["rule"] == "update:new-value"
         assert oracle[tier, "Q4"]["retrieval_hit"] is None  # nothing to retrieve for an abstention
     assert oracle["core", "Q3"]["speed_status"] == "in_process"
     df = load_records(list(runs.values()))

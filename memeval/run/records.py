@@ -21,7 +21,7 @@ __all__ = ["RECORD_FIELDS", "RecordStore", "read_records", "read_manifest", "wri
 #: The record of benchmark.md §6, plus what analysis needs without re-reading the bench.
 RECORD_FIELDS = (
     "run_id", "system", "tier", "qid", "axis", "epoch", "question_asked", "query_lang", "answer",
-    "memories_returned", "retrieved_turns", "chars_returned", "retrieval_hit", "score", "verdict", "grader",
+    "memories_returned", "retrieved_turns", "chars_returned", "retrieval_hit", "score", "verdict", "rule", "grader",
     "ungraded_reason", "latency_ms", "network_ms", "latency_minus_rtt_ms", "response_bytes", "speed_points",
     "speed_status", "speed_reason", "error", "started_at",
     # additions: what the question was, so every aggregate and trace can be recomputed from records alone

@@ -292,7 +292,7 @@ class _Runner:
         if mode == "dry":
             text = recall.answer if recall.answer is not None else "\n".join(memories)
             s = dry.score_answer(q, text)
-            return {"answer": text, "score": s.score, "verdict": s.verdict, "ungraded_reason": None}
+            return {"answer": text, "score": s.score, "verdict": s.verdict, "rule": s.rule, "ungraded_reason": None}
         if mode == "memory":
             text = "\n".join(memories)
             v = self.cfg.judge.grade(q, text, kind="memory")
