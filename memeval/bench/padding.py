@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 from ..errors import InputError, MemevalError
 from .io import load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
 from .loaders._common import TierCounter, link_or_copy, staged_output
-from .model import Bench, Question, Session, Tier, Turn, haystacks_of
+from .model import Bench, Question, Session, Turn, haystacks_of
 
 __all__ = ["SOURCES", "pad", "pad_haystacks", "padded_tier_name"]
 
@@ -155,7 +155,10 @@ def _lifelog_round(slots: list[_Slot], need: int, make, h, round_no: int, rng: r
 
 def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[int], *,
                   source: str = "haystacks", seed: int = 0, path="<turns>") -> list[tuple[list[Turn], list[Question]]]:
-    """(turns, questions) per size, smallest first, for a tier's turns and questions (in memory)."""
+    """(turns, questions) per size, for a tier's turns and questions (in memory); ``sizes`` must
+    increase (each tier is built on the one before, which is what makes them nest)."""
+    if any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise MemevalError(f"padding: sizes must increase, got {list(sizes)}")
     hays = haystacks_of(turns)
     if None in hays and len(hays) > 1:
         raise InputError(path, None, "haystack", "some turns carry a haystack id and some do not")
