@@ -173,3 +173,17 @@ def test_probe_file_kept_as_is_and_audit(tmp_path):
                   "evidence-resolves", "images-resolve", "evidence-contains-gold", "tiers-nested",
                   "story-identical", "evidence-ceiling"):
         assert report.check(check).status == "pass", report.summary()
+
+
+def test_malformed_tier_line_names_file_line_field(tmp_path):
+    src = make_folder(tmp_path / "gh")
+    p = src / "glasshouse_v0.1_small.jsonl"
+    lines = p.read_text(encoding="utf-8").splitlines(True)
+    row = json.loads(lines[2])
+    del row["text"]
+    lines[2] = json.dumps(row) + "\n"
+    p.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_glasshouse(src, tmp_path / "b")
+    assert str(e.value) == f"{p}:3: field 'text': missing"
+    assert not (tmp_path / "b").exists()
