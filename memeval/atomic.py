@@ -12,11 +12,21 @@ from typing import Iterable, Iterator, TextIO
 __all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line"]
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_read_umask()  # read once at import: os.umask is process-wide, not thread-safe
+
+
 @contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[TextIO]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; the result should be an ordinary file
     try:
         enc = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=enc, newline=None if "b" in mode else "\n") as fh:

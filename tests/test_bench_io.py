@@ -81,3 +81,21 @@ def test_manifest_round_trip_and_missing_file(tmp_path):
     (tmp_path / "q.jsonl").unlink()
     with pytest.raises(InputError, match="field 'questions': file 'q.jsonl' not found"):
         load_bench(tmp_path)
+
+
+def test_atomic_writes_make_ordinary_files_and_leave_nothing_on_failure(tmp_path):
+    import os
+    import stat
+
+    from memeval.atomic import atomic_open, write_text
+
+    write_text(tmp_path / "a.txt", "x")
+    mode = stat.S_IMODE(os.stat(tmp_path / "a.txt").st_mode)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+    with pytest.raises(RuntimeError):
+        with atomic_open(tmp_path / "b.txt") as fh:
+            fh.write("half")
+            raise RuntimeError("boom")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
