@@ -13,6 +13,9 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from ..bench.axes import AXES
+from .aggregate import CEILING as CEILING_SYSTEM
+from .aggregate import FLOOR as FLOOR_SYSTEM
+from .aggregate import question_set
 
 __all__ = [
     "FLOOR_SYSTEM", "CEILING_SYSTEM", "question_set", "mean_scores", "percentile",
@@ -20,22 +23,16 @@ __all__ = [
     "FAILURE_CLASSES",
 ]
 
-FLOOR_SYSTEM = "no_memory"
-CEILING_SYSTEM = "oracle"
 _X_COLUMNS = {"turns": ("tier_turns", "turns in the haystack"), "tokens": ("tier_tokens", "tokens in the haystack")}
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22", "#17becf"]
 
 
-def question_set(df: pl.DataFrame, core: bool = True) -> tuple[pl.DataFrame, str]:
-    """The rows a curve compares, and the phrase naming that set for a title.
-
-    ``core=True`` keeps questions present in every tier (``in_all_tiers``): the only variable
-    between tiers is then the haystack's volume. ``core=False`` keeps all questions per tier.
-    """
+def _question_set(df: pl.DataFrame, core: bool = True) -> tuple[pl.DataFrame, str]:
+    """The rows a curve compares (``aggregate.question_set``), and the phrase naming that set for a title."""
+    kept = question_set(df, "core" if core else "all")
     if not core:
-        return df, "all questions per tier"
-    kept = df.filter(pl.col("in_all_tiers"))
+        return kept, "all questions per tier"
     return kept, f"core set: {kept['qid'].n_unique()} questions present in every tier"
 
 
@@ -89,7 +86,7 @@ def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", fl
     if x not in _X_COLUMNS:
         raise ValueError(f"x must be 'turns' or 'tokens', not {x!r}")
     xcol, xlabel = _X_COLUMNS[x]
-    rows, set_label = question_set(df, core)
+    rows, set_label = _question_set(df, core)
     systems = rows["system"].unique(maintain_order=True).to_list()
     floor_name = _pick(systems, floor, FLOOR_SYSTEM)
     ceiling_name = _pick(systems, ceiling, CEILING_SYSTEM)
