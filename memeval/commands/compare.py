@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
-from ..run.records import read_manifest
 from ..errors import InputError
+from ..run.records import read_manifest
 from ..scoring.booksuite_scores import JUDGE, KEYWORD_RECALL, format_table, layer_table, score_answer_sets
 
 __all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
@@ -98,7 +98,7 @@ def run(args) -> int:
     if args.systems:
         for s in args.systems:
             if s not in responses:
-                raise InputError(rpath, s, None, f"no such system (have: {', '.join(responses)})")
+                raise InputError("<command line>", None, "--systems", f"no system {s!r} (have: {', '.join(responses)})")
         responses = {s: responses[s] for s in args.systems}
     if args.metric == KEYWORD_RECALL and not suite.gold:
         raise InputError(args.gold or Path(args.suite) / "fixtures" / "gold_facts.json", None, None,
