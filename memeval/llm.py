@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash"]
+__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object"]
 
 
 class ChatError(Exception):

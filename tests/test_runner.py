@@ -182,3 +182,20 @@ def test_named_question_set_runs_apart_from_the_main_set(tmp_path):
     assert read_manifest(rd)["config"]["question_set"] == "probes"
     with pytest.raises(MemevalError, match="tier 'core' has no question set 'probes'"):
         run_system(root, "bm25", tiers=["core"], question_set="probes", out=tmp_path / "q", progress=False)
+
+
+def test_question_without_gold_is_ungraded_in_dry_mode_not_zero(tmp_path):
+    from dataclasses import replace
+
+    from memeval.bench import load_bench, read_questions, save_bench, write_questions
+
+    root = tmp_path / "b"
+    make_minibench(root)
+    b = load_bench(root)
+    qs = read_questions(root / "questions_core.jsonl")
+    write_questions(root / "questions_core.jsonl", [replace(qs[0], gold_answer="")] + qs[1:])
+    save_bench(b)
+    recs = {r["qid"]: r for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r",
+                                                         progress=False))}
+    assert recs["Q1"]["score"] is None and recs["Q1"]["ungraded_reason"].startswith("no gold answer")
+    assert recs["Q2"]["score"] == 1.0 and recs["Q4"]["score"] == 0.0  # abstention keeps its rule

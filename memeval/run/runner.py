@@ -168,6 +168,13 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     return run_dir
 
 
+def _has_gold(q: Question) -> bool:
+    """Dry rules need a gold (or parts, clash values, sides); an abstention's gold is the absence itself."""
+    if q.expect == "no_memory" or q.axis in ("ABSTAIN", "FALSE_MEMORY"):
+        return True
+    return any(v for v in (q.gold_answer, *q.gold_alts, *q.gold_parts, q.clash_a, q.clash_b, q.side_a, q.side_b))
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -291,6 +298,9 @@ class _Runner:
         mode = self.cfg.mode
         if mode == "dry":
             text = recall.answer if recall.answer is not None else "\n".join(memories)
+            if not _has_gold(q):
+                return {"answer": text, "score": None, "verdict": None, "rule": None,
+                        "ungraded_reason": "no gold answer: not gradable in dry mode"}
             s = dry.score_answer(q, text)
             return {"answer": text, "score": s.score, "verdict": s.verdict, "rule": s.rule, "ungraded_reason": None}
         if mode == "memory":
