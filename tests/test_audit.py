@@ -747,3 +747,49 @@ def test_idk_answer_is_asked_in_the_question_language(tmp_path, monkeypatch):
     assert set(asked) >= {real["en"], real["es"], real["ar"], real["ja"]}
     assert [f.line() for f in r.findings] == [
         f"FAIL idk-floor tier=core: the scorer does not recognise {real['ar']!r} (ar) as IDK"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Named question sets (the generated bench's 'probes'): checked like the main file, bars apply to main.
+
+
+def test_tiny_probe_set_is_audited_and_idk_reported_not_failed(tiny_master):
+    r = audit(tiny_master)
+    assert r.passed, r.summary()
+    idk = r.check("idk-floor").numbers
+    for t in ("core", "small", "medium", "full"):
+        # every probe expects "I don't know": 100% by design, reported but not a failure
+        assert idk[f"{t}/probes"] == {"weighted": 1.0, "unweighted": 1.0, "n": 9}
+        assert idk[t]["weighted"] <= 0.20
+    assert r.check("ids-unique").numbers["questions/probes"] == 4 * 9
+
+
+def test_tiny_probe_with_unresolvable_evidence_fails_naming_set_and_question(tiny, capsys):
+    rows = _rows(tiny / "probes_small.jsonl")
+    qid = rows[2]["id"]
+    n = len(_rows(tiny / "turns_small.jsonl"))
+    _edit_lines(tiny / "probes_small.jsonl",
+                lambda rows: [{**r, "evidence_turns": [n + 7]} if r["id"] == qid else r for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    assert _fails(lines) == [f"FAIL evidence-resolves tier=small set=probes {qid}: evidence turns [{n + 7}] not in "
+                             f"the tier's turns, which end at turn {n}"]
+
+
+def test_tiny_probe_id_repeated_and_changed_across_tiers(tiny, capsys):
+    rows = _rows(tiny / "probes_medium.jsonl")
+    first, second = rows[0]["id"], rows[1]["id"]
+    _edit_lines(tiny / "probes_medium.jsonl",
+                lambda rows: [{**r, "id": first} if r["id"] == second else r for r in rows])
+    _edit_lines(tiny / "probes_full.jsonl",
+                lambda rows: [{**r, "axis": "ABSTAIN"} if r["id"] == first else r for r in rows])
+    _rehash(tiny)
+    code, lines, _ = _cli(capsys, tiny)
+    assert code == 1
+    fails = _fails(lines)
+    assert f"FAIL ids-unique tier=medium set=probes {first}: probes_medium.jsonl:2: question id repeats " \
+           f"(first at line 1)" in fails
+    assert any(x.startswith(f"FAIL story-identical tier=full set=probes {first}: axis/gold ABSTAIN") for x in fails)
+    assert {x.split()[1] for x in fails} == {"ids-unique", "story-identical"}
+

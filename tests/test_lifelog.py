@@ -383,3 +383,29 @@ def test_cli_unwritable_output_is_one_line_error(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "a-file" in err and "Traceback" not in err
     assert main(["generate", "--preset", "tiny", "--out", str(blocker)]) == 2  # a file, not a folder
     assert blocker.read_text() == "x"
+
+
+def test_probes_are_their_own_question_set_in_every_tier(tiny):
+    bench = load_bench(tiny)
+    main_ids: set[str] = set()
+    for t in bench.tiers:
+        assert dict(t.question_sets) == {"probes": f"probes_{t.name}.jsonl"}
+        main = read_questions(tiny / t.questions_file)
+        main_ids |= {q.id for q in main}
+        assert Counter(q.axis for q in main)["FALSE_MEMORY"] == 3  # a modest number stays in the main set
+        probes = read_questions(tiny / t.question_sets["probes"])
+        assert Counter(q.kind for q in probes) == {"swap": 3, "invert": 3, "ghost": 3}
+        assert all(q.axis == "FALSE_MEMORY" and q.expect == "no_memory" and not q.evidence_turns for q in probes)
+        assert [q.to_dict() for q in probes] == [q.to_dict() for q in read_questions(tiny / "probes_core.jsonl")]
+    assert not main_ids & {q.id for q in probes}
+    # a swap/invert probe names a person the story really talks about; a ghost's person never occurs
+    core_text = "\n".join(x.text for x in read_turns(tiny / "turns_core.jsonl"))
+    full_text = "\n".join(x.text for x in read_turns(tiny / "turns_full.jsonl"))
+    for q in probes:
+        person = " ".join(re.findall(r"\b[A-Z][a-z]+\b", q.false_claim_en)[:2])
+        if q.kind == "ghost":
+            assert q.source_fact is None and not q.need
+            assert not re.search(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b", q.false_claim_en) or person not in full_text
+        else:
+            assert q.source_fact and q.need == (q.source_fact,)
+            assert person in core_text, (q.id, q.false_claim_en)

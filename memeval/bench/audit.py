@@ -8,7 +8,7 @@ Checks (``CHECKS``, in report order):
 - ``manifest-hash``: the manifest's ``content_hash`` matches the files (skipped when absent).
 - ``manifest-consistent``: no file is named by two tiers; ``n_turns``/``n_sessions``/
   ``n_questions`` in the manifest (when non-zero) match the files.
-- ``ids-unique``: question ids unique per tier file; turn ids unique per haystack.
+- ``ids-unique``: question ids unique per question file; turn ids unique per haystack.
 - ``dates-chronological``: ISO dates never decrease within a haystack, in file order.
 - ``evidence-resolves``: every evidence turn / evidence session exists in the question's tier and
   haystack; answerable questions have evidence.
@@ -28,9 +28,16 @@ Checks (``CHECKS``, in report order):
   turn of the same haystack contains either clash value (dry ``contains``). A resolution has to
   mention a value, so this over-reports rather than misses; a finding names the turn to read.
 - ``idk-floor``: answering "I don't know" (a strong phrase, in the question's language) to every
-  question scores at most 20% weighted, and the scorer recognises each phrase used as IDK.
+  question of the main set scores at most 20% weighted, and the scorer recognises each phrase used
+  as IDK. A named set's IDK score is reported as a number (``<tier>/<set>``), never a failure: a
+  set of false-memory probes is built so that IDK is right on every question.
 - ``evidence-ceiling``: answering each answerable question (``ANSWERABLE_AXES``, ``expect: answer``)
-  with its evidence turns' text joined scores at least 0.9, weighted and unweighted, per tier.
+  with its evidence turns' text joined scores at least 0.9, weighted and unweighted, per tier (main
+  set; named sets are reported beside it as ``<tier>/<set>`` when they hold answerable questions).
+
+Every check that validates questions (ids, evidence, golds, nesting of questions across tiers,
+reconcile, contradict) runs on the main questions file and on every named question set of a tier
+(``Tier.question_sets``, e.g. ``probes``); a finding on a named set says ``set=<name>``.
 
 Value look-ups over whole tiers (reconcile, contradict) go through ``haystack_index.Haystack``: an
 index narrows the turns to a superset of those the scorer's ``contains`` accepts, and ``contains``
@@ -94,11 +101,14 @@ class Finding:
     tier: str | None
     qid: str | None
     reason: str
+    qset: str | None = None  # a named question set (None: the tier's main questions file)
 
     def line(self) -> str:
         where = self.check
         if self.tier is not None:
             where += f" tier={self.tier}"
+        if self.qset is not None:
+            where += f" set={self.qset}"
         if self.qid is not None:
             where += f" {self.qid}"
         return f"FAIL {where}: {self.reason}"
@@ -232,6 +242,7 @@ class _TierData:
     questions: list[Question]
     n_turns: int
     n_sessions: int
+    sets: dict[str, list[Question]] = field(default_factory=dict)  # named question sets
 
 
 class _Audit:
@@ -243,6 +254,7 @@ class _Audit:
         self.failures: Counter = Counter()
         self._shown: Counter = Counter()
         self.numbers: dict[str, dict[str, Any]] = {c: {} for c in CHECKS}
+        self.qset = "main"  # the question set being checked (findings name it)
         self.skipped: dict[str, str] = {}
         self.notes: dict[str, str] = {}
         self.first_seen: dict[str, tuple[str, tuple[str, ...] | None, str, str]] = {}
@@ -259,7 +271,8 @@ class _Audit:
         key = (check, tier)
         self._shown[key] += 1
         if self._shown[key] <= self.max_findings:
-            self.findings.append(Finding(check, tier, qid, reason))
+            qset = None if self.qset == "main" else self.qset
+            self.findings.append(Finding(check, tier, qid, reason, qset))
 
     def add(self, check: str, key: str, n: int | float = 1) -> None:
         nums = self.numbers[check]
@@ -278,7 +291,7 @@ class _Audit:
                 self.fail("manifest-hash", None, None,
                           f"content_hash {b.content_hash} in {MANIFEST} does not match the files ({actual})")
         owners: dict[str, str] = {}
-        for t in b.tiers:
+        for t in b.tiers:  # a named set's file may be shared by tiers (glasshouse: one probe file)
             for f in (t.turns_file, t.questions_file):
                 if f in owners and owners[f] != t.name:
                     self.fail("manifest-consistent", t.name, None,
@@ -336,17 +349,9 @@ class _Audit:
                       f"first at {tier.turns_file}:{n}: {d!r}")
         self.add("dates-chronological", "turns", n_turns)
 
-        qpath = self.root / tier.questions_file
-        questions, seen = [], {}
-        for n, obj in iter_jsonl(qpath):
-            q = question_from_dict(obj, qpath, n)
-            if q.id in seen:
-                self.fail("ids-unique", tier.name, q.id,
-                          f"{tier.questions_file}:{n}: question id repeats (first at line {seen[q.id]})")
-                continue
-            seen[q.id] = n
-            questions.append(q)
-        self.add("ids-unique", "questions", len(questions))
+        questions = self.load_questions(tier, "main")
+        sets = {name: self.load_questions(tier, name) for name in tier.question_sets}
+        self.qset = "main"
         self.add("ids-unique", "turns", n_turns)
 
         for key, actual in (("n_turns", n_turns), ("n_sessions", n_sessions), ("n_questions", len(questions))):
@@ -354,7 +359,23 @@ class _Audit:
             if stated and stated != actual:
                 self.fail("manifest-consistent", tier.name, None,
                           f"{MANIFEST} says {key}={stated}, the files hold {actual}")
-        return _TierData(tier, hays, questions, n_turns, n_sessions)
+        return _TierData(tier, hays, questions, n_turns, n_sessions, sets)
+
+    def load_questions(self, tier: Tier, qset: str) -> list[Question]:
+        self.qset = qset
+        fname = tier.questions_path(qset)
+        qpath = self.root / fname
+        questions, seen = [], {}
+        for n, obj in iter_jsonl(qpath):
+            q = question_from_dict(obj, qpath, n)
+            if q.id in seen:
+                self.fail("ids-unique", tier.name, q.id,
+                          f"{fname}:{n}: question id repeats (first at line {seen[q.id]})")
+                continue
+            seen[q.id] = n
+            questions.append(q)
+        self.add("ids-unique", "questions" if qset == "main" else f"questions/{qset}", len(questions))
+        return questions
 
     def haystack_of(self, data: _TierData, q: Question) -> Haystack | None:
         h = data.haystacks.get(q.haystack)
@@ -363,7 +384,17 @@ class _Audit:
         return h
 
     def check_tier(self, data: _TierData) -> None:
+        self.check_questions(data, "main", data.questions)
+        for qset, questions in data.sets.items():
+            self.check_questions(data, qset, questions)
+        self.qset = "main"
+
+    def check_questions(self, data: _TierData, qset: str, questions: list[Question]) -> None:
+        """Every question check on one question set of a tier; the bars (IDK floor, ceiling) apply to
+        the main set only, a named set's figures are reported under ``<tier>/<set>``."""
+        self.qset = qset
         name = data.tier.name
+        label = name if qset == "main" else f"{name}/{qset}"
         floor_num = floor_den = floor_n = 0.0
         ceil_num = ceil_den = 0.0
         ceil_scores: list[float] = []
@@ -371,7 +402,7 @@ class _Audit:
         ceil_axes: dict[str, list[float]] = {}
         idk_ok: dict[str, bool] = {}
         idk_by_axis: Counter = Counter()
-        for q in data.questions:
+        for q in questions:
             h = self.haystack_of(data, q)
             ev = self.resolve(name, data, q, h)
             no_memory = q.expect == "no_memory" or q.axis in _EXEMPT_GOLD
@@ -382,7 +413,7 @@ class _Audit:
                     self.check_reconcile(name, q, h)
                 if q.axis == "CONTRADICT" and (q.clash_a or q.clash_b):
                     self.check_contradict(name, q, h, ev)
-            self.story_identical(name, q, ev)
+            self.story_identical(name, q, ev, qset)
 
             # idk-floor
             lang = q.lang if q.lang in IDK_ANSWERS else "en"
@@ -413,20 +444,20 @@ class _Audit:
                 ceil_axes.setdefault(q.axis, []).append(s)
                 if s < 1:
                     ceil_low.append((s, q.id))
-        nq = len(data.questions)
+        nq = len(questions)
         if nq:
             weighted, unweighted = floor_num / floor_den, floor_n / nq
-            self.numbers["idk-floor"][name] = {"weighted": weighted, "unweighted": unweighted, "n": nq}
-            if weighted > IDK_FLOOR_MAX:
+            self.numbers["idk-floor"][label] = {"weighted": weighted, "unweighted": unweighted, "n": nq}
+            if weighted > IDK_FLOOR_MAX and qset == "main":
                 top = ", ".join(f"{a} {v / floor_den:.1%}" for a, v in idk_by_axis.most_common(3) if v)
                 self.fail("idk-floor", name, None,
                           f"answering IDK to all {nq} questions scores {weighted:.1%} weighted "
                           f"({unweighted:.1%} unweighted), above {IDK_FLOOR_MAX:.0%}; from {top}")
         if ceil_scores:
             weighted, unweighted = ceil_num / ceil_den, sum(ceil_scores) / len(ceil_scores)
-            self.numbers["evidence-ceiling"][name] = {"weighted": weighted, "unweighted": unweighted,
-                                                      "n": len(ceil_scores)}
-            if min(weighted, unweighted) < CEILING_MIN:
+            self.numbers["evidence-ceiling"][label] = {"weighted": weighted, "unweighted": unweighted,
+                                                       "n": len(ceil_scores)}
+            if min(weighted, unweighted) < CEILING_MIN and qset == "main":
                 ceil_low.sort()
                 worst = ", ".join(f"{qid} ({s:g})" for s, qid in ceil_low[:8])
                 by_axis = ", ".join(f"{a} {sum(v) / len(v):.2f}" for a, v in sorted(ceil_axes.items())
@@ -529,10 +560,10 @@ class _Audit:
             self.fail(check, tier, q.id, f"turn {h.turns[p].turn_id} mentions clash value {_short(hits[p], 40)} "
                       f"after the later clash turn {later}")
 
-    def story_identical(self, tier: str, q: Question, ev: list[Turn] | None) -> None:
+    def story_identical(self, tier: str, q: Question, ev: list[Turn] | None, qset: str = "main") -> None:
         check = "story-identical"
         texts = tuple(t.text for t in ev) if ev is not None else None
-        key = (q.haystack or "") + "\x00" + q.id
+        key = qset + "\x00" + (q.haystack or "") + "\x00" + q.id
         first = self.first_seen.get(key)
         if first is None:
             self.first_seen[key] = (tier, texts, q.axis, q.gold_answer)

@@ -61,3 +61,4 @@ class DQuestion:
     fields: dict[str, Any] = field(default_factory=dict)
     source: "DQuestion | None" = None  # an XLING_QUERY row's English source question
     qid: str = ""
+    qset: str = "main"  # the question set (file) it goes to: "main" or "probes"

@@ -34,7 +34,7 @@ __all__ = ["GENERATOR_NAME", "GENERATOR_VERSION", "STORY_START", "STORY_END", "A
            "generate"]
 
 GENERATOR_NAME = "memeval.lifelog"
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "1.1.0"
 STORY_START = date(2025, 6, 16)
 STORY_END = date(2026, 11, 15)  # ~17 months
 ASKED_AT = (STORY_END + timedelta(days=1)).isoformat()
@@ -80,8 +80,9 @@ def build(preset: str | Preset, seed: int) -> Built:
     story.multi(ax.get("MULTI", 0))
     story.cross(ax.get("CROSS", 0))
     story.implicit(ax.get("IMPLICIT", 0))
-    story.polar_facts(p.fm[1])
+    story.polar_facts(p.fm[1] + p.probes[1])
     story.false_memory(*p.fm)
+    story.false_memory(*p.probes, qset="probes")
     story.abstain(ax.get("ABSTAIN", 0))
     sessions = story.write(uid, p.tier_turns[0] // 2, seq)
     questions = list(story.questions)
@@ -130,11 +131,17 @@ def _place_photos(seed: int, carriers: list[DSession], p: Preset, questions: lis
     return out
 
 
+#: Question-id prefix per question set: ids are unique across the sets of a bench.
+_ID_PREFIX = {"main": "Q", "probes": "FM"}
+
+
 def _number(questions: list[DQuestion]) -> None:
     order = {a: i for i, a in enumerate(AXES)}
     questions.sort(key=lambda q: order[q.axis])  # stable: creation order within an axis
-    for i, q in enumerate(questions, 1):
-        q.qid = f"Q{i:04d}"
+    n: dict[str, int] = {}
+    for q in questions:
+        n[q.qset] = n.get(q.qset, 0) + 1
+        q.qid = f"{_ID_PREFIX[q.qset]}{n[q.qset]:04d}"
 
 
 def _question(q: DQuestion, ids: dict[int, tuple[int, int]]) -> Question:
@@ -164,11 +171,18 @@ def write(built: Built, root: Path) -> Bench:
                 if t.uid not in tokens:
                     tokens[t.uid] = count_tokens(t.text)
                 n_tok += tokens[t.uid]
-        qs = [_question(q, ids) for q in built.questions if q.level <= level]
         tf, qf = f"turns_{name}.jsonl", f"questions_{name}.jsonl"
         write_turns(root / tf, turns)
-        write_questions(root / qf, qs)
-        tiers.append(Tier(name, tf, qf, len(turns), len(tier_sessions), n_tok, len(qs)))
+        sets = {}
+        for qset in dict.fromkeys(q.qset for q in built.questions):
+            qs = [_question(q, ids) for q in built.questions if q.level <= level and q.qset == qset]
+            if qset == "main":
+                n_main = len(qs)
+                write_questions(root / qf, qs)
+            elif qs:
+                sets[qset] = f"{qset}_{name}.jsonl"
+                write_questions(root / sets[qset], qs)
+        tiers.append(Tier(name, tf, qf, len(turns), len(tier_sessions), n_tok, n_main, question_sets=sets))
         del turns
     (root / "img").mkdir(exist_ok=True)
     for rel, scene in built.photos:

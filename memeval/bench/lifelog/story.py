@@ -66,6 +66,8 @@ class Story:
         self._who_used: set[str] = set()
         self._dishes: list[str] | None = None
         self._short_replies = load("filler")["short_assistant"]
+        self._swap_facts: list[KeyedFact] | None = None
+        self._polar_used = 0
 
     # ------------------------------------------------------------------ helpers
     def _say(self, session: int, text: str, long: bool = False) -> Statement:
@@ -270,28 +272,37 @@ class Story:
             st = self._say(self.rng.randrange(len(self.dates)), tmpl["say"].format(**slots))
             self.polar.append((tmpl["claim"].format(**slots), st))
 
-    def _probe(self, claim: str, kind: str, source: Statement | None) -> DQuestion:
+    def _probe(self, claim: str, kind: str, source: Statement | None, qset: str) -> DQuestion:
         text = self.rng.choice(self.d["fm_questions"]).format(claim=claim)
         fields = {"kind": kind, "false_claim_en": claim}
         if source is not None:
             fields["source_fact"] = source.fact
-        return self._ask(DQuestion("FALSE_MEMORY", text, "", [], [], fields={"expect": "no_memory", **fields}))
+        need = [source.fact] if source is not None else []
+        return self._ask(DQuestion("FALSE_MEMORY", text, "", [], need, fields={"expect": "no_memory", **fields},
+                                   qset=qset))
 
-    def false_memory(self, swap: int, invert: int, ghost: int) -> None:
-        facts = list(self.keyed_facts)
-        self.rng.shuffle(facts)
-        if swap > len(facts):
-            raise ValueError(f"{swap} swap probes need as many BASIC/PARAPHRASE facts, have {len(facts)}")
-        for f in facts[:swap]:
+    def false_memory(self, swap: int, invert: int, ghost: int, qset: str = "main") -> None:
+        """False-memory questions for question set ``qset``; each call uses facts no earlier call used."""
+        if self._swap_facts is None:
+            self._swap_facts = list(self.keyed_facts)
+            self.rng.shuffle(self._swap_facts)
+        if swap > len(self._swap_facts):
+            raise ValueError(f"{swap} more swap probes need as many unused BASIC/PARAPHRASE facts, "
+                             f"have {len(self._swap_facts)}")
+        if invert > len(self.polar) - self._polar_used:
+            raise ValueError(f"{invert} more invert probes need as many unused polar facts")
+        for f in self._swap_facts[:swap]:
             spec = self.d["keyed"][f.kind]
             wrong = self.values.draw(spec["value"])
-            self._probe(spec["claim"].format(P=f.person, X=wrong, **f.extra), "swap", f.statement)
-        for claim, st in self.polar[:invert]:
-            self._probe(claim, "invert", st)
+            self._probe(spec["claim"].format(P=f.person, X=wrong, **f.extra), "swap", f.statement, qset)
+        del self._swap_facts[:swap]
+        for claim, st in self.polar[self._polar_used:self._polar_used + invert]:
+            self._probe(claim, "invert", st, qset)
+        self._polar_used += invert
         for _ in range(ghost):
             tmpl = self.rng.choice(self.d["ghost"])
             slots = self._slots(tmpl)
-            self._probe(tmpl.format(**slots), "ghost", None)
+            self._probe(tmpl.format(**slots), "ghost", None, qset)
 
     def abstain(self, n: int) -> None:
         kinds = self.d["abstain_kinds"]
