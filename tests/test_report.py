@@ -122,3 +122,32 @@ def test_figure_without_offline_renderer_is_an_error(tmp_path, capsys):
     (err,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
     assert "cell 0" in err and "setup_notebook()" in err
     assert not out.exists()
+
+
+TABLE_NOTEBOOK = '''# %%
+from IPython.display import HTML
+import polars as pl
+from memeval.analysis.tables import html_table
+HTML(html_table(pl.DataFrame({"system": ["b", "a", "c"], "score": [0.5, 10.0, 2.0]})))
+'''
+
+
+def test_report_tables_sort_and_filter_after_export(tmp_path):
+    require_chromium()
+    nb = tmp_path / "tables.py"
+    nb.write_text(TABLE_NOTEBOOK)
+    out = tmp_path / "tables.html"
+    assert main(["report", str(nb), "-o", str(out)]) == 0
+    rows = "Array.from(document.querySelectorAll('table.memeval-table tbody tr'))"
+    page = load_html(out, tmp_path / "tables.png", evaluate={
+        "initial": f"{rows}.map(r => r.cells[0].textContent).join(',')",
+        "by_score": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
+                    f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
+        "by_score_desc": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
+                         f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
+        "filtered": "(() => { const box = document.querySelector('input.memeval-filter'); box.value = 'c'; "
+                    "box.dispatchEvent(new Event('input')); "
+                    f"return {rows}.filter(r => r.style.display !== 'none').length; }})()",
+    })
+    assert page.page_errors == () and page.console_errors == ()
+    assert page.values == {"initial": "b,a,c", "by_score": "b,c,a", "by_score_desc": "a,c,b", "filtered": 1}

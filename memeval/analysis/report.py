@@ -41,6 +41,33 @@ _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 """
 
 
+#: Inline (offline) script that keeps report tables interactive after export: click a header to sort
+#: (numbers numerically), type in the box above a table to filter its rows. Plain DOM, no library.
+TABLE_SCRIPT = """<script>
+(function () {
+  function key(td) { var t = td ? td.textContent.trim() : ""; var n = parseFloat(t);
+    return (t !== "" && !isNaN(n) && /^[-+0-9.eE%]+$/.test(t)) ? [0, n] : [1, t.toLowerCase()]; }
+  document.querySelectorAll("table.memeval-table").forEach(function (table) {
+    var body = table.tBodies[0]; if (!body) return;
+    var box = document.createElement("input");
+    box.type = "search"; box.placeholder = "filter rows"; box.className = "memeval-filter";
+    table.parentNode.insertBefore(box, table);
+    box.addEventListener("input", function () { var q = box.value.toLowerCase();
+      Array.prototype.forEach.call(body.rows, function (r) {
+        r.style.display = r.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none"; }); });
+    Array.prototype.forEach.call(table.tHead ? table.tHead.rows[0].cells : [], function (th, i) {
+      th.style.cursor = "pointer"; th.title = "sort";
+      th.addEventListener("click", function () {
+        var dir = th.dataset.dir === "asc" ? -1 : 1; th.dataset.dir = dir === 1 ? "asc" : "desc";
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) { var x = key(a.cells[i]), y = key(b.cells[i]);
+          return dir * (x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0)); });
+        rows.forEach(function (r) { body.appendChild(r); }); }); });
+  });
+})();
+</script>"""
+
+
 class ReportError(MemevalError):
     """A notebook could not be executed or exported; the message names the failing cell."""
 
@@ -179,7 +206,8 @@ def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") ->
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
     )
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    return body
+    head, sep, tail = body.rpartition("</body>")
+    return head + TABLE_SCRIPT + sep + tail if sep else body + TABLE_SCRIPT
 
 
 def provenance_cell(notebook, parameters: Mapping[str, Any] | None) -> nbformat.NotebookNode:
@@ -208,7 +236,4 @@ def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
     check_figures(nb, notebook)
     nb.cells.append(provenance_cell(notebook, parameters))
     write_text(out, to_offline_html(nb, title=out.stem))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(out, 0o666 & ~umask)  # a report is for reading: not the temp file's private mode
     return out
