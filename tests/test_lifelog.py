@@ -409,3 +409,60 @@ def test_probes_are_their_own_question_set_in_every_tier(tiny):
         else:
             assert q.source_fact and q.need == (q.source_fact,)
             assert person in core_text, (q.id, q.false_claim_en)
+
+
+# ---------------------------------------------------------------------------------------------
+# Saturation: near-miss filler about the story's cast makes retrieval degrade with haystack size.
+
+
+@pytest.fixture(scope="module")
+def demo1(tmp_path_factory) -> Path:
+    return generate("demo", 1, tmp_path_factory.mktemp("demo1") / "bench")
+
+
+def _core_means(run_dir) -> dict[str, tuple[float, float]]:
+    from memeval.analysis.aggregate import load_records, overall_table, question_set
+
+    t = overall_table(question_set(load_records(run_dir), "core"))
+    return {r["tier"]: (r["weighted"], r["unweighted"]) for r in t.iter_rows(named=True)}
+
+
+def test_bm25_degrades_tier_by_tier_on_demo_while_the_oracle_holds(demo1, tmp_path):
+    from memeval.analysis.aggregate import load_records, tier_axis_table
+    from memeval.bench.axes import ANSWERABLE_AXES
+    from memeval.run import run_system
+
+    bm25 = _core_means(run_system(demo1, "bm25", out=tmp_path / "bm25", progress=False))
+    for i in (0, 1):  # weighted, unweighted
+        curve = [bm25[t][i] for t in TIERS]
+        assert all(a > b for a, b in zip(curve, curve[1:])), (i, curve)
+        assert curve[0] - curve[-1] >= 0.1, (i, curve)
+    oracle = tier_axis_table(load_records(run_system(demo1, "oracle", out=tmp_path / "oracle", progress=False)))
+    text_axes = [r for r in oracle.iter_rows(named=True) if r["axis"] in ANSWERABLE_AXES and r["axis"] != "IMAGE"]
+    assert {r["tier"] for r in text_axes} == set(TIERS) and len({r["axis"] for r in text_axes}) == 13
+    assert all(r["score"] >= 0.9 for r in text_axes), [(r["tier"], r["axis"], r["score"]) for r in text_axes]
+
+
+def test_cast_names_recur_in_filler_more_in_bigger_tiers_and_hold_no_answer(demo1):
+    qs = read_questions(demo1 / "questions_full.jsonl")
+    people = sorted({m for q in qs if q.axis == "BASIC"
+                     for m in re.findall(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b", q.question_en)})
+    assert len(people) >= 60
+    mentions = []
+    for t in TIERS:
+        text = (demo1 / f"turns_{t}.jsonl").read_text(encoding="utf-8")
+        mentions.append(sum(text.count(p) for p in people))
+    assert all(a < b for a, b in zip(mentions, mentions[1:])), mentions
+    assert mentions[-1] > 3 * mentions[0]
+    # the new near-miss turns never hold an answer: each value is held by its evidence turns only
+    turns = read_turns(demo1 / "turns_full.jsonl")
+    low = [x.text.lower() for x in turns]
+    for q in qs:
+        if q.axis in ("ABSTAIN", "FALSE_MEMORY", "IMAGE", "CONTRADICT", "TEMPORAL", "MULTI", "CROSS"):
+            continue
+        values = {"GATHER": list(q.gold_parts), "RECONCILE": [q.side_a, q.side_b],
+                  "CONFLICT": [q.gold_answer[4:]]}.get(q.axis, [q.gold_answer])
+        for v in values:
+            probe = v.lower().split()[-1]
+            holders = {i + 1 for i, s in enumerate(low) if probe in s and contains(turns[i].text, v)}
+            assert holders <= set(q.evidence_turns), (q.id, v, sorted(holders - set(q.evidence_turns))[:3])

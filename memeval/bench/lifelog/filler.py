@@ -1,18 +1,32 @@
 """Filler: ordinary assistant talk on everyday topics, with near-miss distractors (other people's
-dentists, other pets, other days of the month). It never names a story person or value."""
+dentists, other pets, other days of the month).
+
+Given the story's ``hooks`` (who each question is about, and on what topic), some filler turns are
+near misses about the story's cast: "<name>'s sister drives a Transit van", "the teacher of my
+pottery course has a dog called Rex", "Bumped into <name> at the bakery". They never state or
+contradict a planted fact (they are about someone else, or say nothing) and never hold a story value:
+the values come from the filler pools, and a turn that would contain (dry ``contains``) a gold of a
+question sharing a word with the names it mentions is dropped. Their number grows with the filler,
+so a question has more competing turns in a bigger tier.
+"""
 
 from __future__ import annotations
 
 import random
+import re
 from datetime import date
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..model import Session, Turn
 from .data import load
 from .draft import Counter, DSession, DTurn
 from .rng import stream
 
-__all__ = ["filler_sessions", "make_filler", "split_turns"]
+__all__ = ["filler_sessions", "make_filler", "split_turns", "NearMiss", "NEAR_MISS_RATE"]
+
+#: Share of the longer filler user turns (not the short "Thanks!" kind) that are near misses about
+#: the story's cast: about 30% of all filler user turns.
+NEAR_MISS_RATE = 0.50
 
 
 # Session-length weights: a heavy-tailed spread (many short chats, a few long ones) in integers, so
@@ -33,8 +47,64 @@ def split_turns(total: int, k: int, rng: random.Random, minimum: int = 2) -> lis
     return lengths
 
 
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+class NearMiss:
+    """Near-miss lines about the story's cast, guarded against holding any question's gold.
+
+    ``hooks``: what the questions are about (``story.Hook``); ``golds``: every gold-like value of every
+    question (golds, alts, parts, sides, clash and stale values)."""
+
+    def __init__(self, hooks: Sequence, golds: Iterable[str]):
+        from ...scoring.matching import contains
+
+        self.contains = contains
+        data, pools = load("filler"), load("values")
+        self.templates = data["near_miss"]
+        self.neutral = data["near_miss_neutral"]
+        self.rels = data["near_miss_relations"]
+        self.filler, self.animals = pools["filler"], pools["story"]["animal"]
+        self.hooks = [h for h in hooks if h.topic in self.templates]
+        by_word: dict[str, list[str]] = {}
+        for g in dict.fromkeys(golds):
+            for w in _words(g):
+                by_word.setdefault(w, []).append(g)
+        self._by_word = by_word
+
+    def _guard(self, names: list[str]) -> list[str]:
+        out: list[str] = []
+        for n in names:
+            for w in sorted(_words(n)):
+                out.extend(self._by_word.get(w, ()))
+        return out
+
+    def line(self, rng: random.Random) -> tuple[str, str | None]:
+        """One near-miss line and the story name it mentions (None for a phrase subject)."""
+        h = rng.choice(self.hooks)
+        if h.person is not None and rng.random() < 0.2:
+            return rng.choice(self.neutral).format(N=h.person), h.person
+        subject = f"{h.person}'s {rng.choice(self.rels)}" if h.person is not None else h.phrase
+        extra = dict(h.extra)
+        p = self.filler
+        text = rng.choice(self.templates[h.topic]).format(
+            S=subject, animal=extra.get("animal") or rng.choice(self.animals), fpet=rng.choice(p["pets"]),
+            fwork=rng.choice(p["workplaces"]), city=rng.choice(p["cities"]), fband=rng.choice(p["bands"]),
+            fbook=rng.choice(p["novels"]), fstreet=rng.choice(p["streets"]), fcar=rng.choice(p["cars"]),
+            fvenue=rng.choice(p["venues"]), film=rng.choice(p["films"]), weekday=rng.choice(p["weekdays"]))
+        return text[0].upper() + text[1:], h.person
+
+    def safe(self, text: str, names: list[str]) -> bool:
+        """No gold of a question sharing a word with ``names`` is contained in ``text``."""
+        return not any(self.contains(text, g) for g in self._guard(names))
+
+
 class _Talk:
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, near: NearMiss | None = None):
         self.rng = rng
         self.extra = load("filler")
         self.topics = self.extra["topics"]
@@ -44,6 +114,23 @@ class _Talk:
         self.replies, self.openers, self.glue = story["replies"], story["openers"], story["glue_user"]
         self.padding = story["long_padding"]
         self.p_life = 0.10
+        self.near = near if near is not None and near.hooks else None
+
+    def _near_miss(self) -> str | None:
+        """A user turn of one or two near-miss lines (with an opener, maybe an everyday line)."""
+        r, near = self.rng, self.near
+        lines, names = [], []
+        for _ in range(2 if r.random() < 0.2 else 1):
+            text, name = near.line(r)
+            if near.safe(" ".join([*lines, text]), [*names, *([name] if name else [])]):
+                lines.append(text)
+                names.extend([name] if name else [])
+        if not lines:
+            return None
+        if r.random() < 0.35:
+            lines.insert(r.randrange(len(lines) + 1), self._fill(r.choice(self.extra["life"])))
+        opener = r.choice(self.openers)
+        return " ".join(([opener] if opener else []) + lines)
 
     def _fill(self, line: str) -> str:
         if "{" not in line:
@@ -76,12 +163,15 @@ class _Talk:
         life = False
         for i in range(n_turns):
             if i % 2 == 0:
-                asked, life = None, False
+                asked, life, near = None, False, False
                 if i and r.random() < 0.15:
                     topic = self.topics[r.choice(self.names)]
                 x = r.random()
                 if i and x < 0.41:
                     out.append(("user", r.choice(extra["short_user"])))
+                elif self.near is not None and r.random() < NEAR_MISS_RATE and (text := self._near_miss()):
+                    out.append(("user", text))
+                    near = True
                 elif x > 1 - self.p_life:
                     out.append(("user", self._life()))
                     life = True
@@ -93,6 +183,10 @@ class _Talk:
             else:
                 if life:
                     out.append(("assistant", r.choice(self.replies)))
+                    continue
+                if near:
+                    pool = self.replies if r.random() < 0.6 else extra["short_assistant"]
+                    out.append(("assistant", r.choice(pool)))
                     continue
                 if asked is None and r.random() < 0.8:
                     out.append(("assistant", r.choice(extra["short_assistant"])))
@@ -109,10 +203,11 @@ class _Talk:
 
 
 def make_filler(seed: int, stream_name: str, dates: Sequence[date], n_turns: int, level: int, uid: Counter,
-                seq: Counter) -> list[DSession]:
-    """Filler sessions on ``dates`` (one each) holding ``n_turns`` turns in all."""
+                seq: Counter, near: NearMiss | None = None) -> list[DSession]:
+    """Filler sessions on ``dates`` (one each) holding ``n_turns`` turns in all; with ``near``, some
+    user turns are near misses about the story's cast."""
     rng = stream(seed, "filler", stream_name)
-    talk = _Talk(rng)
+    talk = _Talk(rng, near)
     out = []
     for d, n in zip(dates, split_turns(n_turns, len(dates), rng)):
         turns = [DTurn(uid(), spk, text) for spk, text in talk.session(n)]

@@ -22,7 +22,7 @@ from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
 from .data import LANGUAGES, load
 from .draft import Counter, DQuestion, DSession
-from .filler import make_filler
+from .filler import NearMiss, make_filler
 from .languages import language_sessions, query_questions
 from .photos import Scene, draw_scene, make_scenes, scene_questions
 from .presets import PRESETS, TIER_NAMES, Preset
@@ -88,6 +88,8 @@ def build(preset: str | Preset, seed: int) -> Built:
     questions = list(story.questions)
     questions += query_questions(seed, story.keyed_facts, p.xq_per_lang)
 
+    near = _near_miss(story, questions)
+
     # Level 1 (small): the language sessions and filler, some of it carrying the photos.
     lang_sessions, xs = language_sessions(seed, values, STORY_START, _SPAN, p.lang_sessions, p.xs_per_session,
                                           p.lang_glue_pairs, uid, seq)
@@ -99,16 +101,33 @@ def build(preset: str | Preset, seed: int) -> Built:
     rng = stream(seed, "filler-dates", 1)
     photo_days = [STORY_START + timedelta(days=d) for d in rng.sample(range(_SPAN), p.photos)]
     fill_days = photo_days + _random_days(rng, n_fill - p.photos)
-    small = make_filler(seed, "small", fill_days, p.tier_turns[1] - below_turns, 1, uid, seq)
+    small = make_filler(seed, "small", fill_days, p.tier_turns[1] - below_turns, 1, uid, seq, near)
     photos = _place_photos(seed, small[:p.photos], p, questions)
     sessions += lang_sessions + small
     for level in (2, 3):
         n_turns = p.tier_turns[level] - p.tier_turns[level - 1]
         n_sess = p.tier_sessions[level] - p.tier_sessions[level - 1]
         days = _random_days(stream(seed, "filler-dates", level), n_sess)
-        sessions += make_filler(seed, TIER_NAMES[level], days, n_turns, level, uid, seq)
+        sessions += make_filler(seed, TIER_NAMES[level], days, n_turns, level, uid, seq, near)
     _number(questions)
     return Built(p, seed, sessions, questions, photos)
+
+
+_GOLD_FIELDS = ("gold_alts", "gold_parts", "side_a", "side_b", "clash_a", "clash_b", "stale_answer")
+
+
+def _near_miss(story: Story, questions: list[DQuestion]) -> NearMiss:
+    """Near-miss filler over the story's hooks whose person is told about in a story statement (never
+    a ghost), guarded by every gold-like value of every question."""
+    golds: list[str] = []
+    for q in questions:
+        golds.append(q.gold)
+        for f in _GOLD_FIELDS:
+            v = q.fields.get(f)
+            golds.extend([v] if isinstance(v, str) else v or ())
+    told = "\n".join(st.text for st in story.statements)
+    hooks = [h for h in story.hooks if h.person is None or h.person in told]
+    return NearMiss(hooks, [g for g in golds if g and g.strip()])
 
 
 def _place_photos(seed: int, carriers: list[DSession], p: Preset, questions: list[DQuestion]):

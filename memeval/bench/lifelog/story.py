@@ -18,7 +18,7 @@ from .draft import Counter, DQuestion, DSession, DTurn, Statement
 from .rng import stream
 from .values import Values
 
-__all__ = ["Story", "KeyedFact"]
+__all__ = ["Story", "KeyedFact", "Hook"]
 
 _FMT = string.Formatter()
 # Template slots filled with fresh values (drawn once per use) or picks from a plain list.
@@ -39,6 +39,18 @@ class KeyedFact:
     value: str
     extra: dict
     statement: Statement
+
+
+@dataclass(frozen=True)
+class Hook:
+    """What a question is about, for near-miss filler: a story person (``person``) or a phrase beside a
+    story detail (``phrase``, e.g. "the teacher of my pottery course"), and the topic asked about
+    (a ``keyed`` kind, or ``clashing.<k>`` / ``conditional.<k>`` / ``parts.<k>``) with its extra slots."""
+
+    person: str | None
+    phrase: str | None
+    topic: str
+    extra: tuple[tuple[str, str], ...] = ()
 
 
 def _fields(*templates: str) -> list[str]:
@@ -67,6 +79,7 @@ class Story:
         self._dishes: list[str] | None = None
         self._short_replies = load("filler")["short_assistant"]
         self._swap_facts: list[KeyedFact] | None = None
+        self.hooks: list[Hook] = []
         self._polar_used = 0
 
     # ------------------------------------------------------------------ helpers
@@ -140,6 +153,7 @@ class Story:
             spec = self.d["keyed"][kind]
             st, value, person, extra = self._keyed(kind, self.rng.randrange(len(self.dates)))
             q = self._ask(DQuestion(axis, spec[key].format(who=person, **extra), value, [st], [st.fact]))
+            self.hooks.append(Hook(person, None, kind, tuple(extra.items())))
             self.keyed_facts.append(KeyedFact(q, kind, person, value, extra, st))
 
     def _event(self, session: int) -> tuple[Statement, str, str]:
@@ -166,6 +180,7 @@ class Story:
             person, rel = self._person(), self._rel()
             old, new = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             self.stated[person].add(kind)
+            self.hooks.append(Hook(person, None, kind))
             fill = {"P": person, "rel": rel, "O": old, "who": person}
             if axis == "STALE":
                 sess = self._sessions(4)
@@ -190,8 +205,10 @@ class Story:
     def contradict(self, n: int) -> None:
         kinds = list(self.d["clashing"])
         for _ in range(n):
-            spec = self.d["clashing"][self.rng.choice(kinds)]
+            kind = self.rng.choice(kinds)
+            spec = self.d["clashing"][kind]
             person, rel = self._person(), self._rel()
+            self.hooks.append(Hook(person, None, f"clashing.{kind}"))
             v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             a, b = self._sessions(2, min_gap_days=21)
             sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
@@ -203,8 +220,10 @@ class Story:
     def reconcile(self, n: int) -> None:
         kinds = list(self.d["conditional"])
         for _ in range(n):
-            spec = self.d["conditional"][self.rng.choice(kinds)]
+            kind = self.rng.choice(kinds)
+            spec = self.d["conditional"][kind]
             person, rel = self._person(), self._rel()
+            self.hooks.append(Hook(person, None, f"conditional.{kind}"))
             v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             s1, s2 = self._sessions(2)
             if self.rng.random() < 0.5:
@@ -218,8 +237,10 @@ class Story:
     def gather(self, n: int) -> None:
         kinds = list(self.d["parts"])
         for _ in range(n):
-            spec = self.d["parts"][self.rng.choice(kinds)]
+            kind = self.rng.choice(kinds)
+            spec = self.d["parts"][kind]
             person, rel = self._person(), self._rel()
+            self.hooks.append(Hook(person, None, f"parts.{kind}"))
             v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             a, b = self._sessions(2)
             sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
@@ -243,6 +264,12 @@ class Story:
             spec = self.d["keyed"][kind]
             st_b, value, person, extra = self._keyed(kind, b, person=slots["P"], rel=rel)
             ask = spec.get("ask_of", spec["ask"])
+            if "A" in slots:
+                self.hooks.append(Hook(slots["A"], None, kind, tuple(extra.items())))
+            elif "course" in slots:
+                self.hooks.append(Hook(None, f"the teacher of my {slots['course']} course", kind, tuple(extra.items())))
+            elif "proj" in slots:
+                self.hooks.append(Hook(None, f"the lead on the {slots['proj']} project", kind, tuple(extra.items())))
             self._ask(DQuestion(axis, ask.format(who=who, **extra), value, [st_a, st_b], [st_a.fact, st_b.fact]))
 
     def multi(self, n: int) -> None:
@@ -314,7 +341,9 @@ class Story:
             free = [i for i, k in enumerate(kinds) if k not in self.stated[person]]
             i = self.rng.choice(free)
             tmpl = self.d["abstain"][i]
-            text = tmpl.format(who=person, animal=self.values.pick("animal"))
+            animal = self.values.pick("animal")
+            text = tmpl.format(who=person, animal=animal)
+            self.hooks.append(Hook(person, None, kinds[i], (("animal", animal),) if kinds[i] == "pet" else ()))
             self._ask(DQuestion("ABSTAIN", text, "", [], [], fields={"expect": "no_memory"}))
 
     # ------------------------------------------------------------------ writing the sessions
