@@ -147,7 +147,9 @@ def main(argv=None) -> int:
         lines.append(f"| {r['preset']} | {tiers} | {r['median_s']:.2f} s | {r['cpu_s']:.2f} s | "
                      f"{', '.join(f'{t:.2f}' for t in r['times'])} | {r['rss']:.0f} MiB | {verdict} |")
     lines += ["", "Scorer sanity bars found by the audit (weighted, per tier; bars: IDK floor at most 0.20, "
-              "evidence ceiling at least 0.90):", ""]
+              "evidence ceiling at least 0.90, on each tier's main question set; `<tier>/probes` is the "
+              "false-memory probes set, checked like the main set but reported, not barred: IDK is the right "
+              "answer to every probe):", ""]
     for r in rows:
         floor = ", ".join(f"{t} {v:.3f}" for t, v in r["floor"].items())
         ceiling = ", ".join(f"{t} {v:.3f}" for t, v in r["ceiling"].items())
