@@ -466,3 +466,28 @@ def test_cast_names_recur_in_filler_more_in_bigger_tiers_and_hold_no_answer(demo
             probe = v.lower().split()[-1]
             holders = {i + 1 for i, s in enumerate(low) if probe in s and contains(turns[i].text, v)}
             assert holders <= set(q.evidence_turns), (q.id, v, sorted(holders - set(q.evidence_turns))[:3])
+
+
+def test_near_miss_lines_use_filler_values_and_a_gold_named_person_is_never_written():
+    import random
+
+    from memeval.bench.lifelog.filler import NearMiss
+    from memeval.bench.lifelog.story import Hook
+
+    hooks = [Hook("Ines Kohler", None, "car"), Hook(None, "the lead on the Halcyon Alpha project", "pet",
+                                                     (("animal", "ferret"),))]
+    near = NearMiss(hooks, golds=["teal Corolla", "Biscuit"])
+    rng = random.Random(3)
+    lines = [near.line(rng) for _ in range(300)]
+    cars = ("an old Beetle", "a Land Rover", "a Transit van", "an electric Mini", "a Volvo estate", "a camper van",
+            "a rusty pickup")
+    car_lines = [t for t, name in lines if name == "Ines Kohler" and "Ines Kohler's " in t]
+    assert car_lines and all(any(c in t for c in cars) for t in car_lines)
+    assert any(t.startswith("The lead on the Halcyon Alpha project") and "ferret" in t for t, _ in lines)
+    assert any(t.startswith(("Bumped into Ines Kohler", "Saw Ines Kohler", "Ines Kohler sent")) for t, _ in lines)
+    assert all(near.safe(t, [n] if n else []) for t, n in lines)
+    # a gold that is the person's name: every line naming them is unsafe (and so never written)
+    guarded = NearMiss(hooks, golds=["Ines Kohler"])
+    named = [(t, n) for t, n in (guarded.line(rng) for _ in range(100)) if n]
+    assert named and not any(guarded.safe(t, [n]) for t, n in named)
+    assert guarded.safe("The lead on the Halcyon Alpha project has a ferret called Rex.", [])

@@ -6,8 +6,9 @@ Files are read tier by tier, keeping only the tier below in memory for the nesti
 Checks (``CHECKS``, in report order):
 
 - ``manifest-hash``: the manifest's ``content_hash`` matches the files (skipped when absent).
-- ``manifest-consistent``: no file is named by two tiers; ``n_turns``/``n_sessions``/
-  ``n_questions`` in the manifest (when non-zero) match the files.
+- ``manifest-consistent``: no turns or main questions file is named by two tiers (a named set's
+  file may be shared, as glasshouse's one probe file is); ``n_turns``/``n_sessions``/
+  ``n_questions`` (main set) in the manifest (when non-zero) match the files.
 - ``ids-unique``: question ids unique per question file; turn ids unique per haystack.
 - ``dates-chronological``: ISO dates never decrease within a haystack, in file order.
 - ``evidence-resolves``: every evidence turn / evidence session exists in the question's tier and
