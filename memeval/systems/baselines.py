@@ -143,6 +143,6 @@ class BM25:
         if index is None or not q:
             return Recall(turn_ids=())
         k = min(self.params["k"], len(self._turns))
-        docs, scores = index.retrieve([q], k=k, show_progress=False, n_threads=1)
+        docs, scores = index.retrieve([q], k=k, show_progress=False, n_threads=0)  # 0: no thread pool per query
         hits = [self._turns[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
