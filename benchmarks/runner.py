@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/runner.py overhead --preset full --repeat 3
     .venv/bin/python benchmarks/runner.py bm25 --preset full --repeat 3
     .venv/bin/python benchmarks/runner.py http --preset demo --tier full --concurrency 1 16 --repeat 5
+    .venv/bin/python benchmarks/runner.py http --preset demo --tier full --system no_memory --delay-ms 20
 
 ``overhead``: wall time per question of a ``no_memory`` run (runner + dry scoring + record write),
 over every tier; ``bm25``: a whole bm25 run over the four tiers; ``http``: queries per second through
@@ -60,8 +61,8 @@ def cmd_http(args) -> None:
     bench = load_bench(bench_path)
     tier = bench.tier(args.tier)
     port = 18700 + (hash(time.time()) % 200)
-    server = subprocess.Popen([sys.executable, "-m", "memeval", "serve", "bm25", "--port", str(port)],
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, "-m", "memeval", "serve", args.system, "--port", str(port),
+                               "--delay-ms", str(args.delay_ms)], stderr=subprocess.DEVNULL)
     try:
         h = HttpSystem(f"http://127.0.0.1:{port}", pool=64)
         for _ in range(100):
@@ -97,6 +98,8 @@ def main() -> None:
     p.add_argument("--tier", default="full")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 16])
+    p.add_argument("--system", default="bm25", help="system the reference server wraps (http)")
+    p.add_argument("--delay-ms", type=float, default=0.0, help="server-side service delay per query (http)")
     args = p.parse_args()
     if args.what == "http":
         cmd_http(args)
