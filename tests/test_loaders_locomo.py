@@ -133,3 +133,12 @@ def test_source_slips_are_counted_not_fatal(tmp_path):
     assert meta["source_slips"] == {"unresolved_evidence": 1, "duplicate_dia_ids": 1, "sessions_out_of_date_order": 1}
     assert [t.date for t in turns] == ["2023-05-08"] * 3 + ["2023-05-01"] * 2
     assert {q.id: q for q in qs}["conv-26-q1"].evidence_turns == (1,)
+
+
+def test_audit_counts_remote_images_instead_of_failing(tmp_path):
+    from memeval.bench.audit import audit
+
+    _load(tmp_path, [_conv("conv-26")])
+    r = audit(tmp_path / "bench")
+    check = r.check("images-resolve")
+    assert check.status == "pass" and check.numbers["remote_images_not_checked"] == 1

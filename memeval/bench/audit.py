@@ -335,7 +335,9 @@ class _Audit:
                               f"{tier.turns_file}:{n}: turn {t.turn_id} dated {t.date} comes after a turn "
                               f"dated {prev[0]} (line {prev[1]})")
                 last_date[t.haystack] = (t.date, n)
-            if t.image is not None:
+            if t.image is not None and t.image.startswith(("http://", "https://")):
+                self.add("images-resolve", "remote_images_not_checked")  # LoCoMo: URLs, never fetched
+            elif t.image is not None:
                 if t.image not in img_seen:
                     problem = _image_problem(self.root / t.image)
                     img_seen[t.image] = problem is None

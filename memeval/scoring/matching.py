@@ -549,7 +549,15 @@ def _number_key(n: str):
 
 
 def contains(answer: str, gold: str) -> bool:
-    """True when the (normalised) answer holds the (normalised) gold; see the module docstring."""
+    """True when the (normalised) answer holds the (normalised) gold; see the module docstring.
+
+    >>> contains("We moved on in March", "on"), contains("a long conversation", "on")
+    (True, False)
+    >>> contains("It costs five dollars a month", "$5"), contains("about 15 people", "5")
+    (True, False)
+    >>> contains("She adopted two cats", "2 cat")
+    True
+    """
     if not answer or not gold:
         return False
     return contains_normalized(normalize(answer), gold)
