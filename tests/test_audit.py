@@ -490,7 +490,7 @@ def test_value_lookup_is_a_superset_of_contains(value):
 # ---------------------------------------------------------------------------------------------
 # The generated presets pass; deliberately broken copies of tiny fail, naming the question
 
-lifelog = pytest.importorskip("memeval.bench.lifelog")
+from memeval.bench import lifelog  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from memeval.bench.loaders.booksuite import load_booksuite, read_responses
 from memeval.cli import main
 from memeval.scoring.booksuite_scores import keyword_scores, layer_table
 
-from booksuite_paths import SHARED, SUITE
+from booksuite_paths import SUITE
 
 # SOURCE.md: keyword recall over the 8 annotated cases, per layer and overall.
 REFERENCE = {
@@ -20,9 +20,7 @@ REFERENCE = {
 }
 SYSTEMS = ["full_context", "json_cards", "simple_notes", "no_memory"]
 
-ROOTS = [pytest.param(SUITE, id="repo-copy"),
-         pytest.param(SHARED, id="shared-original",
-                      marks=pytest.mark.skipif(not SHARED.is_dir(), reason="../shared not beside this checkout"))]
+ROOTS = [pytest.param(SUITE, id="repo-copy")]  # the unchanged data files, copied with LICENSE and SOURCE.md
 
 
 @pytest.mark.parametrize("root", ROOTS)

@@ -1,4 +1,4 @@
-"""`memeval import` dispatch: the book suite (real data shipped in the repo's shared folder) and errors."""
+"""`memeval import` dispatch: the book suite (real data copied into tests/data) and errors."""
 
 from pathlib import Path
 
@@ -7,10 +7,9 @@ import pytest
 from memeval.bench import load_bench
 from memeval.cli import main
 
-BOOK = Path("/work/shared/external/ai-agent-book-ch3")
+from booksuite_paths import SUITE as BOOK
 
 
-@pytest.mark.skipif(not BOOK.is_dir(), reason="book-suite data not present")
 def test_import_booksuite_dispatches_to_its_loader(tmp_path, capsys):
     assert main(["import", "booksuite", str(BOOK), "--out", str(tmp_path / "b")]) == 0
     bench = load_bench(tmp_path / "b")
