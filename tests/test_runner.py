@@ -199,3 +199,20 @@ def test_question_without_gold_is_ungraded_in_dry_mode_not_zero(tmp_path):
                                                          progress=False))}
     assert recs["Q1"]["score"] is None and recs["Q1"]["ungraded_reason"].startswith("no gold answer")
     assert recs["Q2"]["score"] == 1.0 and recs["Q4"]["score"] == 0.0  # abstention keeps its rule
+
+
+def test_book_suite_questions_are_scored_by_keyword_recall_in_dry_mode(tmp_path):
+    from dataclasses import replace
+
+    from memeval.bench import load_bench, read_questions, save_bench, write_questions
+
+    root = tmp_path / "b"
+    make_minibench(root)
+    qs = read_questions(root / "questions_core.jsonl")
+    # two facts, one with variants: the oracle's evidence turn (the dentist) holds only the first
+    qs[0] = replace(qs[0], extra={"required_facts": ["okafor", ["Elm Road", "Elm Rd"]]})
+    write_questions(root / "questions_core.jsonl", qs)
+    save_bench(load_bench(root))
+    rec = next(r for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r", progress=False))
+               if r["qid"] == "Q1")
+    assert (rec["score"], rec["verdict"], rec["rule"]) == (0.5, "partial", "keyword-recall")

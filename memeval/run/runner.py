@@ -27,6 +27,7 @@ from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
 from ..scoring import dry, retrieval, speed
+from ..scoring.keyword_recall import facts_from_json, keyword_recall
 from ..systems.base import Recall, SystemCallError
 from ..systems.registry import make_system
 from .records import RecordStore, read_manifest, write_manifest
@@ -298,6 +299,11 @@ class _Runner:
         mode = self.cfg.mode
         if mode == "dry":
             text = recall.answer if recall.answer is not None else "\n".join(memories)
+            if "required_facts" in q.extra:  # the book suite's own offline metric (external-formats.md)
+                r = keyword_recall(text, facts_from_json(q.extra["required_facts"], "question", q.id))
+                verdict = "correct" if r.reward == 1 else "partial" if r.reward > 0 else "wrong"
+                return {"answer": text, "score": r.reward, "verdict": verdict, "rule": "keyword-recall",
+                        "ungraded_reason": None}
             if not _has_gold(q):
                 return {"answer": text, "score": None, "verdict": None, "rule": None,
                         "ungraded_reason": "no gold answer: not gradable in dry mode"}

@@ -1,0 +1,39 @@
+"""Any bench becomes a saturation test: the book suite padded with lifelog filler, bm25 per padding size
+in the degradation report."""
+
+from pathlib import Path
+
+import polars as pl
+
+from booksuite_paths import SUITE
+from browser import load_html, require_chromium
+from memeval.analysis.aggregate import load_records, overall_table
+from memeval.bench import load_bench
+from memeval.bench.audit import audit
+from memeval.cli import main
+
+NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
+
+
+def test_padded_book_suite_degradation_report(tmp_path, monkeypatch):
+    assert main(["import", "booksuite", str(SUITE), "--out", str(tmp_path / "book")]) == 0
+    assert main(["pad", str(tmp_path / "book"), "--sizes", "300,900", "--seed", "1", "--source", "lifelog",
+                 "--out", str(tmp_path / "padded")]) == 0
+    bench = load_bench(tmp_path / "padded")
+    assert bench.tier_names == ("all", "all_pad300", "all_pad900")
+    report = audit(tmp_path / "padded")
+    assert report.check("tiers-nested").status == "pass" and report.check("story-identical").status == "pass"
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "padded.html"
+    assert main(["report", str(NOTEBOOKS / "degradation.ipynb"),
+                 "-p", "bench_dir", str(tmp_path / "padded"), "-p", "systems", "[bm25, oracle]",
+                 "-o", str(out)]) == 0
+    runs = sorted((tmp_path / "runs").iterdir())
+    table = overall_table(load_records(runs)).filter(pl.col("system") == "bm25")
+    assert table["tier"].to_list() == ["all", "all_pad300", "all_pad900"]
+    assert table["graded"].to_list() == [8, 8, 8]  # the 8 cases with keyword facts
+    require_chromium()
+    page = load_html(out, tmp_path / "padded.png")
+    assert page.page_errors == () and page.console_errors == () and page.blocked_requests == ()
+    assert page.plotly_svgs >= 2 and "all_pad900" in page.text
