@@ -216,3 +216,18 @@ def test_book_suite_questions_are_scored_by_keyword_recall_in_dry_mode(tmp_path)
     rec = next(r for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r", progress=False))
                if r["qid"] == "Q1")
     assert (rec["score"], rec["verdict"], rec["rule"]) == (0.5, "partial", "keyword-recall")
+
+
+def test_unreachable_http_system_is_one_line_error_and_resumable_state(bench, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens here
+    out = tmp_path / "down"
+    p = _cli("run", "--bench", bench, "--system", f"http://127.0.0.1:{port}", "--out", str(out), "--no-progress",
+             "--http-attempts", "1")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and len(err.strip().splitlines()) == 1, err
+    assert "GET /health: gave up after 1 attempts (connection error" in err and "rerun the same command" in err
+    assert read_manifest(out)["status"] == "error" and read_records(out) == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -242,7 +241,3 @@ def save_bench(bench: Bench, root=None) -> Path:
     meta.update(bench.extra)
     write_text(root / MANIFEST, yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
     return root / MANIFEST
-
-
-def bench_as_dict(bench: Bench) -> dict:
-    return asdict(bench)

@@ -152,6 +152,10 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     except KeyboardInterrupt:
         manifest["status"] = "cancelled"
         raise
+    except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
+        manifest["status"] = "error"
+        manifest["error"] = str(e)
+        raise MemevalError(f"{system}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
     except BaseException as e:
         manifest["status"] = "error"
         manifest["error"] = f"{type(e).__name__}: {e}"
@@ -185,7 +189,6 @@ class _Runner:
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
-        self.grader_name = "dry" if cfg.mode == "dry" else "judge"
         self.grader = {"name": "dry", "version": dry.GRADER_VERSION} if cfg.mode == "dry" else cfg.judge.identity()
 
     def measure_floor(self, when: str) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 from ..bench.model import Question, Session
 
-__all__ = ["Recall", "MemorySystem", "SystemCallError", "memory_text"]
+__all__ = ["Recall", "MemorySystem", "NeedsQuestion", "SystemCallError", "memory_text"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,3 @@ class NeedsQuestion(Protocol):
 def memory_text(turn) -> str:
     """How a stored turn is shown as a memory: dated and attributed, text unchanged."""
     return f"[{turn.date}] {turn.speaker}: {turn.text}"
-
-
-@dataclass
-class _Params:
-    values: dict = field(default_factory=dict)
