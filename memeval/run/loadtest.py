@@ -1,0 +1,90 @@
+"""Latency under load: an open-loop schedule against an HTTP memory system (benchmark.md §5).
+
+A sequential question loop measures service time. Here requests are *scheduled* at a fixed rate
+whatever the system's speed, and each latency is measured from the request's scheduled time, so a
+system that falls behind shows its queueing in the numbers instead of silently slowing the client
+down (no coordinated omission).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..bench import haystacks_of, load_bench, read_questions, read_turns
+from ..errors import MemevalError
+from ..scoring.speed import percentiles
+from ..systems.base import SystemCallError
+from ..systems.http import HttpSystem
+
+__all__ = ["LoadResult", "open_loop"]
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    rate: float                 # requested requests per second
+    achieved_rate: float        # completed requests per second of the run
+    sent: int
+    errors: int
+    network_ms: float           # the floor measured before the load, on the warmed connection
+    latency: dict               # percentiles of latency from the scheduled send time (ms)
+    latency_minus_rtt: dict     # the same minus the network floor
+    max_lag_ms: float           # how late the client itself sent (should stay small)
+
+
+def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s: float,
+              max_in_flight: int = 64) -> LoadResult:
+    """Send ``rate`` queries/s for ``duration_s`` seconds (questions cycled), open loop."""
+    if rate <= 0 or duration_s <= 0:
+        raise MemevalError("rate and duration must be positive")
+    if not questions:
+        raise MemevalError("no questions to send")
+    system.warm()
+    system.query(questions[0], None)  # let the system build what it builds lazily before the clock starts
+    floor = system.network_floor_ms()
+    n = max(1, int(rate * duration_s))
+    lat: list[float] = []
+    lags: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    start = time.perf_counter() + 0.05
+
+    def one(i: int) -> None:
+        nonlocal errors
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        sent = time.perf_counter()
+        try:
+            system.query(questions[i % len(questions)], None)
+            ok = True
+        except SystemCallError:
+            ok = False
+        done = time.perf_counter()
+        with lock:
+            lags.append((sent - due) * 1000)
+            if ok:
+                lat.append((done - due) * 1000)
+            else:
+                errors += 1
+
+    with ThreadPoolExecutor(max_in_flight) as pool:
+        list(pool.map(one, range(n)))
+    elapsed = time.perf_counter() - start
+    return LoadResult(rate=rate, achieved_rate=len(lat) / elapsed, sent=n, errors=errors, network_ms=round(floor, 3),
+                      latency=percentiles(lat), latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
+                      max_lag_ms=round(max(lags), 3))
+
+
+def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:
+    """(sessions of the tier's single haystack, question texts) of a bench tier."""
+    bench = load_bench(bench_dir)
+    t = bench.tier(tier)
+    hay = haystacks_of(read_turns(Path(bench.root) / t.turns_file))
+    if list(hay) != [None]:
+        raise MemevalError(f"tier {tier!r} has per-question haystacks: load-test a bench with one haystack per tier")
+    return hay[None], [q.text_to_ask for q in read_questions(Path(bench.root) / t.questions_file)]
