@@ -1,8 +1,6 @@
 """`memeval import` dispatch: the book suite (real data copied into tests/data) and errors."""
 
-from pathlib import Path
 
-import pytest
 
 from memeval.bench import load_bench
 from memeval.cli import main

@@ -10,7 +10,7 @@ from memeval.multiturn.grade import grade_run, run_sample
 from memeval.multiturn.judge import ChatJudge, verdict_from_reply
 from memeval.multiturn.llm_agent import ChatAgent
 from memeval.multiturn.records import result_record
-from memeval.multiturn.replay import RunTrace, TurnRecord, replay_once
+from memeval.multiturn.replay import RunTrace, TurnRecord
 from memeval.multiturn.runner import fixture_tools
 from memeval.multiturn.sample import (FinalExpect, Labels, ReplaySpec, Sample, StateExpect)
 from memeval.multiturn.suite import generate_suite

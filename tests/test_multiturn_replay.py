@@ -15,7 +15,6 @@ from memeval.multiturn.extractor import RuleExtractor, StateFromText, extractor_
 from memeval.multiturn.grade import run_sample
 from memeval.multiturn.replay import replay_once
 from memeval.multiturn.runner import fixture_tools, live_tools
-from memeval.multiturn.sample import FinalExpect, StateExpect
 from memeval.multiturn.suite import generate_suite
 from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall
 

@@ -1,5 +1,3 @@
-import json
-import os
 import signal
 import statistics
 import subprocess
@@ -28,7 +26,7 @@ def _scores(run_dir):
 
 def test_every_tier_question_recorded_and_baselines_bracket(bench, tmp_path):
     runs = {s: run_system(bench, s, out=tmp_path / s, progress=False) for s in ("no_memory", "oracle", "bm25:k=2")}
-    for s, rd in runs.items():
+    for rd in runs.values():
         recs = read_records(rd)
         assert sorted((r["tier"], r["qid"]) for r in recs) == sorted(
             (t, q) for t in ("core", "big") for q in ("Q1", "Q2", "Q3", "Q4"))

@@ -58,7 +58,6 @@ def test_oracle_returns_evidence_and_no_memory_nothing():
 
 def test_http_adapter_against_reference_server_matches_in_process(monkeypatch):
     monkeypatch.setenv("MEMEVAL_API_KEY", "sk-test-777")
-    seen = []
     local = BM25(k=2)
     with ReferenceServer(BM25(k=2)) as srv:
         h = HttpSystem(srv.url)
