@@ -203,5 +203,5 @@ def test_cli_import(tmp_path, capsys):
     bad = _write(tmp_path / "longmemeval_s.json", [{"question_id": 5}])
     assert main(["import", "longmemeval", str(bad), "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("longmemeval_s.json record 0: field 'question_id': expected str, got int")
+    assert err.endswith("longmemeval_s.json record 0 (question_id 5): field 'question_id': expected str, got int")
     assert "\n" not in err and not (tmp_path / "c").exists()

@@ -1,4 +1,5 @@
-"""Shared by the loaders and padding: staged (all-or-nothing) output folders and tier statistics."""
+"""Shared by the loaders and padding: staged (all-or-nothing) output folders, tier statistics, and
+error context for one record of a source file."""
 
 from __future__ import annotations
 
@@ -7,13 +8,37 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from ...errors import MemevalError
+from ...errors import InputError, MemevalError
 from ..model import Tier, Turn
 from ..tokens import count_tokens
 
-__all__ = ["staged_output", "TierCounter", "link_or_copy"]
+__all__ = ["staged_output", "TierCounter", "link_or_copy", "SourceRecord"]
+
+
+class SourceRecord:
+    """One record of a source file, for errors: ``InputError(file, "17 (question_id 'q9')", field, msg)``."""
+
+    def __init__(self, path, index: int, obj: Any, id_key: str):
+        rid = obj.get(id_key) if isinstance(obj, dict) else None
+        self.path = path
+        ok = isinstance(rid, (str, int)) and not isinstance(rid, bool)
+        self.label = f"{index} ({id_key} {rid!r})" if ok else f"{index}"
+
+    def err(self, field: str | None, msg: str) -> InputError:
+        return InputError(self.path, self.label, field, msg)
+
+    def get(self, obj: dict, key: str, typ, field: str | None = None):
+        """``obj[key]``, which must be present and of ``typ`` (bools are not ints); ``field`` names it in errors."""
+        field = field or key
+        if key not in obj:
+            raise self.err(field, "missing")
+        v = obj[key]
+        if not isinstance(v, typ) or isinstance(v, bool):
+            want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+            raise self.err(field, f"expected {want}, got {type(v).__name__}")
+        return v
 
 
 @contextmanager

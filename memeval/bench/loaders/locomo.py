@@ -22,7 +22,7 @@ from ...errors import InputError, MemevalError
 from ..io import hash_files, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
-from ._common import TierCounter, staged_output
+from ._common import SourceRecord, TierCounter, staged_output
 from ._jsonstream import iter_json_array
 
 __all__ = ["CATEGORY_AXIS", "AXIS_MAP", "load_locomo", "convert_sample", "parse_date"]
@@ -67,28 +67,9 @@ def _dia_key(dia_id: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-class _Rec:
-    def __init__(self, path, index: int, obj: Any):
-        sid = obj.get("sample_id") if isinstance(obj, dict) else None
-        self.path = path
-        self.label = f"{index} (sample_id {sid!r})" if isinstance(sid, (str, int)) else f"{index}"
-
-    def err(self, field, msg) -> InputError:
-        return InputError(self.path, self.label, field, msg)
-
-    def get(self, obj: dict, key: str, typ, field: str):
-        if key not in obj:
-            raise self.err(field, "missing")
-        v = obj[key]
-        if not isinstance(v, typ) or isinstance(v, bool):
-            want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-            raise self.err(field, f"expected {want}, got {type(v).__name__}")
-        return v
-
-
 def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn], list[Question], dict]:
     """One LoCoMo conversation → (turns, questions, counts of source slips)."""
-    r = _Rec(path, index, obj)
+    r = SourceRecord(path, index, obj, "sample_id")
     if not isinstance(obj, dict):
         raise r.err(None, f"expected a JSON object, got {type(obj).__name__}")
     hay = str(r.get(obj, "sample_id", (str, int), "sample_id"))

@@ -19,7 +19,7 @@ from ...errors import InputError, MemevalError
 from ..io import hash_files, save_bench
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
-from ._common import TierCounter, staged_output
+from ._common import SourceRecord, TierCounter, staged_output
 from ._jsonstream import iter_json_array
 
 __all__ = ["AXIS_MAP", "TIER_ORDER", "load_longmemeval", "convert_instance", "parse_date",
@@ -78,26 +78,11 @@ def parse_date(text: str) -> datetime:
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
 
 
-class _Rec:
-    """Error helper bound to one instance: ``InputError(file, 'record 17 (question_id ...)', field)``."""
+class _Rec(SourceRecord):
+    """A LongMemEval instance, named by its ``question_id`` in errors."""
 
     def __init__(self, path, index: int, obj: Any):
-        qid = obj.get("question_id") if isinstance(obj, dict) else None
-        self.path = path
-        self.label = f"{index} (question_id {qid!r})" if isinstance(qid, str) else f"{index}"
-
-    def err(self, field: str | None, msg: str) -> InputError:
-        return InputError(self.path, self.label, field, msg)
-
-    def get(self, obj: dict, key: str, typ, field: str | None = None):
-        field = field or key
-        if key not in obj:
-            raise self.err(field, "missing")
-        v = obj[key]
-        if not isinstance(v, typ) or isinstance(v, bool):
-            want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-            raise self.err(field, f"expected {want}, got {type(v).__name__}")
-        return v
+        super().__init__(path, index, obj, "question_id")
 
     def str_list(self, obj: dict, key: str, required: bool = True) -> list[str]:
         if key not in obj and not required:
