@@ -17,7 +17,7 @@ from ..atomic import write_jsonl, write_text
 from ..errors import InputError
 from .model import QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
 
-__all__ = ["iter_jsonl", "read_turns", "read_questions", "write_turns", "write_questions",
+__all__ = ["iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
            "load_bench", "save_bench", "hash_files", "MANIFEST"]
 
 MANIFEST = "bench.yaml"
@@ -25,9 +25,15 @@ MANIFEST = "bench.yaml"
 
 def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line; bad JSON names the line."""
+    for n, obj, _ in iter_jsonl_lines(path):
+        yield n, obj
+
+
+def iter_jsonl_lines(path) -> Iterator[tuple[int, dict, str]]:
+    """Like ``iter_jsonl``, with each line's exact text (newline-terminated) for byte-faithful copies."""
     path = Path(path)
     try:
-        fh = path.open(encoding="utf-8")
+        fh = path.open(encoding="utf-8", newline="")
     except OSError as e:
         raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
     with fh:
@@ -40,7 +46,7 @@ def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
                 raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
             if not isinstance(obj, dict):
                 raise InputError(path, n, None, "expected a JSON object")
-            yield n, obj
+            yield n, obj, line if line.endswith("\n") else line + "\n"
 
 
 def _req(obj: dict, key: str, typ, path, n):

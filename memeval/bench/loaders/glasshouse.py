@@ -10,13 +10,13 @@ question's ``evidence_sessions``; pairing it with any other tier is refused.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
 
 from ...errors import InputError, MemevalError
-from ..io import question_from_dict, read_turns, save_bench
+from ...atomic import dumps_line
+from ..io import iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
@@ -50,31 +50,16 @@ def find_tier_files(folder) -> tuple[str, dict[str, Path]]:
 
 def read_question_lines(path, default_axis: str | None = None) -> list[tuple[int, Question, str]]:
     """(line number, question, the line's exact text) per question; validates like ``read_questions``."""
-    path = Path(path)
-    try:
-        fh = path.open(encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
     out, seen = [], set()
-    with fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(obj, dict):
-                raise InputError(path, n, None, "expected a JSON object")
-            line = raw if raw.endswith("\n") else raw + "\n"
-            if default_axis and "axis" not in obj:
-                obj["axis"] = default_axis
-                line = json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n"
-            q = question_from_dict(obj, path, n)
-            if q.id in seen:
-                raise InputError(path, n, "id", f"duplicate question id {q.id!r}")
-            seen.add(q.id)
-            out.append((n, q, line))
+    for n, obj, line in iter_jsonl_lines(path):
+        if default_axis and "axis" not in obj:
+            obj["axis"] = default_axis
+            line = dumps_line(obj) + "\n"
+        q = question_from_dict(obj, path, n)
+        if q.id in seen:
+            raise InputError(path, n, "id", f"duplicate question id {q.id!r}")
+        seen.add(q.id)
+        out.append((n, q, line))
     return out
 
 
