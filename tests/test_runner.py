@@ -229,3 +229,11 @@ def test_unreachable_http_system_is_one_line_error_and_resumable_state(bench, tm
     assert p.returncode == 1 and len(err.strip().splitlines()) == 1, err
     assert "GET /health: gave up after 1 attempts (connection error" in err and "rerun the same command" in err
     assert read_manifest(out)["status"] == "error" and read_records(out) == []
+
+
+def test_synthetic_analysis_records_match_what_load_records_returns(bench, tmp_path):
+    """The plots' and widgets' tests use hand-made frames: they must have the real columns."""
+    from analysis_fixtures import COLUMNS
+
+    real = load_records(run_system(bench, "bm25", tiers=["core"], out=tmp_path / "r", progress=False))
+    assert set(COLUMNS) <= set(real.columns), set(COLUMNS) - set(real.columns)
