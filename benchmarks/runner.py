@@ -24,13 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from memeval.bench import haystacks_of, load_bench, read_questions, read_turns
-from memeval.bench.lifelog import generate
+from memeval.bench.lifelog import GENERATOR_VERSION, generate
 from memeval.run import read_records, run_system
 from memeval.systems.http import HttpSystem
 
 
 def bench_dir(preset: str, seed: int = 1) -> Path:
-    d = Path(tempfile.gettempdir()) / f"memeval-bench-{preset}-{seed}"
+    """The generated bench, cached in the temp folder per generator version (a stale cache is rebuilt)."""
+    d = Path(tempfile.gettempdir()) / f"memeval-bench-{preset}-{seed}-g{GENERATOR_VERSION}"
     if not (d / "bench.yaml").exists():
         generate(preset, seed, d)
     return d

@@ -8,12 +8,10 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
-from memeval.bench.lifelog import generate
 from memeval.bench.tokens import _CJK, count_tokens
+from runner import bench_dir
 
 _WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]", re.UNICODE)
 
@@ -32,9 +30,7 @@ def main() -> None:
     p.add_argument("--copies", type=int, default=5)
     p.add_argument("--runs", type=int, default=3)
     a = p.parse_args()
-    out = Path(tempfile.gettempdir()) / f"memeval-bench-{a.preset}-1"
-    if not (out / "bench.yaml").exists():
-        generate(a.preset, 1, out)
+    out = bench_dir(a.preset)
     texts = (out / "turns_full.jsonl").read_text(encoding="utf-8").splitlines() * a.copies
     print(f"{sum(map(len, texts)) / 1e6:.1f} MB of turn lines")
     for f in (baseline, count_tokens):
