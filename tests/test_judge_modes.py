@@ -57,3 +57,32 @@ def test_answer_mode_run_reader_then_judge_ungraded_is_not_zero(tmp_path):
     from memeval.analysis.aggregate import load_records, overall_table
     row = overall_table(load_records(rd)).row(0, named=True)
     assert row["ungraded"] == 1 and row["graded"] == 3  # the ungraded question is not counted as 0
+
+
+def test_cli_answer_mode_keys_only_in_headers(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from memeval.cli import main
+
+    bench = make_minibench(tmp_path / "b")
+    monkeypatch.setenv("JUDGE_KEY", "sk-judge-SECRET-1")
+    monkeypatch.setenv("READER_KEY", "sk-reader-SECRET-2")
+
+    def reply(body):
+        content = body["messages"][0]["content"]
+        if content.startswith("You answer a question"):
+            return "Biscuit"
+        return json.dumps({"verdict": "wrong", "evidence": "Biscuit"})
+
+    with ScriptedChatServer(reply) as srv:
+        out = tmp_path / "run"
+        assert main(["run", "--bench", bench, "--system", "bm25", "--tiers", "core", "--mode", "answer",
+                     "--judge-url", srv.base_url, "--judge-model", "j", "--judge-key-env", "JUDGE_KEY",
+                     "--reader-url", srv.base_url, "--reader-model", "r", "--reader-key-env", "READER_KEY",
+                     "--out", str(out), "--no-progress"]) == 0
+    auth = sorted({h["authorization"] for h in srv.headers})
+    assert auth == ["Bearer sk-judge-SECRET-1", "Bearer sk-reader-SECRET-2"]
+    assert len(read_records(out)) == 4
+    for f in Path(out).rglob("*"):
+        text = f.read_text()
+        assert "SECRET" not in text, f
