@@ -13,6 +13,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from ..bench.axes import AXES
+from ..scoring.speed import quantile
 from .aggregate import CEILING as CEILING_SYSTEM
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
@@ -52,13 +53,8 @@ def mean_scores(df: pl.DataFrame, by: list[str], weighted: bool = False) -> pl.D
 
 
 def percentile(values: list[float], q: float) -> float:
-    """Linear-interpolated percentile (``q`` in 0..100), like numpy's default."""
-    xs = sorted(values)
-    if not xs:
-        return math.nan
-    pos = (len(xs) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    """Linear-interpolated percentile (``q`` in 0..100), as ``scoring.speed`` computes p50..p99."""
+    return quantile(sorted(values), q / 100) if values else math.nan
 
 
 def _role(system: str, name: str) -> bool:

@@ -56,12 +56,19 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "_" for c in text).strip("_")[:48]
 
 
+def _grader(cfg: RunConfig) -> dict:
+    """What grades this run, as the manifest and every record store it (never an API key)."""
+    if cfg.mode == "dry":
+        return {"name": "dry", "version": dry.GRADER_VERSION}
+    judge = cfg.judge.identity()
+    grader = {"name": "judge", "version": judge["prompt"], "judge": judge}
+    if cfg.mode == "answer":
+        grader["reader"] = cfg.reader.identity()
+    return grader
+
+
 def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
-    grader = {"name": "dry", "version": dry.GRADER_VERSION}
-    if cfg.mode != "dry":
-        grader = {"name": "judge", "version": dry.GRADER_VERSION, "judge": cfg.judge.identity()}
-        if cfg.mode == "answer":
-            grader["reader"] = cfg.reader.identity()
+    grader = _grader(cfg)
     return {
         "system": {"spec": cfg.system, "name": system.name, "version": system.version, "params": dict(system.params)},
         "bench": {"name": bench.name, "version": bench.version, "content_hash": bench.content_hash,
@@ -189,7 +196,7 @@ class _Runner:
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
-        self.grader = {"name": "dry", "version": dry.GRADER_VERSION} if cfg.mode == "dry" else cfg.judge.identity()
+        self.grader = _grader(cfg)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:

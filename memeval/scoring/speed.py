@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-__all__ = ["DEFAULT_TARGET_MS", "UNMEASURABLE_RTT_SHARE", "latency_minus_rtt", "speed_points",
+__all__ = ["DEFAULT_TARGET_MS", "quantile", "UNMEASURABLE_RTT_SHARE", "latency_minus_rtt", "speed_points",
            "speed_status", "percentiles", "mean_speed_points"]
 
 DEFAULT_TARGET_MS = 500.0
@@ -66,8 +66,9 @@ def speed_status(latency_ms: float | None, network_ms: float | None) -> tuple[st
     return "measured", None
 
 
-def _quantile(sorted_values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default, Hyndman-Fan type 7)."""
+def quantile(sorted_values: list[float], q: float) -> float:
+    """The ``q`` (0..1) quantile of sorted values: linear interpolation between closest ranks
+    (numpy's default, Hyndman-Fan type 7)."""
     n = len(sorted_values)
     pos = (n - 1) * q
     lo = math.floor(pos)
@@ -83,7 +84,7 @@ def percentiles(samples: Iterable[float | None]) -> dict[str, float | int | None
     if not values:
         return {"p50": None, "p90": None, "p95": None, "p99": None, "max": None, "n": 0}
     out: dict[str, float | int | None] = {
-        f"p{int(q * 100)}": _quantile(values, q) for q in (0.5, 0.9, 0.95, 0.99)}
+        f"p{int(q * 100)}": quantile(values, q) for q in (0.5, 0.9, 0.95, 0.99)}
     out["max"] = values[-1]
     out["n"] = len(values)
     return out
