@@ -8,12 +8,13 @@ import threading
 from collections import deque
 
 import bm25s
+import numpy as np
 
 from ..bench.model import Question, Session, Turn
 from ..bench.tokens import count_tokens
 from .base import Recall, memory_text
 
-__all__ = ["NoMemory", "Oracle", "Recent", "BM25"]
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
 
 
 class NoMemory:
@@ -142,7 +143,31 @@ class BM25:
         q = bm25_tokens(question)
         if index is None or not q:
             return Recall(turn_ids=())
-        k = min(self.params["k"], len(self._turns))
-        docs, scores = index.retrieve([q], k=k, show_progress=False, n_threads=0)  # 0: no thread pool per query
-        hits = [self._turns[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
+        hits = [self._turns[int(d)] for d in top_k_positive(index.get_scores(q), self.params["k"])]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
+
+
+def top_k_positive(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest positive scores, best first; ties go to the earlier index.
+
+    BM25 score vectors are mostly zeros, and a selection over the whole vector is slow on such
+    tie-heavy input; only the positive entries can be returned, so only they are ranked. Exact and
+    deterministic (the k-th value is found by ``np.partition``, then ties are cut by position).
+
+    >>> top_k_positive(np.array([0.0, 2.0, 0.5, 2.0, 0.0, 1.0]), 3).tolist()
+    [1, 3, 5]
+    >>> top_k_positive(np.zeros(4), 2).tolist()
+    []
+    """
+    idx = np.flatnonzero(scores > 0)
+    if k <= 0 or idx.size == 0:
+        return idx[:0]
+    vals = scores[idx]
+    if idx.size > k:
+        kth = np.partition(vals, idx.size - k)[idx.size - k]  # the k-th largest value
+        above = vals > kth
+        tied = np.flatnonzero(vals == kth)[: k - int(above.sum())]
+        keep = np.concatenate([np.flatnonzero(above), tied])
+        idx, vals = idx[keep], vals[keep]
+    order = np.lexsort((idx, -vals))  # score descending, then position ascending
+    return idx[order]
