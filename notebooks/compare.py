@@ -22,14 +22,14 @@
 
 # %% tags=["parameters"]
 # run_dirs: run folders to load; None = run `systems` on the bench below
-run_dirs = None
+run_dirs: list[str] | None = None
 # bench_dir: None = the lifelog bench generated from preset + seed into data/
 bench_dir = None
 preset = "demo"
 seed = 1
 systems = ["no_memory", "recent:tokens=2000", "bm25", "bm25:k=10", "oracle"]
 # tiers: None = every tier
-tiers = None
+tiers: list[str] | None = None
 mode = "dry"
 runs_root = "runs"
 

@@ -29,10 +29,10 @@ preset = "demo"
 seed = 1
 systems = ["no_memory", "bm25", "oracle"]
 # tiers: None = every tier of the bench
-tiers = None
+tiers: list[str] | None = None
 mode = "dry"
 # run_dirs: run folders to load instead of running `systems`
-run_dirs = None
+run_dirs: list[str] | None = None
 runs_root = "runs"
 x = "turns"  # or "tokens"
 

@@ -23,7 +23,7 @@
 
 # %% tags=["parameters"]
 # run_dirs: run folders to load; None = run `systems` on the bench below
-run_dirs = None
+run_dirs: list[str] | None = None
 # bench_dir: None = the lifelog bench generated from preset + seed into data/
 bench_dir = None
 preset = "demo"
@@ -34,7 +34,7 @@ systems = ["bm25"]
 served = ["bm25"]
 served_delay_ms = 0.0
 # tiers: None = every tier
-tiers = None
+tiers: list[str] | None = None
 mode = "dry"
 runs_root = "runs"
 target_ms = 500

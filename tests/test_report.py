@@ -151,3 +151,34 @@ def test_report_tables_sort_and_filter_after_export(tmp_path):
     })
     assert page.page_errors == () and page.console_errors == ()
     assert page.values == {"initial": "b,a,c", "by_score": "b,c,a", "by_score_desc": "a,c,b", "filtered": 1}
+
+
+LIST_NOTEBOOK = '''# %% tags=["parameters"]
+run_dirs: list[str] | None = None
+systems = ["bm25"]
+label = "x"
+
+# %%
+print("GOT", repr(run_dirs), repr(systems), repr(label))
+'''
+
+
+def test_unknown_parameter_is_refused_before_anything_runs(tmp_path, capsys):
+    nb = tmp_path / "lists.py"
+    nb.write_text(LIST_NOTEBOOK.replace('print("GOT"', 'open("RAN", "w"); print("GOT"'))
+    out = tmp_path / "lists.html"
+    assert main(["report", str(nb), "-p", "run_dir", "runs/x", "-o", str(out), "--no-progress"]) == 1
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
+    assert len(err) == 1 and "unknown parameter run_dir" in err[0]
+    assert "this notebook takes: run_dirs, systems, label" in err[0]
+    assert not out.exists() and not (tmp_path / "RAN").exists() and not (__import__("pathlib").Path("RAN").exists())
+
+
+def test_one_value_where_a_list_is_expected_becomes_a_list(tmp_path):
+    nb = tmp_path / "lists.py"
+    nb.write_text(LIST_NOTEBOOK)
+    out = tmp_path / "lists.html"
+    assert main(["report", str(nb), "-p", "run_dirs", "runs/x", "-p", "systems", "oracle", "-p", "label", "y",
+                 "-o", str(out), "--no-progress"]) == 0
+    assert "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;] &#x27;y&#x27;" in out.read_text() or \
+        "GOT ['runs/x'] ['oracle'] 'y'" in out.read_text()

@@ -23,7 +23,7 @@ from ..errors import InputError, MemevalError
 
 __all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
            "render_report", "parse_parameter", "provenance_cell",
-           "check_figures"]
+           "check_figures", "notebook_parameters", "check_parameters"]
 
 #: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
 #: plotly.js copy the renderer embeds once per notebook when it activates.
@@ -120,6 +120,43 @@ def _read_notebook(path: Path) -> nbformat.NotebookNode:
         raise InputError(path, message=f"not a readable notebook: {e}") from e
 
 
+def notebook_parameters(nb: nbformat.NotebookNode) -> dict[str, bool]:
+    """The names the ``parameters`` cell assigns, each mapped to whether it takes a list (its default
+    is a list literal, or its annotation names ``list``).
+
+    >>> src = "a = 1\\nruns: list[str] | None = None\\nsystems = ['bm25']"
+    >>> cell = nbformat.v4.new_code_cell(src, metadata={"tags": ["parameters"]})
+    >>> notebook_parameters(nbformat.v4.new_notebook(cells=[cell]))
+    {'a': False, 'runs': True, 'systems': True}
+    """
+    import ast
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            out: dict[str, bool] = {}
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            out[t.id] = isinstance(node.value, ast.List)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    out[node.target.id] = "list" in ast.unparse(node.annotation) or isinstance(node.value, ast.List)
+            return out
+    return {}
+
+
+def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], path="notebook") -> dict[str, Any]:
+    """Refuse names the notebook does not take (naming those it does); a single value given where a list
+    is expected becomes a one-item list (``-p run_dirs runs/x``)."""
+    known = notebook_parameters(nb)
+    unknown = sorted(set(parameters) - set(known))
+    if unknown:
+        raise ReportError(f"{path}: unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                          f"this notebook takes: {', '.join(known) or 'no parameters'}")
+    return {k: [v] if known[k] and v is not None and not isinstance(v, (list, tuple)) else v
+            for k, v in parameters.items()}
+
+
 def _cell_label(source: str) -> str:
     first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
     return first if len(first) <= 70 else first[:69] + "…"
@@ -127,8 +164,9 @@ def _cell_label(source: str) -> str:
 
 def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | None = None,
                      kernel_name: str = "python3", cwd: str | os.PathLike | None = None,
-                     timeout: float | None = None) -> nbformat.NotebookNode:
-    """Run the notebook with papermill (parameters injected after the ``parameters`` cell)."""
+                     timeout: float | None = None, progress: bool = False) -> nbformat.NotebookNode:
+    """Run the notebook with papermill (parameters injected after the ``parameters`` cell); unknown
+    parameter names are refused before anything runs (:func:`check_parameters`)."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -136,6 +174,7 @@ def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | No
     # papermill's parameter-cell inspection warns on lines it cannot type; the values are still used
     logging.getLogger("papermill.translators").setLevel(logging.ERROR)
     nb = _read_notebook(path)
+    parameters = check_parameters(nb, parameters or {}, path)
     nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
     nb.metadata.setdefault("language_info", {"name": "python"})
     with tempfile.TemporaryDirectory(prefix="memeval-report-") as tmp:
@@ -144,7 +183,7 @@ def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | No
         try:
             return pm.execute_notebook(
                 str(src), str(dst), parameters=dict(parameters or {}), kernel_name=kernel_name, language="python",
-                cwd=str(cwd or os.getcwd()), progress_bar=False, log_output=False, execution_timeout=timeout,
+                cwd=str(cwd or os.getcwd()), progress_bar=progress, log_output=False, execution_timeout=timeout,
                 # the kernel listens on loopback; keep its start-up warnings out of the command's output
                 extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
@@ -229,10 +268,12 @@ def provenance_cell(notebook, parameters: Mapping[str, Any] | None) -> nbformat.
 
 def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
                   parameters: Mapping[str, Any] | None = None, kernel_name: str = "python3",
-                  cwd: str | os.PathLike | None = None, timeout: float | None = None) -> Path:
-    """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically."""
+                  cwd: str | os.PathLike | None = None, timeout: float | None = None,
+                  progress: bool = False) -> Path:
+    """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically
+    (``progress``: a bar over the notebook's cells on stderr)."""
     out = Path(out)
-    nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout)
+    nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout, progress=progress)
     check_figures(nb, notebook)
     nb.cells.append(provenance_cell(notebook, parameters))
     write_text(out, to_offline_html(nb, title=out.stem))
