@@ -41,23 +41,27 @@ import polars as pl
 from IPython.display import HTML, display
 
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.widgets import TraceBrowser, render_trace_html, worst_questions_table
-from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+from memeval.analysis.widgets import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
+from memeval.analysis.workbench import bench_of_run, ensure_bench, load_runs, run_systems
 
 setup_notebook()
 if run_dirs is None:
     run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+bench = bench_of_run(run_dirs[0])
+evidence = evidence_texts(df, bench) if bench is not None else None
 print(f"{df.height} records from", ", ".join(str(d) for d in run_dirs))
 
 # %% [markdown]
 # ## Browse (live sessions)
 
 # %%
-TraceBrowser(df)
+TraceBrowser(df, evidence)
 
 # %% [markdown]
 # ## The worst-scoring records
+#
+# The worst of every system × axis first, then the second worst of each, so no one group fills the table.
 
 # %%
 display(HTML(worst_questions_table(df, n_worst)))
@@ -68,4 +72,15 @@ display(HTML(worst_questions_table(df, n_worst)))
 # %%
 worst = df.filter(pl.col("score").is_not_null()).sort(
     ["score", "weight", "tier_index"], descending=[False, True, True]).head(n_traces)
-display(HTML("<hr>".join(render_trace_html(r) for r in worst.to_dicts())))
+display(HTML("<hr>".join(render_trace_html(r, evidence) for r in worst.to_dicts())))
+
+# %% [markdown]
+# ## Flipped between tiers
+#
+# Questions a system got right (score 1) in one tier and not in another: where growing the haystack
+# broke it (or, rarely, helped).
+
+# %%
+flips = with_flips(df).filter(pl.col("flip_tiers"))
+print(f"{flips.select('system', 'qid', 'epoch').n_unique()} question×system pairs flip between tiers")
+display(HTML(worst_questions_table(flips, n_worst)))

@@ -50,7 +50,8 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     expected_figures = {"degradation": 5, "latency": 1, "traces": 0, "compare": 2}[name]
     assert text.count("Plotly.newPlot(") >= expected_figures
     if name == "traces":
-        assert "worst-questions" in text
+        assert "worst-questions" in text and "evidence not returned" in text  # greyed, with the bench's text
+        assert "text not loaded" not in text and "flip between tiers" in text
     if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
         assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()

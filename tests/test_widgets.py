@@ -105,3 +105,50 @@ def test_label_systems_renames_by_run_folder(tmp_path):
     df = records_frame([record(system="http://127.0.0.1:5", run_id="r1"), record(system="bm25", run_id="r2")])
     out = label_systems(df, {"bm25 over HTTP": tmp_path / "r1"})
     assert out["system"].to_list() == ["bm25 over HTTP", "bm25"]
+
+
+def test_render_shows_evidence_not_returned_greyed_with_its_text():
+    row = record(memories_returned=["chat"], retrieved_turns=[7], evidence_turns=[3, 7, 9], haystack=None)
+    out = render_trace_html(row, {("core", None, 3): "I moved to <Lyon>.", ("core", None, 9): "Lyon, still."})
+    assert "evidence not returned</b> (2)" in out
+    assert 'class="memory missed"' in out and "turn 3: I moved to &lt;Lyon&gt;." in out and "turn 9: Lyon, still." in out
+    assert "turn 7: chat" in out and out.count('class="memory missed"') == 2
+    assert "text not loaded" in render_trace_html(row)  # without the bench: ids only, said so
+
+
+def test_render_abstention_shows_what_was_expected():
+    out = render_trace_html(record(axis="ABSTAIN", gold_answer="", evidence_turns=[], retrieval_hit=None))
+    assert "an abstention: this was never stated" in out and "hit: ;" not in out and "hit: None" not in out
+    assert "nothing to retrieve" in out
+
+
+def test_worst_table_is_varied_across_systems_and_axes():
+    rows = [record(system="bm25", qid=f"Q{i}", axis="MULTI", score=0.0) for i in range(10)]
+    rows += [record(system="recent", qid="R1", axis="BASIC", score=0.0),
+             record(system="bm25", qid="B1", axis="BASIC", score=0.0)]
+    out = worst_questions_table(records_frame(rows), n=3)
+    cells = [f'<td style="vertical-align:top;text-align:left">{q}</td>' for q in ("Q0", "B1", "R1")]
+    assert all(c in out for c in cells)  # one per system × axis before a second of any
+    one_group = worst_questions_table(records_frame(rows), n=3, varied=False)
+    assert cells[1] not in one_group and cells[2] not in one_group
+
+
+def test_browser_search_jump_and_flip_filters():
+    rows = [record(system="bm25", tier="core", qid="Q1", score=1.0, question_asked="Where is the taproom?"),
+            record(system="bm25", tier="small", qid="Q1", score=0.0, question_asked="Where is the taproom?"),
+            record(system="bm25", tier="core", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
+            record(system="bm25", tier="small", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
+            record(system="recent", tier="core", qid="Q2", score=0.0, question_asked="Who is Vesna?")]
+    b = TraceBrowser(records_frame(rows))
+    b.flips.value = "flipped between tiers"
+    assert {(r["system"], r["tier"], r["qid"]) for r in b.matches} == {("bm25", "core", "Q1"), ("bm25", "small", "Q1")}
+    b.flips.value = "flipped between systems"
+    assert {(r["system"], r["qid"]) for r in b.matches} == {("bm25", "Q2"), ("recent", "Q2")}
+    assert all(r["tier"] == "core" for r in b.matches)
+    b.flips.value = "(all)"
+    b.search.value = "VESNA"
+    assert {r["qid"] for r in b.matches} == {"Q2"} and len(b.matches) == 3
+    b.search.value = ""
+    b.jump.value = "q2"
+    assert b.current["qid"] == "Q2" and "Q2 · bm25 · tier core" in b.view.value
+    assert not b.go_to("Q404") and b.current["qid"] == "Q2"

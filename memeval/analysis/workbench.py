@@ -10,7 +10,7 @@ from typing import Iterable
 
 import polars as pl
 
-__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs"]
+__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run"]
 
 
 def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
@@ -75,3 +75,11 @@ def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     if not dirs:
         raise ValueError("no run folders given")
     return load_records(dirs)
+
+
+def bench_of_run(run_dir: str | Path) -> Path | None:
+    """The bench folder a run was made on (from its manifest), or None if it is no longer there."""
+    from ..run.records import read_manifest
+
+    root = (read_manifest(run_dir).get("config") or {}).get("bench", {}).get("root")
+    return Path(root) if root and (Path(root) / "bench.yaml").is_file() else None
