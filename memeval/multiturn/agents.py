@@ -25,6 +25,7 @@ class AgentStep:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     state: Mapping[str, Any] | None = None
+    state_source: str = "agent"          # agent (scripted) | state_block (read from the reply's state block)
 
 
 @runtime_checkable
@@ -187,10 +188,19 @@ class RepeatsCall(ScriptedAgent):
 
 @dataclass
 class FlakyAgent(ScriptedAgent):
-    """Nondeterministic: on runs whose index (mod 3) is in ``bad_runs`` the total is off by one."""
+    """Nondeterministic: on runs whose index (mod 3) is in ``bad_runs`` the total is off by one.
+
+    The run index comes from :meth:`begin_run` (the runner names the sample and the run), so
+    replaying an earlier session first (cross-session units) does not shift its phase; without it
+    (a bare ``replay_once``) every conversation that starts afresh counts as a new run.
+    """
     name: str = "flaky"
     bad_runs: tuple[int, ...] = (1, 2)
     runs_started: int = field(default=0)
+    run_key: tuple | None = field(default=None)
+
+    def begin_run(self, sample_id: str, run: int) -> None:
+        self.run_key = (sample_id, run)
 
     def gen(self, messages, seed, turn, step):
         if step == 0 and sum(1 for m in messages if m.get("role") == "user") == 1:
@@ -198,7 +208,8 @@ class FlakyAgent(ScriptedAgent):
         return super().gen(messages, seed, turn, step)
 
     def _bad(self) -> bool:
-        return (self.runs_started - 1) % 3 in self.bad_runs
+        run = self.run_key[1] if self.run_key is not None else self.runs_started - 1
+        return run % 3 in self.bad_runs
 
     def report(self, desk, ev, ctx):
         s = desk.snapshot()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .check import StateCheck
+from .check import MONEY_TOL, StateCheck, tolerance
 from .domain import WRITE_TOOLS
 from .replay import RunTrace
 from .sample import Sample
@@ -57,7 +57,7 @@ def final_checks(sample: Sample, run: RunTrace) -> list[RuleCheck]:
         else:
             st = run.turns[-1].state if run.turns else None
             got = st.get("total") if isinstance(st, Mapping) else None
-            tol = 0.005
+            tol = tolerance(sample.state_schema, "total") or MONEY_TOL
         if not isinstance(got, (int, float)):
             out.append(RuleCheck("total", "undetermined", "no total found"))
         else:

@@ -43,7 +43,10 @@ def run_user_topic(sample: Sample, priors: Sequence[Sample], agent: Agent,
     """``priors``: the earlier sessions' samples, in order (each replayed once, outputs regenerated)."""
     msgs: list[dict] = []
     status = "done"
+    begin = getattr(agent, "begin_run", None)
     for p in priors:
+        if begin is not None:
+            begin(p.sample_id, 0)
         tr = replay_once(p, agent, tools_factory(p), prior_messages=msgs)
         msgs = list(tr.messages)
         if tr.status != "done":

@@ -25,15 +25,22 @@ __all__ = ["fixture_tools", "live_tools", "run_suite", "READ_ONLY_TOOLS"]
 READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
 
 
+def registry(suite: Suite, sample: Sample) -> frozenset[str]:
+    """The tool names of the sample's config snapshot (the built-in registry when it lists none)."""
+    tools = (suite.configs.get(sample.replay.config_snapshot) or {}).get("tools")
+    return frozenset(tools) if isinstance(tools, dict) and tools else frozenset(TOOLS)
+
+
 def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
-    """Replay mode: the recorded returns only."""
-    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS)
+    """Replay mode: the recorded returns only; a tool outside the registry is the agent's fault."""
+    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS,
+                                  registry(suite, s))
 
 
 def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], ToolSource]:
     """Health-check mode: call the (possibly changed) live tools and compare with the recording."""
     w = world or suite.world()
-    return lambda s: LiveTools(w.call, suite.fixtures.get(s.replay.tool_fixture))
+    return lambda s: LiveTools(w.call, suite.fixtures.get(s.replay.tool_fixture), known=registry(suite, s))
 
 
 def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,

@@ -23,7 +23,7 @@ import yaml
 from ..atomic import write_jsonl, write_text
 from ..errors import InputError
 from .agents import reply_text
-from .domain import TOOLS, Desk, World, columns_for, render_request
+from .domain import STATE_SCHEMA, TOOLS, Desk, World, columns_for, render_request
 from .sample import (Clarify, Correction, FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample, StateExpect,
                      read_samples, write_samples)
 from .split import split_session
@@ -58,7 +58,7 @@ class Suite:
 def _config_snapshot(grader_version: str) -> dict:
     body = {"prompt_version": PROMPT_VERSION, "tools": {k: dict(v) for k, v in TOOLS.items()},
             "defaults": {"currency": "CNY", "tax_mode": "exclusive", "form": "text", "max_steps": 4},
-            "switches": {"confirm_before_write": True}}
+            "switches": {"confirm_before_write": True}, "state_schema": STATE_SCHEMA}
     cid = "cfg_" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
     return {"config_id": cid, **body}
 
@@ -250,14 +250,17 @@ def _sample_for_cut(session: dict, cut, fixture_id: str, cfg_id: str, grader_ver
             if t["kind"] == "correct_currency" else
             Correction(t["index"], "form", "form", "text", "table") if t["kind"] == "as_table" else
             Correction(t["index"], "goal") for t in sel if t["correction"]))
+    own = [t["index"] for t in goal_turns]
+    graded_from = own[0] if cut.shares_prefix_with is not None and own and own[0] != idx[0] else None
     labels = Labels(turns=len(idx), goal_changes=cut.goal_changes,
-                    corrections=sum(1 for t in sel if t["correction"] in ("fact", "form")),
+                    corrections=sum(1 for t in sel if t["correction"] in ("fact", "form")
+                                    and (graded_from is None or t["index"] >= graded_from)),
                     has_artifact=any(t["kind"] == "as_table" for t in sel))
     return Sample(sample_id=cut.sample_id, session_ref=session["session_id"], unit_type=cut.unit_type,
                   turn_index=idx, goal=goal, user_text={i: turns[i]["user_text"] for i in idx},
                   state_expect=tuple(state), final_expect=final,
                   replay=ReplaySpec(fixture_id, cfg_id, session["seed"], grader_version),
-                  labels=labels, process=process)
+                  labels=labels, process=process, graded_from=graded_from, state_schema=STATE_SCHEMA)
 
 
 def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: str, grader_version: str):
@@ -280,7 +283,7 @@ def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: 
         final_expect=FinalExpect(), replay=ReplaySpec(f2.fixture_id, cfg_id, s2["seed"], grader_version),
         labels=Labels(turns=3, goal_changes=0, corrections=0, has_artifact=False, cross_task=True),
         process=ProcessExpect(tools={t["index"]: tuple(c["name"] for c in t["tool_calls"]) for t in s2["turns"] if t["tool_calls"]}),
-        prior_sessions=(day1_id,), user_id=user, topic="quote")
+        prior_sessions=(day1_id,), user_id=user, topic="quote", state_schema=STATE_SCHEMA)
     return (s1, f1), (s2, f2), sample
 
 
