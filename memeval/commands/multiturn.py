@@ -35,7 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--model", help="model name for --agent chat")
     r.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     r.add_argument("--extractor", choices=["rules", "chat"], default="rules",
-                   help="state extractor for agents that report no state")
+                   help="state extractor, used only for replies that report no state (report_state / state block)")
+    r.add_argument("--trust-threshold", type=float, default=None,
+                   help="key accuracy the extractor needs on the hand labels to be trusted (default: the config's 0.9)")
     r.add_argument("--judge", action="store_true", help="ask the endpoint's model the three judge questions")
     r.add_argument("--live-tools", action="store_true", help="call the live tools (health check; env_drift)")
     r.add_argument("--runs", type=int, default=3)
@@ -80,6 +82,7 @@ def _run(args) -> int:
     from ..multiturn.agents import SCRIPTED_AGENTS, make_agent
     from ..multiturn.config import DEFAULT_CONFIG
     from ..multiturn.extractor import extractor_accuracy
+    from ..multiturn.grade import UNTRUSTED_REASON
     from ..multiturn.judge import ChatJudge
     from ..multiturn.llm_agent import ChatAgent
     from ..multiturn.runner import fixture_tools, live_tools, run_suite
@@ -97,12 +100,16 @@ def _run(args) -> int:
     suite = load_suite(args.suite)
     gv = args.grader_version or (suite.samples[0].replay.grader_version if suite.samples else "r5")
     cfg = DEFAULT_CONFIG.with_(grader_version=gv, runs=args.runs, pass_runs=min(2, args.runs))
+    if args.trust_threshold is not None:
+        if not 0.0 <= args.trust_threshold <= 1.0:
+            raise InputError("<command line>", None, "--trust-threshold", "must be between 0 and 1")
+        cfg = cfg.with_(extractor_threshold=args.trust_threshold)
     extractor = _extractor(args)
     judge = ChatJudge(_client(args)) if args.judge else None
     score = extractor_accuracy(extractor, suite.labels)
     trusted = score.trusted(cfg.extractor_threshold)
-    print(f"extractor {extractor.name}: key accuracy {score.accuracy:.3f} over {score.units} "
-          f"({'trusted' if trusted else 'NOT trusted: its samples are undetermined'})")
+    print(f"extractor {extractor.name} (fallback for replies without a reported state): key accuracy "
+          f"{score.accuracy:.3f} over {score.units} labelled keys, threshold {cfg.extractor_threshold}")
     tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
     for agent in agents:
         recs = run_suite(suite, agent, args.out, cfg, tools_factory=tools, run_id=args.run_id, judge=judge,
@@ -111,6 +118,10 @@ def _run(args) -> int:
         for r in recs:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         print(f"{agent.name}: {len(recs)} samples " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+        untrusted = sum(1 for r in recs if any(g["reason"] == UNTRUSTED_REASON for g in r["runs"]))
+        if untrusted:
+            print(f"{agent.name}: {untrusted} samples undetermined because extractor {extractor.name} is NOT "
+                  f"trusted (accuracy {score.accuracy:.3f} < {cfg.extractor_threshold})")
     return 0
 
 

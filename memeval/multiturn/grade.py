@@ -24,6 +24,7 @@ from .tools import ToolSource, canonical
 
 __all__ = ["RunGrade", "SampleResult", "graded_view", "grade_run", "combine_runs", "flaky_cause", "run_sample", "VERDICTS"]
 
+UNTRUSTED_REASON = "state extractor below its accuracy threshold"
 VERDICTS = ("pass", "fail", "undetermined", "flaky", "incomplete", "env_drift")
 
 
@@ -129,7 +130,7 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
         return RunGrade("fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", score=0.0,
                         bad_turn=vetoes[0].turn, **common)
     if used_extractor and not extractor_trusted:
-        return RunGrade(cfg.fallback, "state extractor below its accuracy threshold", **common)
+        return RunGrade(cfg.fallback, UNTRUSTED_REASON, **common)
     if cov < cfg.coverage_gate:
         return RunGrade(cfg.fallback, f"rule coverage {cov:.2f} below gate {cfg.coverage_gate}", **common)
     score = _blend(cfg, state, final, proc, False)
