@@ -128,13 +128,17 @@ def _run(args) -> int:
 def _summary(args) -> int:
     from ..multiturn.rates import MixedVersionsError, format_pass_rates, pass_rates, results_frame
     from ..multiturn.records import read_records
-    df = results_frame(read_records(args.records))
+    from ..multiturn.breakdown import format_breakdown, latest
+    records = read_records(args.records)
+    df = results_frame(records)
     agents = [args.agent] if args.agent else sorted(df["agent"].unique().to_list())
     for a in agents:
         try:
-            print(format_pass_rates(pass_rates(df, args.grader_version, a)))
+            pr = pass_rates(df, args.grader_version, a)
         except MixedVersionsError as e:
             raise InputError(args.records, None, "grader_version", str(e)) from None
+        print(format_pass_rates(pr))
+        print(format_breakdown(latest(records, pr.grader_version, a)))
         print()
     return 0
 

@@ -112,11 +112,11 @@ def format_pass_rates(pr: PassRates) -> str:
     """Per-stratum rates always printed with the total."""
     lines = [f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
              f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
-             + " ".join(f"{v[:6]:>6}" for v in EXCLUDED) + f" {'rate':>6}"]
+             + " ".join(f"{v:>{len(v)}}" for v in EXCLUDED) + f" {'rate':>6}"]     # headers never cut
     for r in pr.strata.iter_rows(named=True):
         rate = "-" if r["rate"] is None else f"{r['rate']:.3f}"
         lines.append(f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
-                     f"{r['fail']:4d} " + " ".join(f"{r[v]:6d}" for v in EXCLUDED) + f" {rate:>6}")
+                     f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>6}")
     lines.append("total (weighted): " + ("-" if pr.total is None else f"{pr.total:.3f}"))
     lines.append("shares: " + ", ".join(f"{k}={v:.3f}" for k, v in pr.shares.items()))
     for name, tab, col in (("corrections", pr.by_corrections, "corrections_group"), ("cross_task", pr.by_cross_task, "cross_task")):
