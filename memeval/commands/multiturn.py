@@ -38,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="state extractor, used only for replies that report no state (report_state / state block)")
     r.add_argument("--trust-threshold", type=float, default=None,
                    help="key accuracy the extractor needs on the hand labels to be trusted (default: the config's 0.9)")
+    r.add_argument("--memory", default=None,
+                   help="memory system for user x topic units (bm25, bm25:k=1, http://..., python:mod:factory): the "
+                        "earlier session is ingested and the later one gets what it returns (default: replay the "
+                        "earlier session into the same conversation)")
     r.add_argument("--judge", action="store_true", help="ask the endpoint's model the three judge questions")
     r.add_argument("--live-tools", action="store_true", help="call the live tools (health check; env_drift)")
     r.add_argument("--runs", type=int, default=3)
@@ -111,9 +115,13 @@ def _run(args) -> int:
     print(f"extractor {extractor.name} (fallback for replies without a reported state): key accuracy "
           f"{score.accuracy:.3f} over {score.units} labelled keys, threshold {cfg.extractor_threshold}")
     tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
+    memory = None
+    if args.memory:
+        from ..systems.registry import make_system
+        memory = make_system(args.memory)
     for agent in agents:
         recs = run_suite(suite, agent, args.out, cfg, tools_factory=tools, run_id=args.run_id, judge=judge,
-                         extractor=extractor, extractor_trusted=trusted)
+                         extractor=extractor, extractor_trusted=trusted, memory=memory)
         counts = {}
         for r in recs:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1

@@ -9,6 +9,7 @@ messages alone, so replay feeds them their own regenerated outputs exactly as it
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -70,6 +71,35 @@ def reply_text(desk: Desk, ev: dict | None, seed: int, turn: int, extra: str = "
     return " ".join(parts)
 
 
+MEMORY_HEADER = "Memory from earlier sessions"
+_MEMORY_LINE = re.compile(r"^\[[^\]]*\] (?P<speaker>\w+): (?P<text>.*)$")
+
+
+def recall_terms(desk: Desk, memory: str) -> None:
+    """Take the quote terms (currency, tax mode) from retrieved memory lines, oldest first: user
+    requests as parsed, assistant replies by the currency code and tax wording they state."""
+    for line in memory.splitlines()[1:]:
+        m = _MEMORY_LINE.match(line.strip())
+        if not m:
+            continue
+        if m["speaker"] == "user":
+            ev = parse_request(m["text"]) or {}
+            if ev.get("kind") in ("start", "start_nocust", "correct_currency"):
+                desk.currency = ev["currency"]
+            if ev.get("kind") in ("start", "start_nocust"):
+                desk.tax_mode = "exclusive"
+            if ev.get("kind") == "tax_inclusive":
+                desk.tax_mode = "inclusive"
+        else:
+            cur = re.search(r"\b(CNY|USD|EUR)\b", m["text"])
+            if cur:
+                desk.currency = cur.group(1)
+            if re.search(r"incl\. tax|tax included", m["text"]):
+                desk.tax_mode = "inclusive"
+            elif re.search(r"excl\. tax|tax excluded", m["text"]):
+                desk.tax_mode = "exclusive"
+
+
 @dataclass
 class ScriptedAgent:
     """The correct reference behaviour; subclasses override the hooks to inject one known fault."""
@@ -95,7 +125,9 @@ class ScriptedAgent:
         n_user = 0
         for m in messages:
             role = m.get("role")
-            if role == "user":
+            if role == "system" and (m.get("content") or "").startswith(MEMORY_HEADER):
+                recall_terms(desk, m["content"])
+            elif role == "user":
                 ev = parse_request(m.get("content") or "")
                 done = []
                 self.on_request(desk, ev, n_user, ctx)

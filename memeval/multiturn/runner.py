@@ -10,7 +10,8 @@ from typing import Callable, Iterable, Iterator
 
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
-from .crosssession import run_user_topic
+from ..systems.base import MemorySystem
+from .crosssession import run_user_topic, run_user_topic_memory
 from .domain import LOOKUP_TOOLS, TOOLS, WRITE_TOOLS, World
 from .grade import run_sample
 from .judge import Judge
@@ -45,7 +46,11 @@ def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], T
 
 def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,
                  judge: Judge | None = None, extractor: StateExtractor | None = None,
-                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None) -> Iterator:
+                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None,
+                 memory: MemorySystem | None = None) -> Iterator:
+    """Results per sample; user x topic units go through ``memory`` when one is given (the earlier
+    session ingested, the later one fed what it returns), else the earlier session is replayed
+    into the same conversation."""
     wanted = set(sample_ids) if sample_ids is not None else None
     by_session = {}
     for s in suite.samples:
@@ -57,7 +62,10 @@ def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = 
         if s.unit_type == "user_topic":
             priors = [p for ref in s.prior_sessions for p in sorted(by_session.get(ref, []), key=lambda x: x.sample_id)
                       if p.unit_type != "turn"]
-            yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
+            if memory is not None:
+                yield run_user_topic_memory(s, priors, agent, tools_factory, memory, cfg, **kw).with_prior
+            else:
+                yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
         else:
             yield run_sample(s, agent, tools_factory, cfg, **kw)
 

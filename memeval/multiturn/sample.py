@@ -16,7 +16,7 @@ from ..atomic import write_jsonl
 from ..errors import InputError
 
 __all__ = ["MODES", "UNIT_TYPES", "StateExpect", "FinalExpect", "ReplaySpec", "Labels", "Correction",
-           "Clarify", "ProcessExpect", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
+           "Clarify", "ProcessExpect", "MemoryNeed", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
            "write_samples", "iter_jsonl_objects"]
 
 MODES = ("eq", "one_of", "persist", "absent")
@@ -91,6 +91,15 @@ class ProcessExpect:
 
 
 @dataclass(frozen=True)
+class MemoryNeed:
+    """A fact a user x topic unit needs from an earlier session: ``key`` = ``value``, stated in that
+    session as any of ``said_as`` (retrieved when a returned memory contains one, case-insensitive)."""
+    key: str
+    value: Any
+    said_as: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Sample:
     sample_id: str
     session_ref: str
@@ -109,6 +118,7 @@ class Sample:
     topic: str | None = None
     graded_from: int | None = None      # a new goal sharing a prefix: turns before this are context only
     state_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    memory_needs: tuple[MemoryNeed, ...] = ()
 
 
 # --- validation helpers -------------------------------------------------------------------------
@@ -286,6 +296,17 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
     if graded_from is not None and graded_from not in turns:
         raise InputError(path, n, "graded_from", f"{graded_from} is not one of the sample's turns")
     schema = _state_schema(obj.get("state_schema"), path, n)
+    needs = []
+    for i, m in enumerate(obj.get("memory_needs") or []):
+        p = f"memory_needs[{i}]."
+        if not isinstance(m, dict):
+            raise InputError(path, n, p[:-1], "expected an object")
+        said = _str_list(m, "said_as", path, n, p)
+        if not said:
+            raise InputError(path, n, p + "said_as", "needs at least one phrasing")
+        if "value" not in m:
+            raise InputError(path, n, p + "value", "missing")
+        needs.append(MemoryNeed(_get(m, "key", str, path, n, p), m["value"], said))
     return Sample(sample_id=sid, session_ref=session, unit_type=unit, turn_index=turns,
                   goal=_get(obj, "goal", str, path, n, required=False, default=""), user_text=texts,
                   state_expect=state, final_expect=_final_expect(obj.get("final_expect") or {}, path, n),
@@ -293,7 +314,7 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
                   max_steps=max_steps, prior_sessions=prior,
                   user_id=_get(obj, "user_id", str, path, n, required=False),
                   topic=_get(obj, "topic", str, path, n, required=False), graded_from=graded_from,
-                  state_schema=schema)
+                  state_schema=schema, memory_needs=tuple(needs))
 
 
 def _drop_empty(d: dict) -> dict:
@@ -322,6 +343,8 @@ def sample_to_dict(s: Sample) -> dict:
         d["user_id"], d["topic"] = s.user_id, s.topic
     if s.graded_from is not None:
         d["graded_from"] = s.graded_from
+    if s.memory_needs:
+        d["memory_needs"] = [{"key": m.key, "value": m.value, "said_as": list(m.said_as)} for m in s.memory_needs]
     if s.state_schema:
         d["state_schema"] = {k: dict(v) for k, v in s.state_schema.items()}
     return d

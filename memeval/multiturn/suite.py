@@ -24,7 +24,7 @@ from ..atomic import write_jsonl, write_text
 from ..errors import InputError
 from .agents import reply_text
 from .domain import STATE_SCHEMA, TOOLS, Desk, World, columns_for, render_request
-from .sample import (Clarify, Correction, FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample, StateExpect,
+from .sample import (Clarify, Correction, FinalExpect, Labels, MemoryNeed, ProcessExpect, ReplaySpec, Sample, StateExpect,
                      read_samples, write_samples)
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
@@ -36,6 +36,9 @@ GOAL_TEXT = {"quote": "Draft the customer's quote with the requested terms",
              "formats": "Answer which export formats are supported",
              "orders": "Group last month's orders as requested"}
 PROMPT_VERSION = "quote-agent-v1"
+# what "same terms as last time" needs from the earlier session, and how that session states it
+MEMORY_NEEDS = (MemoryNeed("currency", "USD", ("dollars", "USD")),
+                MemoryNeed("tax_mode", "inclusive", ("include tax", "tax-inclusive", "incl. tax", "tax included")))
 
 
 @dataclass(frozen=True)
@@ -283,7 +286,8 @@ def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: 
         final_expect=FinalExpect(), replay=ReplaySpec(f2.fixture_id, cfg_id, s2["seed"], grader_version),
         labels=Labels(turns=3, goal_changes=0, corrections=0, has_artifact=False, cross_task=True),
         process=ProcessExpect(tools={t["index"]: tuple(c["name"] for c in t["tool_calls"]) for t in s2["turns"] if t["tool_calls"]}),
-        prior_sessions=(day1_id,), user_id=user, topic="quote", state_schema=STATE_SCHEMA)
+        prior_sessions=(day1_id,), user_id=user, topic="quote", state_schema=STATE_SCHEMA,
+        memory_needs=MEMORY_NEEDS)
     return (s1, f1), (s2, f2), sample
 
 
