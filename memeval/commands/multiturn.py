@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sessions", type=int, default=24, help="task sessions (default 24)")
     g.add_argument("--cross-session", type=int, default=2, help="user x topic units (default 2)")
     g.add_argument("--grader-version", default="r5")
+    g.add_argument("--session-units", action="store_true",
+                   help="also a session unit (open to close) per session holding several goals")
 
     r = sub.add_parser("run", help="replay agents over a suite and write records")
     r.add_argument("suite", help="suite folder")
@@ -76,7 +78,8 @@ def _extractor(args):
 
 def _generate(args) -> int:
     from ..multiturn.suite import generate_suite, save_suite
-    suite = generate_suite(args.seed, args.sessions, args.cross_session, args.grader_version)
+    suite = generate_suite(args.seed, args.sessions, args.cross_session, args.grader_version,
+                           session_units=args.session_units)
     save_suite(suite, args.out)
     print(f"{args.out}: {len(suite.sessions)} sessions, {len(suite.samples)} samples")
     return 0

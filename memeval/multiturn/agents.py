@@ -18,7 +18,7 @@ from .tools import ToolCall
 
 __all__ = ["Agent", "AgentStep", "ScriptedAgent", "CorrectAgent", "DropsConstraint", "KeepsOldValue",
            "LoopsOnTool", "RepeatsCall", "FlakyAgent", "WrongTool", "UnconfirmedWrite", "AddsTaxLine",
-           "OmitsKey", "Guesser", "SCRIPTED_AGENTS", "make_agent", "reply_text"]
+           "OmitsKey", "Guesser", "DropsEarlierTask", "SCRIPTED_AGENTS", "make_agent", "reply_text"]
 
 
 @dataclass(frozen=True)
@@ -314,9 +314,21 @@ class Guesser(ScriptedAgent):
             desk.currency, desk.tax_mode = "USD", "inclusive"
 
 
+@dataclass
+class DropsEarlierTask(ScriptedAgent):
+    """Starting a new task throws the earlier task's result away (the quote is emptied when the user
+    turns to the orders): each task on its own is fine, the session is not."""
+    name: str = "drops_earlier_task"
+
+    def on_request(self, desk, ev, n_user, ctx):
+        desk.apply(ev)
+        if ev and ev["kind"] == "group_orders":
+            desk.items = []
+
+
 SCRIPTED_AGENTS = {cls().name: cls for cls in (CorrectAgent, DropsConstraint, KeepsOldValue, LoopsOnTool,
                                                 RepeatsCall, FlakyAgent, WrongTool, UnconfirmedWrite,
-                                                AddsTaxLine, OmitsKey, Guesser)}
+                                                AddsTaxLine, OmitsKey, Guesser, DropsEarlierTask)}
 
 
 def make_agent(name: str) -> ScriptedAgent:

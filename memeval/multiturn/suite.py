@@ -291,10 +291,37 @@ def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: 
     return (s1, f1), (s2, f2), sample
 
 
+def session_sample(session: dict, fixture_id: str, cfg_id: str, grader_version: str) -> Sample | None:
+    """The session unit (``<session>#g0``, open to close) of a session holding more than one goal:
+    the quote's terms carry over to the end (persist / eq judged on the last snapshot, across the
+    detours and the goal change: isolation between tasks), and a later goal's own state holds.
+    Answer-text rules are left to the task samples (the last reply belongs to the last task)."""
+    turns = session["turns"]
+    if len({t["goal"] for t in turns}) < 2:
+        return None
+    from .split import Cut
+    cut = Cut(f"{session['session_id']}#g0", 0, "session", tuple(range(len(turns))),
+              sum(1 for t in turns if t["correction"] == "goal"))
+    base = _sample_for_cut(session, cut, fixture_id, cfg_id, grader_version)
+    state = list(base.state_expect)
+    rg = [t["index"] for t in turns if t["kind"] == "regroup"]
+    go = [t["index"] for t in turns if t["kind"] == "group_orders"]
+    if rg:
+        state.append(StateExpect("group_by", "one_of", ["region", "customer"], rg[0]))
+    elif go:
+        state.append(StateExpect("group_by", "eq", "customer", go[0]))
+    final = replace(base.final_expect, answer_must_contain=(), open_requirements=())
+    labels = replace(base.labels, cross_task=True,
+                     corrections=sum(1 for t in turns if t["correction"] in ("fact", "form")))
+    return replace(base, goal="The whole session: every task done, terms carried over, tasks kept apart",
+                   state_expect=tuple(state), final_expect=final, labels=labels, graded_from=None)
+
+
 def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int = 2,
-                   grader_version: str = "r5") -> Suite:
+                   grader_version: str = "r5", session_units: bool = False) -> Suite:
     """``sessions`` task sessions (lengths cycle through the 1-3, 4-8 and 9+ strata) and
-    ``cross_session`` user x topic units; same arguments, same suite."""
+    ``cross_session`` user x topic units; with ``session_units`` also a session unit per session
+    holding several goals. Same arguments, same suite."""
     rng = random.Random(seed)
     world_seed = rng.randrange(10**9)
     world = World.make(world_seed)
@@ -311,6 +338,9 @@ def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int 
         fixtures[fx.fixture_id] = fx
         for cut in split_session(sid, sess["turns"]):
             samples.append(_sample_for_cut(sess, cut, fx.fixture_id, cfg["config_id"], grader_version))
+        whole = session_sample(sess, fx.fixture_id, cfg["config_id"], grader_version) if session_units else None
+        if whole is not None:
+            samples.append(whole)
     for k in range(cross_session):
         (s1, f1), (s2, f2), ut = _cross_session(k, world, rng, seed, cfg["config_id"], grader_version)
         for s, f in ((s1, f1), (s2, f2)):
