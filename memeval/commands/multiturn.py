@@ -4,6 +4,7 @@ generate  write the built-in suite (seeded) into a folder
 run       replay agents over a suite (3 runs per sample), append one record per sample to a JSONL file
 summary   pass rates from records: per stratum with the weighted total, shares, breakdowns
 extractor key-level accuracy of a state extractor against the suite's hand labels
+import    chat transcripts (OpenAI messages JSONL) -> samples with recorded fixtures
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("records", help="records JSONL")
     s.add_argument("--grader-version", help="required when the records hold several versions")
     s.add_argument("--agent", help="one agent (default: each agent in turn)")
+
+    im = sub.add_parser("import", help="OpenAI-messages transcripts (JSONL) -> a suite with recorded fixtures")
+    im.add_argument("transcripts", help="JSONL: one {id, messages} object per line (OpenAI chat messages)")
+    im.add_argument("-o", "--out", required=True, help="suite folder to write")
+    im.add_argument("--grader-version", default="r5")
 
     e = sub.add_parser("extractor", help="extractor accuracy against the suite's hand labels")
     e.add_argument("suite")
@@ -169,5 +175,21 @@ def _extractor_cmd(args) -> int:
     return 0 if sc.trusted(thr) else 1
 
 
+def _import(args) -> int:
+    from ..multiturn.suite import save_suite
+    from ..multiturn.transcripts import import_transcripts, replay_check
+    suite = import_transcripts(args.transcripts, args.grader_version)
+    save_suite(suite, args.out)
+    bad = [(sid, reason) for sid, status, reason in replay_check(suite) if status != "done"]
+    n_calls = sum(len(f.calls) for f in suite.fixtures.values())
+    print(f"{args.out}: {len(suite.samples)} samples, {n_calls} recorded tool returns; fill in state_expect "
+          f"(samples.jsonl) and the state labels (state_labels.jsonl)")
+    for sid, reason in bad:
+        print(f"  {sid}: does not replay from its own recording: {reason}")
+    print("replay check: " + ("every sample replays with no missing fixture" if not bad else f"{len(bad)} do not"))
+    return 1 if bad else 0
+
+
 def run(args) -> int:
-    return {"generate": _generate, "run": _run, "summary": _summary, "extractor": _extractor_cmd}[args.mt_command](args)
+    return {"generate": _generate, "run": _run, "summary": _summary, "extractor": _extractor_cmd,
+            "import": _import}[args.mt_command](args)

@@ -129,6 +129,8 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     if vetoes:
         return RunGrade("fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", score=0.0,
                         bad_turn=vetoes[0].turn, **common)
+    if not state and not final:        # e.g. an imported transcript whose labels are not filled in yet
+        return RunGrade(cfg.fallback, "no assertions to judge (state_expect and final_expect are empty)", **common)
     if used_extractor and not extractor_trusted:
         return RunGrade(cfg.fallback, UNTRUSTED_REASON, **common)
     if cov < cfg.coverage_gate:
