@@ -118,3 +118,49 @@ def test_bad_transcripts_name_line_and_field_and_write_nothing(tmp_path, capsys,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"t.jsonl:2" in err and field in err
     assert not out.exists()
+
+
+def test_own_tools_plug_in_for_live_runs_and_drift(tmp_path, monkeypatch, capsys):
+    """A transcript imported, then re-run against the user's own live tools (a Python entry point):
+    same returns -> pass; a changed return and a failing check -> env_drift, not a regression."""
+    src = write(tmp_path / "t.jsonl", [TRIP])
+    out = tmp_path / "suite"
+    assert main(["multiturn", "import", str(src), "-o", str(out)]) == 0
+    d = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
+    d["final_expect"] = {"answer_must_contain": ["B-77"]}
+    (out / "samples.jsonl").write_text(json.dumps(d) + "\n")
+    pkg = tmp_path / "mytools"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import json\n"
+        "BOOKING = {'booking': 'B-77'}\n"
+        "CALLS = []\n"
+        "def run(name, args):\n"
+        "    CALLS.append(name)\n"
+        "    return {'search_trains': {'trains': ['EC 51 07:33', 'EC 53 09:33']}, 'get_weather': 'sunny',\n"
+        "            'get_price': {'price': 59.0, 'currency': 'CHF'}, 'book': BOOKING}[name]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suite = load_suite(out)
+    from memeval.multiturn.runner import live_tools, load_tool_runner
+    from memeval.multiturn.transcripts import TranscriptAgent
+    import mytools
+
+    class Reader(TranscriptAgent):
+        """Plays the recorded calls back but writes the booking id it was given."""
+        def gen(self, messages, seed, turn, step):
+            out = super().gen(messages, seed, turn, step)
+            if out.tool_calls or turn == 0:
+                return out
+            got = json.loads(messages[-1]["content"])
+            return AgentStep(f"Booked: {got['booking']}.")
+
+    def verdict():
+        agent = Reader(suite.sessions)
+        return run_sample(suite.samples[0], agent, live_tools(suite, call=load_tool_runner("mytools:run")),
+                          DEFAULT_CONFIG.with_(runs=1))
+    assert verdict().verdict == "pass" and mytools.CALLS == ["search_trains", "get_weather", "get_price", "book"]
+    mytools.BOOKING["booking"] = "B-78"           # the live system changed under the recording
+    r = verdict()
+    assert r.verdict == "env_drift" and "1:0" in r.reason
+    with pytest.raises(Exception, match="--tool-runner"):
+        load_tool_runner("mytools")

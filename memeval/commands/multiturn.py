@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "earlier session into the same conversation)")
     r.add_argument("--judge", action="store_true", help="ask the endpoint's model the three judge questions")
     r.add_argument("--live-tools", action="store_true", help="call the live tools (health check; env_drift)")
+    r.add_argument("--tool-runner", metavar="MODULE:FUNC",
+                   help="your own live tools: a function (name, args) -> result, or a factory returning one "
+                        "(implies --live-tools)")
     r.add_argument("--runs", type=int, default=3)
     r.add_argument("--grader-version", default=None, help="default: the suite's")
     r.add_argument("--run-id", default="")
@@ -123,7 +126,11 @@ def _run(args) -> int:
     trusted = score.trusted(cfg.extractor_threshold)
     print(f"extractor {extractor.name} (fallback for replies without a reported state): key accuracy "
           f"{score.accuracy:.3f} over {score.units} labelled keys, threshold {cfg.extractor_threshold}")
-    tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
+    if args.tool_runner:
+        from ..multiturn.runner import load_tool_runner
+        tools = live_tools(suite, call=load_tool_runner(args.tool_runner))
+    else:
+        tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
     memory = None
     if args.memory:
         from ..systems.registry import make_system

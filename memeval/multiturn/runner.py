@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
+from ..errors import InputError
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
 from ..systems.base import MemorySystem
@@ -21,7 +22,7 @@ from .sample import Sample
 from .suite import Suite
 from .tools import FixtureTools, LiveTools, ToolSource
 
-__all__ = ["fixture_tools", "live_tools", "run_suite", "READ_ONLY_TOOLS"]
+__all__ = ["fixture_tools", "live_tools", "load_tool_runner", "registry", "run_suite", "READ_ONLY_TOOLS"]
 
 READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
 
@@ -38,10 +39,32 @@ def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
                                   registry(suite, s))
 
 
-def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], ToolSource]:
-    """Health-check mode: call the (possibly changed) live tools and compare with the recording."""
-    w = world or suite.world()
-    return lambda s: LiveTools(w.call, suite.fixtures.get(s.replay.tool_fixture), known=registry(suite, s))
+def live_tools(suite: Suite, world: World | None = None,
+               call: Callable[[str, dict], object] | None = None) -> Callable[[Sample], ToolSource]:
+    """Health-check mode: call the (possibly changed) live tools and compare with the recording.
+    ``call(name, args)`` runs the user's own tools (see :func:`load_tool_runner`); default: the
+    built-in world's."""
+    run = call or (world or suite.world()).call
+    return lambda s: LiveTools(run, suite.fixtures.get(s.replay.tool_fixture), known=registry(suite, s))
+
+
+def load_tool_runner(spec: str) -> Callable[[str, dict], object]:
+    """``module:attr`` -> a callable ``(name, args) -> result``: the attribute itself, or what it
+    returns when called without arguments (a factory)."""
+    import importlib
+    import inspect
+    mod, _, attr = spec.partition(":")
+    if not mod or not attr:
+        raise InputError("<command line>", None, "--tool-runner", f"{spec!r} is not 'module:function'")
+    try:
+        obj = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise InputError("<command line>", None, "--tool-runner", f"cannot load {spec}: {e}") from None
+    try:
+        takes_two = len(inspect.signature(obj).parameters) >= 2
+    except (TypeError, ValueError):
+        takes_two = True
+    return obj if takes_two else obj()
 
 
 def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,
