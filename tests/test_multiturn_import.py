@@ -164,3 +164,16 @@ def test_own_tools_plug_in_for_live_runs_and_drift(tmp_path, monkeypatch, capsys
     assert r.verdict == "env_drift" and "1:0" in r.reason
     with pytest.raises(Exception, match="--tool-runner"):
         load_tool_runner("mytools")
+
+
+def test_a_chat_agent_is_offered_the_imported_suites_tools(tmp_path, capsys):
+    from memeval.testing.chat_stub import ScriptedChatServer
+    src = write(tmp_path / "t.jsonl", [TRIP])
+    out = tmp_path / "suite"
+    assert main(["multiturn", "import", str(src), "-o", str(out)]) == 0
+    with ScriptedChatServer(lambda body: "Sure.") as srv:
+        assert main(["multiturn", "run", str(out), "-o", str(tmp_path / "r.jsonl"), "--agent", "chat",
+                     "--base-url", srv.base_url, "--model", "m", "--api-key-env", "MT_NONE", "--runs", "1"]) == 0
+    offered = {t["function"]["name"] for t in srv.requests[0]["tools"]}
+    assert offered == {"search_trains", "get_weather", "get_price", "book", "report_state"}
+    assert "undetermined=1" in capsys.readouterr().out

@@ -94,6 +94,19 @@ def _generate(args) -> int:
     return 0
 
 
+def _for_suite(agent, suite):
+    """A chat agent is offered the suite's own tool registry and state schema."""
+    from ..multiturn.domain import STATE_SCHEMA, TOOLS
+    from ..multiturn.llm_agent import ChatAgent, openai_tools
+    if not isinstance(agent, ChatAgent):
+        return agent
+    registry = {}
+    for cfg in suite.configs.values():
+        registry.update(cfg.get("tools") or {})
+    schema = {k: v for s in suite.samples for k, v in s.state_schema.items()} or STATE_SCHEMA
+    return ChatAgent(agent.client, name=agent.name, tools=openai_tools(registry or TOOLS), state_schema=schema)
+
+
 def _run(args) -> int:
     from ..multiturn.agents import SCRIPTED_AGENTS, make_agent
     from ..multiturn.config import DEFAULT_CONFIG
@@ -114,6 +127,7 @@ def _run(args) -> int:
             raise InputError("<command line>", None, "--agent", f"unknown agent '{name}' (scripted: "
                              f"{', '.join(sorted(SCRIPTED_AGENTS))}; or chat)")
     suite = load_suite(args.suite)
+    agents = [_for_suite(a, suite) for a in agents]
     gv = args.grader_version or (suite.samples[0].replay.grader_version if suite.samples else "r5")
     cfg = DEFAULT_CONFIG.with_(grader_version=gv, runs=args.runs, pass_runs=min(2, args.runs))
     if args.trust_threshold is not None:

@@ -35,10 +35,14 @@ _JSON_TYPES = {"string": {"type": "string"}, "number": {"type": "number"}, "arra
 
 def openai_tools(registry: dict = TOOLS) -> list[dict]:
     """The tool registry in OpenAI ``tools`` form."""
-    return [{"type": "function", "function": {
-        "name": name, "description": spec["description"],
-        "parameters": {"type": "object", "properties": {k: _JSON_TYPES[v] for k, v in spec["parameters"].items()},
-                       "required": list(spec["parameters"])}}} for name, spec in registry.items()]
+    out = []
+    for name, spec in registry.items():
+        params = spec.get("parameters")
+        schema = ({"type": "object", "properties": {k: _JSON_TYPES.get(v, {}) for k, v in params.items()},
+                   "required": list(params)} if isinstance(params, dict) else {"type": "object"})
+        out.append({"type": "function", "function": {"name": name, "description": spec.get("description", name),
+                                                     "parameters": schema}})
+    return out     # a registry entry without a spec (an imported transcript's tool) takes any object
 
 
 @dataclass
