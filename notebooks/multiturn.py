@@ -107,6 +107,10 @@ for a, pr in rates.items():
     ts = pr.turn_samples
     brk.append({"agent": a, "split": "turn samples (counted per turn, outside the task rate)", "tasks": ts["samples"],
                 "rate": None if ts["rate"] is None else round(ts["rate"], 3)})
+    ss = pr.session_units or {"samples": 0}
+    if ss["samples"]:
+        brk.append({"agent": a, "split": "session units (counted per session, outside the task rate)",
+                    "tasks": ss["samples"], "rate": None if ss["rate"] is None else round(ss["rate"], 3)})
 display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
 
 # %% [markdown]
@@ -183,6 +187,9 @@ if records_path is None:
 
 # %%
 mem = [{"agent": r["agent"], "sample": r["sample_id"], "with earlier session": r["verdict"],
-        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory")}
+        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory"),
+        "memory system": r.get("extra", {}).get("memory_system", "(replayed transcript)"),
+        "needed facts retrieved": r.get("extra", {}).get("retrieved")}
        for r in records if r.get("unit_type") == "user_topic"]
-display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory"])))
+display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory", "memory system",
+                                "needed facts retrieved"])))
