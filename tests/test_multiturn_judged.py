@@ -148,3 +148,13 @@ def test_bad_state_schema_names_the_field(suite):
                        ({"c": {"type": "string", "enum": "CNY"}}, "state_schema.c.enum")):
         with pytest.raises(InputError, match=field.replace(".", r"\.")):
             sample_from_dict({**d, "state_schema": bad}, "s.jsonl", 2)
+
+
+
+def test_eq_with_a_money_tolerance_is_exactly_the_half_cent_band():
+    schema = {"total": {"type": "number", "money": True}}
+    for want in (0.0, 12.33, -7.5, 123456.78):
+        for cents in range(-20, 21):                 # deltas of a tenth of a cent, both sides of the band
+            delta = cents / 1000
+            c = check_state([Snapshot(0, {"total": want + delta})], [StateExpect("total", "eq", want)], schema)[0]
+            assert c.status == ("pass" if abs(cents) <= 5 else "fail"), (want, delta)

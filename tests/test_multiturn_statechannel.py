@@ -136,3 +136,28 @@ def test_state_block_is_stripped_from_the_reply():
     assert parse_state_block("```state\n{broken\n```")[1] is None
     assert completion("x")["choices"][0]["message"]["content"] == "x"
     assert tool_call("f", {"a": 1}, "i")["function"]["arguments"] == '{"a": 1}'
+
+
+def test_report_state_beside_a_real_call_in_one_step(suite):
+    from memeval.multiturn.agents import AgentStep, CorrectAgent
+    from memeval.multiturn.replay import replay_once
+    from memeval.multiturn.tools import ToolCall
+    s = next(s for s in suite.samples if s.unit_type == "task" and 0 in s.process.tools and s.graded_from is None)
+    ref = CorrectAgent()
+
+    class Both:
+        name = "both"
+
+        def gen(self, messages, seed, turn, step):
+            plain = [m for m in messages if not (m["role"] == "tool" and m["tool_call_id"].startswith("st"))]
+            plain = [{**m, "tool_calls": [c for c in m["tool_calls"] if c["function"]["name"] != "report_state"]}
+                     if m.get("tool_calls") else m for m in plain]
+            out = ref.gen(plain, seed, turn, step)
+            if out.tool_calls:      # its lookups and its state report in the same step
+                return AgentStep(tool_calls=out.tool_calls + (ToolCall("report_state", {"lines": 0}, f"st{turn}"),))
+            return AgentStep(out.text)
+
+    tr = replay_once(s, Both(), fixture_tools(suite)(s))
+    t0 = tr.turns[0]
+    assert tr.status == "done" and t0.state == {"lines": 0} and t0.state_source == "report_state"
+    assert [c["key"] for c in t0.tool_calls] == [f"0:{i}" for i in range(len(t0.tool_calls))]
