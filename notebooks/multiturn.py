@@ -45,7 +45,8 @@ from memeval.multiturn.agents import make_agent
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
 from memeval.multiturn.rates import pass_rates, pass_rates_by_version, results_frame
-from memeval.multiturn.plots import shares_figure, strata_figure
+from memeval.multiturn.breakdown import bad_turn_histogram, correction_breakdown, latest, process_directions
+from memeval.multiturn.plots import bad_turn_figure, shares_figure, strata_figure
 from memeval.multiturn.records import read_records
 from memeval.multiturn.render import failed_records, render_sample, render_table
 from memeval.multiturn.runner import run_suite
@@ -106,7 +107,40 @@ for a, pr in rates.items():
     ts = pr.turn_samples
     brk.append({"agent": a, "split": "turn samples (counted per turn, outside the task rate)", "tasks": ts["samples"],
                 "rate": None if ts["rate"] is None else round(ts["rate"], 3)})
+    ss = pr.session_units or {"samples": 0}
+    if ss["samples"]:
+        brk.append({"agent": a, "split": "session units (counted per session, outside the task rate)",
+                    "tasks": ss["samples"], "rate": None if ss["rate"] is None else round(ss["rate"], 3)})
 display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
+
+# %% [markdown]
+# ## Where it breaks: bad-turn histogram, process errors, corrections
+#
+# Position 1 is the first turn a sample is judged on (a new goal sharing a prefix is judged from
+# its own first turn). Per assertion mode every failed assertion counts at its own breaking turn.
+# "Final right / process wrong" are passes with a process score below 1; "final wrong / process
+# right" are failures with a perfect process score (samples of at least 4 graded turns).
+
+# %%
+mine = {a: latest(records, grader_version, a) for a in rates}
+bad_turn_figure({a: bad_turn_histogram(rs, "stratum") for a, rs in mine.items()}).show()
+hist_rows = [{"agent": a, "mode": g, "breaking turn": p, "failed assertions": c}
+             for a, rs in mine.items() for g, p, c in bad_turn_histogram(rs, "mode").iter_rows()]
+display(HTML("<h4>Bad turn per assertion mode</h4>"
+             + render_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])))
+proc_rows = []
+for a, rs in mine.items():
+    d = process_directions(rs)
+    proc_rows.append({"agent": a, "n": d["n"], "mean process score": None if d["mean_process"] is None
+                      else round(d["mean_process"], 3),
+                      "final right / process wrong": f"{d['final_right_process_wrong']} of {d['pass']}",
+                      "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}"})
+display(HTML("<h4>Process score and the two error directions</h4>" + render_table(proc_rows, list(proc_rows[0]))))
+corr_rows = [{"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
+             for a, rs in mine.items() for r in correction_breakdown(rs).iter_rows(named=True)]
+display(HTML("<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"
+             + render_table(corr_rows, ["agent", "kind", "tasks", "pass", "fail", "rate", "lag_n", "mean_lag",
+                                        "never_changed", "stale_residue"])))
 
 # %% [markdown]
 # ## Where it broke: the bad_turn drill-down
@@ -153,6 +187,9 @@ if records_path is None:
 
 # %%
 mem = [{"agent": r["agent"], "sample": r["sample_id"], "with earlier session": r["verdict"],
-        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory")}
+        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory"),
+        "memory system": r.get("extra", {}).get("memory_system", "(replayed transcript)"),
+        "needed facts retrieved": r.get("extra", {}).get("retrieved")}
        for r in records if r.get("unit_type") == "user_topic"]
-display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory"])))
+display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory", "memory system",
+                                "needed facts retrieved"])))

@@ -126,3 +126,20 @@ def test_compare_reads_memeval_runs(tmp_path, capsys):
     (fake / "records.jsonl").write_text(json.dumps({"qid": "Q1", "epoch": 0, "answer": "x"}) + "\n")
     assert main(["compare", "--suite", str(SUITE), "--run", str(fake)]) == 2
     assert "records.jsonl:1: field 'qid': 'Q1' is not a book-suite test_id" in capsys.readouterr().err
+
+
+def test_compare_accepts_the_books_single_system_batch_file(capsys, tmp_path):
+    example = json.loads((SUITE / "fixtures" / "system_responses.example.json").read_text())
+    batch = tmp_path / "my_agent.json"                 # {test_id: answer}: one system, named by the file
+    batch.write_text(json.dumps(example["simple_notes"]))
+    assert read_responses(batch) == {"my_agent": example["simple_notes"]}
+    assert main(["compare", "--suite", str(SUITE), "--responses", str(batch)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("Layer "))
+    assert header.split()[1:] == ["my_agent"]
+    t = _table(out)
+    assert t["Overall"] == [f"{REFERENCE['overall']['simple_notes']:.3f}"]
+    assert t["Layer 3"] == [f"{REFERENCE['layer3']['simple_notes']:.3f}"]
+    batch.write_text(json.dumps({"layer1_01_no_such_case": "x"}))
+    assert main(["compare", "--suite", str(SUITE), "--responses", str(batch)]) == 2
+    assert "unknown test_id" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from memeval.multiturn.grade import run_sample
 from memeval.multiturn.replay import replay_once
 from memeval.multiturn.runner import fixture_tools, live_tools
 from memeval.multiturn.suite import generate_suite
-from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall
+from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall, ToolCall
 
 
 @pytest.fixture(scope="module")
@@ -150,25 +150,36 @@ def test_flaky_two_of_three_and_cause(suite):
     assert run(suite, s, FlakyAgent(bad_runs=(1,))).verdict == "pass"
 
 
-def test_calls_without_fixture_are_incomplete_never_live(suite):
+def test_unknown_tool_is_a_fail_a_gap_in_the_recording_is_incomplete(suite):
     s = next(s for s in task_samples(suite) if "start" in kinds(suite, s).values())
     r = run(suite, s, WrongTool())
-    assert r.verdict == "incomplete" and "missing fixture" in r.reason and "lookup_prices" in r.reason
-    # the replayer only ever asked the fixture: a live source would have counted the call
+    assert r.verdict == "fail" and "unknown tool 'lookup_prices'" in r.reason
+    assert r.bad_turn == s.turn_index[0] and all(g.score == 0.0 for _, g in r.runs)
+    # a registered tool the recording does not hold at that key is a gap: incomplete, never a live call
+    gap = next(s for s in task_samples(suite) if "add" in kinds(suite, s).values() and s.process.tools)
+
+    class SavesEarly(CorrectAgent):
+        def plan_calls(self, desk, ev, done, ctx):
+            if not done and ev and ev["kind"] == "add":
+                return [ToolCall("get_orders", {"customers": ["Nobody"]})]
+            return super().plan_calls(desk, ev, done, ctx)
+
+    r = run(suite, gap, SavesEarly())
+    assert r.verdict == "incomplete" and "missing fixture" in r.reason and "get_orders" in r.reason
     calls = []
-    fx = FixtureTools(suite.fixtures[s.replay.tool_fixture])
+    fx = FixtureTools(suite.fixtures[s.replay.tool_fixture], known=frozenset({"get_price_list"}))
     fx_call = fx.call
     fx.call = lambda key, c: calls.append(key) or fx_call(key, c)
     tr = replay_once(s, WrongTool(), fx)
-    assert tr.status == "incomplete" and calls == [f"{s.turn_index[0]}:0"]
+    assert tr.status == "failed" and calls == [f"{s.turn_index[0]}:0"]
 
 
-def test_looping_agent_exceeds_max_steps(suite):
+def test_looping_agent_past_max_steps_is_a_fail(suite):
     s = next(s for s in task_samples(suite) if s.process.tools)
     r = run(suite, s, LoopsOnTool())
-    assert r.verdict == "incomplete" and "max_steps (4) exceeded" in r.reason
+    assert r.verdict == "fail" and "max_steps (4) exceeded" in r.reason
     first_tool_turn = min(s.process.tools)
-    assert f"at turn {first_tool_turn}" in r.reason
+    assert f"at turn {first_tool_turn}" in r.reason and r.bad_turn == first_tool_turn
 
 
 def test_max_steps_with_a_recorded_multi_call_turn(suite):
@@ -183,7 +194,7 @@ def test_max_steps_with_a_recorded_multi_call_turn(suite):
 
     s = replace(base, max_steps=3)
     tr = replay_once(s, Pager(), FixtureTools(many))
-    assert tr.status == "incomplete" and tr.reason == f"max_steps (3) exceeded at turn {t}"
+    assert tr.status == "failed" and tr.reason == f"max_steps (3) exceeded at turn {t} (a tool-call loop)"
 
 
 def test_replay_feeds_back_regenerated_outputs_not_the_recording(suite):

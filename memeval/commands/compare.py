@@ -47,7 +47,8 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_suite_arguments(p)
     p.add_argument("--responses", metavar="FILE",
-                   help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json)")
+                   help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json), or "
+                        "the book's single-system batch file {test_id: answer}, named by its file stem")
     p.add_argument("--run", action="append", default=[], metavar="RUN_DIR",
                    help="also compare a memeval run over the imported suite (repeatable; named by its system)")
     p.add_argument("--systems", nargs="+", metavar="NAME", help="only these systems, in this order")

@@ -9,6 +9,7 @@ messages alone, so replay feeds them their own regenerated outputs exactly as it
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -17,7 +18,7 @@ from .tools import ToolCall
 
 __all__ = ["Agent", "AgentStep", "ScriptedAgent", "CorrectAgent", "DropsConstraint", "KeepsOldValue",
            "LoopsOnTool", "RepeatsCall", "FlakyAgent", "WrongTool", "UnconfirmedWrite", "AddsTaxLine",
-           "OmitsKey", "Guesser", "SCRIPTED_AGENTS", "make_agent", "reply_text"]
+           "OmitsKey", "Guesser", "DropsEarlierTask", "SCRIPTED_AGENTS", "make_agent", "reply_text"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class AgentStep:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     state: Mapping[str, Any] | None = None
+    state_source: str = "agent"          # agent (scripted) | state_block (read from the reply's state block)
 
 
 @runtime_checkable
@@ -69,6 +71,35 @@ def reply_text(desk: Desk, ev: dict | None, seed: int, turn: int, extra: str = "
     return " ".join(parts)
 
 
+MEMORY_HEADER = "Memory from earlier sessions"
+_MEMORY_LINE = re.compile(r"^\[[^\]]*\] (?P<speaker>\w+): (?P<text>.*)$")
+
+
+def recall_terms(desk: Desk, memory: str) -> None:
+    """Take the quote terms (currency, tax mode) from retrieved memory lines, oldest first: user
+    requests as parsed, assistant replies by the currency code and tax wording they state."""
+    for line in memory.splitlines()[1:]:
+        m = _MEMORY_LINE.match(line.strip())
+        if not m:
+            continue
+        if m["speaker"] == "user":
+            ev = parse_request(m["text"]) or {}
+            if ev.get("kind") in ("start", "start_nocust", "correct_currency"):
+                desk.currency = ev["currency"]
+            if ev.get("kind") in ("start", "start_nocust"):
+                desk.tax_mode = "exclusive"
+            if ev.get("kind") == "tax_inclusive":
+                desk.tax_mode = "inclusive"
+        else:
+            cur = re.search(r"\b(CNY|USD|EUR)\b", m["text"])
+            if cur:
+                desk.currency = cur.group(1)
+            if re.search(r"incl\. tax|tax included", m["text"]):
+                desk.tax_mode = "inclusive"
+            elif re.search(r"excl\. tax|tax excluded", m["text"]):
+                desk.tax_mode = "exclusive"
+
+
 @dataclass
 class ScriptedAgent:
     """The correct reference behaviour; subclasses override the hooks to inject one known fault."""
@@ -94,7 +125,9 @@ class ScriptedAgent:
         n_user = 0
         for m in messages:
             role = m.get("role")
-            if role == "user":
+            if role == "system" and (m.get("content") or "").startswith(MEMORY_HEADER):
+                recall_terms(desk, m["content"])
+            elif role == "user":
                 ev = parse_request(m.get("content") or "")
                 done = []
                 self.on_request(desk, ev, n_user, ctx)
@@ -187,10 +220,19 @@ class RepeatsCall(ScriptedAgent):
 
 @dataclass
 class FlakyAgent(ScriptedAgent):
-    """Nondeterministic: on runs whose index (mod 3) is in ``bad_runs`` the total is off by one."""
+    """Nondeterministic: on runs whose index (mod 3) is in ``bad_runs`` the total is off by one.
+
+    The run index comes from :meth:`begin_run` (the runner names the sample and the run), so
+    replaying an earlier session first (cross-session units) does not shift its phase; without it
+    (a bare ``replay_once``) every conversation that starts afresh counts as a new run.
+    """
     name: str = "flaky"
     bad_runs: tuple[int, ...] = (1, 2)
     runs_started: int = field(default=0)
+    run_key: tuple | None = field(default=None)
+
+    def begin_run(self, sample_id: str, run: int) -> None:
+        self.run_key = (sample_id, run)
 
     def gen(self, messages, seed, turn, step):
         if step == 0 and sum(1 for m in messages if m.get("role") == "user") == 1:
@@ -198,7 +240,8 @@ class FlakyAgent(ScriptedAgent):
         return super().gen(messages, seed, turn, step)
 
     def _bad(self) -> bool:
-        return (self.runs_started - 1) % 3 in self.bad_runs
+        run = self.run_key[1] if self.run_key is not None else self.runs_started - 1
+        return run % 3 in self.bad_runs
 
     def report(self, desk, ev, ctx):
         s = desk.snapshot()
@@ -271,9 +314,21 @@ class Guesser(ScriptedAgent):
             desk.currency, desk.tax_mode = "USD", "inclusive"
 
 
+@dataclass
+class DropsEarlierTask(ScriptedAgent):
+    """Starting a new task throws the earlier task's result away (the quote is emptied when the user
+    turns to the orders): each task on its own is fine, the session is not."""
+    name: str = "drops_earlier_task"
+
+    def on_request(self, desk, ev, n_user, ctx):
+        desk.apply(ev)
+        if ev and ev["kind"] == "group_orders":
+            desk.items = []
+
+
 SCRIPTED_AGENTS = {cls().name: cls for cls in (CorrectAgent, DropsConstraint, KeepsOldValue, LoopsOnTool,
                                                 RepeatsCall, FlakyAgent, WrongTool, UnconfirmedWrite,
-                                                AddsTaxLine, OmitsKey, Guesser)}
+                                                AddsTaxLine, OmitsKey, Guesser, DropsEarlierTask)}
 
 
 def make_agent(name: str) -> ScriptedAgent:

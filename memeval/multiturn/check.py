@@ -17,7 +17,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .sample import MODES, StateExpect
 
-__all__ = ["Snapshot", "StateCheck", "UnknownModeError", "check_state", "MISSING"]
+__all__ = ["Snapshot", "StateCheck", "UnknownModeError", "check_state", "MISSING", "MONEY_TOL", "tolerance",
+           "same_value"]
+
+MONEY_TOL = 0.005          # half a cent: the default tolerance of a money key
 
 
 class UnknownModeError(ValueError):
@@ -69,7 +72,36 @@ def _expect(x) -> StateExpect:
                        from_turn=int(x.get("from_turn", 0)))
 
 
-def _check_one(snaps: Sequence[Snapshot], e: StateExpect) -> StateCheck:
+def tolerance(schema: Mapping[str, Mapping] | None, key: str) -> float | None:
+    """The numeric tolerance the state schema declares for ``key`` (money: half a cent by default).
+
+    >>> tolerance({"total": {"type": "number", "money": True}}, "total")
+    0.005
+    >>> tolerance({"lines": {"type": "integer"}}, "lines") is None
+    True
+    """
+    spec = (schema or {}).get(key) or {}
+    if "tol" in spec:
+        return float(spec["tol"])
+    return MONEY_TOL if spec.get("money") else None
+
+
+def same_value(got: Any, want: Any, tol: float | None = None) -> bool:
+    """Equality, with numbers (never booleans) within ``tol`` when one is given.
+
+    >>> same_value(10.004, 10.0, 0.005), same_value(10.01, 10.0, 0.005), same_value(True, 1, 0.5)
+    (True, False, False)
+    """
+    num = (int, float)
+    if tol is not None and isinstance(got, num) and isinstance(want, num) \
+            and not isinstance(got, bool) and not isinstance(want, bool):
+        return abs(float(got) - float(want)) <= tol + 1e-9
+    if isinstance(got, bool) != isinstance(want, bool):
+        return False
+    return got == want
+
+
+def _check_one(snaps: Sequence[Snapshot], e: StateExpect, tol: float | None = None) -> StateCheck:
     if e.mode not in MODES:
         raise UnknownModeError(f"unknown state_expect mode '{e.mode}' for key '{e.key}'")
     window = [s for s in snaps if s.turn >= e.from_turn]
@@ -82,21 +114,28 @@ def _check_one(snaps: Sequence[Snapshot], e: StateExpect) -> StateCheck:
         return StateCheck(status="undetermined", bad_turn=None, **base)
     if e.mode in ("eq", "one_of"):
         allowed = list(e.value) if e.mode == "one_of" else [e.value]
-        wrong = [t for t, v in got if v is not MISSING and v not in allowed]
+        def ok(v):
+            return any(same_value(v, a, tol) for a in allowed)
+        wrong = [t for t, v in got if v is not MISSING and not ok(v)]
         bad = wrong[-1] if wrong else None           # the last turn whose value was wrong
         if last is MISSING:
             return StateCheck(status="undetermined", bad_turn=bad, **base)
-        return StateCheck(status="pass" if last in allowed else "fail", bad_turn=bad, **base)
+        return StateCheck(status="pass" if ok(last) else "fail", bad_turn=bad, **base)
     if e.mode == "persist":
-        broken = [t for t, v in got if v is not MISSING and v != e.value]
+        broken = [t for t, v in got if v is not MISSING and not same_value(v, e.value, tol)]
     else:  # absent
-        broken = [t for t, v in got if v is not MISSING and v == e.value]
+        broken = [t for t, v in got if v is not MISSING and same_value(v, e.value, tol)]
     if broken:                                       # the first turn that broke it
         return StateCheck(status="fail", bad_turn=broken[0], **base)
     return StateCheck(status="undetermined" if missing else "pass", bad_turn=None, **base)
 
 
-def check_state(trace: Iterable, expects: Iterable) -> list[StateCheck]:
-    """One :class:`StateCheck` per expectation, in order. Raises :class:`UnknownModeError`."""
+def check_state(trace: Iterable, expects: Iterable, schema: Mapping[str, Mapping] | None = None) -> list[StateCheck]:
+    """One :class:`StateCheck` per expectation, in order; numbers compare within the tolerance the
+    state ``schema`` declares for their key. Raises :class:`UnknownModeError`."""
     snaps = [_snap(x) for x in trace]
-    return [_check_one(snaps, _expect(e)) for e in expects]
+    out = []
+    for x in expects:
+        e = _expect(x)
+        out.append(_check_one(snaps, e, tolerance(schema, e.key)))
+    return out

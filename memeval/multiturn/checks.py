@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .check import StateCheck
+from .check import MONEY_TOL, StateCheck, tolerance
 from .domain import WRITE_TOOLS
 from .replay import RunTrace
 from .sample import Sample
@@ -57,7 +57,7 @@ def final_checks(sample: Sample, run: RunTrace) -> list[RuleCheck]:
         else:
             st = run.turns[-1].state if run.turns else None
             got = st.get("total") if isinstance(st, Mapping) else None
-            tol = 0.005
+            tol = tolerance(sample.state_schema, "total") or MONEY_TOL
         if not isinstance(got, (int, float)):
             out.append(RuleCheck("total", "undetermined", "no total found"))
         else:
@@ -161,7 +161,7 @@ def guard_vetoes(sample: Sample, run: RunTrace, write_tools: Iterable[str] = WRI
 
 @dataclass(frozen=True)
 class Observed:
-    """Process labels (no credit): lag per corrected key, stale residue, conflicts flagged,
+    """Process labels (no credit): lag per corrected key (fact and form corrections), stale residue, conflicts flagged,
     self-correction, and for decisions (one_of keys) the turns where the choice changed."""
     response_lag: dict
     stale_residue: dict
@@ -174,7 +174,7 @@ def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -
     turns = list(run.turns)
     lag, residue = {}, {}
     for f in sample.process.corrections:
-        if f.kind != "fact" or not f.key:
+        if f.kind == "goal" or not f.key:          # facts and forms have a value to change to
             continue
         after = [t for t in turns if t.turn >= f.turn and isinstance(t.state, Mapping)]
         changed = next((i for i, t in enumerate(after) if t.state.get(f.key) == f.new), None)

@@ -16,12 +16,20 @@ from functools import lru_cache
 from typing import Any
 
 __all__ = ["TEMPLATES", "TOOLS", "WRITE_TOOLS", "LOOKUP_TOOLS", "CURRENCY_WORDS", "TAX_RATE", "EXPORT_FORMATS",
-           "World", "Desk", "parse_request", "render_request", "columns_for", "STATE_KEYS"]
+           "World", "Desk", "parse_request", "render_request", "columns_for", "STATE_KEYS", "STATE_SCHEMA"]
 
 TAX_RATE = 0.13
 EXPORT_FORMATS = ("PDF", "XLSX", "CSV")
 CURRENCY_WORDS = {"CNY": "yuan", "USD": "dollars", "EUR": "euros"}
 _WORD_TO_CUR = {v: k for k, v in CURRENCY_WORDS.items()}
+# The reportable state: JSON types, allowed values, money keys compared within half a cent.
+STATE_SCHEMA: dict[str, dict] = {
+    "customer": {"type": "string"}, "currency": {"type": "string", "enum": ["CNY", "USD", "EUR"]},
+    "tax_mode": {"type": "string", "enum": ["inclusive", "exclusive"]}, "lines": {"type": "integer"},
+    "total": {"type": "number", "money": True}, "form": {"type": "string", "enum": ["text", "table"]},
+    "extra_tax_line": {"type": "boolean"}, "saved": {"type": "boolean"},
+    "group_by": {"type": "string", "enum": ["customer", "region"]},
+}
 STATE_KEYS = ("customer", "currency", "tax_mode", "lines", "total", "form", "extra_tax_line", "saved", "group_by")
 
 # kind -> user-text variants; {fields} are parsed back by parse_request.

@@ -10,7 +10,7 @@ runs agreeing give their verdict; otherwise ``flaky`` with the cause ruled out i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from .agents import Agent
@@ -19,11 +19,12 @@ from .checks import Observed, Process, RuleCheck, Veto, coverage, final_checks, 
 from .config import DEFAULT_CONFIG, GraderConfig
 from .judge import Judge, JudgeVerdict
 from .replay import RunTrace, StateExtractor, replay_once
-from .sample import Sample
+from .sample import ProcessExpect, Sample
 from .tools import ToolSource, canonical
 
-__all__ = ["RunGrade", "SampleResult", "grade_run", "combine_runs", "flaky_cause", "run_sample", "VERDICTS"]
+__all__ = ["RunGrade", "SampleResult", "graded_view", "grade_run", "combine_runs", "flaky_cause", "run_sample", "VERDICTS"]
 
+UNTRUSTED_REASON = "state extractor below its accuracy threshold"
 VERDICTS = ("pass", "fail", "undetermined", "flaky", "incomplete", "env_drift")
 
 
@@ -79,8 +80,34 @@ def _blend(cfg: GraderConfig, state, final, proc: Process | None, vetoed: bool) 
     return round(sum(w[k] * parts[k] for k in parts) / sum(w.values()), 4)
 
 
+def graded_view(sample: Sample, run: RunTrace) -> tuple[Sample, RunTrace]:
+    """The part of a sample and its run that is evidence: a new goal sharing an earlier goal's prefix
+    is judged only from ``graded_from`` on (assertions, process expectations, vetoes); the prefix
+    was replayed as context."""
+    g = sample.graded_from
+    if g is None:
+        return sample, run
+    p = sample.process
+    proc = ProcessExpect(tools={t: v for t, v in p.tools.items() if t >= g},
+                         clarify=tuple(c for c in p.clarify if c.turn >= g),
+                         conflicts=tuple(t for t in p.conflicts if t >= g),
+                         confirm_turns=tuple(t for t in p.confirm_turns if t >= g),
+                         corrections=tuple(c for c in p.corrections if c.turn >= g))
+    s = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= g), process=proc,
+                state_expect=tuple(replace(e, from_turn=max(e.from_turn, g)) for e in sample.state_expect))
+    return s, replace(run, turns=tuple(t for t in run.turns if t.turn >= g))
+
+
 def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG, *, judge: Judge | None = None,
               extractor_trusted: bool = True) -> RunGrade:
+    in_prefix = (run.status != "done" and sample.graded_from is not None
+                 and (not run.turns or run.turns[-1].turn < sample.graded_from))
+    if in_prefix:     # the context could not be rebuilt: nothing of this goal was observed
+        return RunGrade("incomplete", f"the shared prefix (context) did not replay: {run.reason}")
+    if run.status == "failed":        # the agent's own fault stopped the replay (unknown tool, a loop)
+        return RunGrade("fail", run.reason or "agent failed", score=0.0,
+                        bad_turn=run.turns[-1].turn if run.turns else None)
+    sample, run = graded_view(sample, run)
     if run.status != "done":
         vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
         if vetoes:   # a veto seen before the replay stopped is decisive
@@ -88,13 +115,13 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
                             score=0.0, bad_turn=vetoes[0].turn)
         return RunGrade("incomplete", run.reason or "replay stopped")
     snaps = [Snapshot(t.turn, t.state if t.state is not None else {}) for t in run.turns]
-    state = tuple(check_state(snaps, sample.state_expect))
+    state = tuple(check_state(snaps, sample.state_expect, sample.state_schema))
     final = tuple(final_checks(sample, run))
     cov = coverage(state, final)
     long_enough = len(sample.turn_index) >= cfg.min_turns
     proc = process_measures(sample, run) if long_enough else None
     vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
-    obs = observe(sample, run, state) if long_enough else None
+    obs = observe(sample, run, state)          # labels (no credit): kept for every length
     used_extractor = any(t.state_source == "extractor" for t in run.turns)
     common = dict(state=state, final=final, coverage=cov, process=proc, vetoes=vetoes, observed=obs)
     fails = [c for c in state if c.status == "fail"]
@@ -102,8 +129,10 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     if vetoes:
         return RunGrade("fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", score=0.0,
                         bad_turn=vetoes[0].turn, **common)
+    if not state and not final:        # e.g. an imported transcript whose labels are not filled in yet
+        return RunGrade(cfg.fallback, "no assertions to judge (state_expect and final_expect are empty)", **common)
     if used_extractor and not extractor_trusted:
-        return RunGrade(cfg.fallback, "state extractor below its accuracy threshold", **common)
+        return RunGrade(cfg.fallback, UNTRUSTED_REASON, **common)
     if cov < cfg.coverage_gate:
         return RunGrade(cfg.fallback, f"rule coverage {cov:.2f} below gate {cfg.coverage_gate}", **common)
     score = _blend(cfg, state, final, proc, False)
@@ -180,7 +209,10 @@ def run_sample(sample: Sample, agent: Agent, tools_factory: Callable[[Sample], T
             return RunGrade(cfg.fallback, f"grader_error: {type(e).__name__}: {e}")
 
     runs = []
-    for _ in range(cfg.runs):
+    begin = getattr(agent, "begin_run", None)     # agents that keep per-run state are told which run
+    for i in range(cfg.runs):
+        if begin is not None:
+            begin(sample.sample_id, i)
         trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
         runs.append((trace, grade(trace)))
     verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)

@@ -1,7 +1,10 @@
 """An agent under test behind an OpenAI-compatible endpoint (tools as function calls).
 
-The agent reports no state itself (``state=None``): a state extractor reads it from the reply.
-Endpoint failures raise, and the replayer records the sample as ``incomplete`` with the reason.
+The model reports its working state through a structured channel: the ``report_state`` tool (its
+arguments checked against the sample's state schema by the replayer) or, for endpoints without
+tool calling, a fenced ``state`` block at the end of the reply. Only when it reports nothing does a
+state extractor read the state from the reply text. Endpoint failures raise, and the replayer
+records the sample as ``incomplete`` with the reason.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from typing import Sequence
 
 from ..llm import ChatClient
 from .agents import AgentStep
-from .domain import TOOLS
+from .domain import STATE_SCHEMA, TOOLS
+from .statechannel import STATE_PROMPT, STATE_TOOL, parse_state_block, report_state_tool
 from .tools import ToolCall
 
-__all__ = ["ChatAgent", "openai_tools", "SYSTEM_PROMPT"]
+__all__ = ["ChatAgent", "openai_tools", "SYSTEM_PROMPT", "STATE_BLOCK_PROMPT"]
 
 SYSTEM_PROMPT = ("You help a sales clerk edit customer quotes. Use the tools to look up prices and exchange "
                  "rates; never save without the user's confirmation; keep every constraint the user set until "
@@ -23,15 +27,22 @@ SYSTEM_PROMPT = ("You help a sales clerk edit customer quotes. Use the tools to 
                  "change, restate the quote as: 'Quote for <customer>: <n> lines, total <amount> <CUR> "
                  "(incl./excl. tax).'")
 
+STATE_BLOCK_PROMPT = ("Without a report_state tool, end each reply with the full working state as a fenced block: "
+                      "```state\n{\"key\": value, ...}\n```.")
+
 _JSON_TYPES = {"string": {"type": "string"}, "number": {"type": "number"}, "array": {"type": "array", "items": {}}}
 
 
 def openai_tools(registry: dict = TOOLS) -> list[dict]:
     """The tool registry in OpenAI ``tools`` form."""
-    return [{"type": "function", "function": {
-        "name": name, "description": spec["description"],
-        "parameters": {"type": "object", "properties": {k: _JSON_TYPES[v] for k, v in spec["parameters"].items()},
-                       "required": list(spec["parameters"])}}} for name, spec in registry.items()]
+    out = []
+    for name, spec in registry.items():
+        params = spec.get("parameters")
+        schema = ({"type": "object", "properties": {k: _JSON_TYPES.get(v, {}) for k, v in params.items()},
+                   "required": list(params)} if isinstance(params, dict) else {"type": "object"})
+        out.append({"type": "function", "function": {"name": name, "description": spec.get("description", name),
+                                                     "parameters": schema}})
+    return out     # a registry entry without a spec (an imported transcript's tool) takes any object
 
 
 @dataclass
@@ -40,6 +51,14 @@ class ChatAgent:
     name: str = "chat-agent"
     system_prompt: str = SYSTEM_PROMPT
     tools: list = field(default_factory=openai_tools)
+    state_schema: dict = field(default_factory=lambda: dict(STATE_SCHEMA))
+    report_state: bool = True            # offer the report_state tool and ask for it
+
+    def __post_init__(self):
+        if self.report_state:
+            if not any(t.get("function", {}).get("name") == STATE_TOOL for t in self.tools):
+                self.tools = [*self.tools, report_state_tool(self.state_schema)]
+            self.system_prompt = f"{self.system_prompt} {STATE_PROMPT} {STATE_BLOCK_PROMPT}"
 
     def gen(self, messages: Sequence[dict], seed: int, turn: int, step: int) -> AgentStep:
         res = self.client.chat([{"role": "system", "content": self.system_prompt}, *messages],
@@ -53,4 +72,7 @@ class ChatAgent:
                 args = {"_unparsed": fn.get("arguments")}
             calls.append(ToolCall(fn.get("name", ""), args if isinstance(args, dict) else {"_value": args},
                                   c.get("id") or f"call_{turn}_{step}_{i}"))
+        text, block = parse_state_block(res.text) if not calls else (res.text, None)
+        if block is not None:
+            return AgentStep(text=text, tool_calls=(), state=block, state_source="state_block")
         return AgentStep(text=res.text, tool_calls=tuple(calls), state=None)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from .rates import EXCLUDED, PassRates
 
-__all__ = ["strata_figure", "shares_figure"]
+__all__ = ["strata_figure", "shares_figure", "bad_turn_figure"]
 
 
 def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
@@ -36,4 +36,19 @@ def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
         fig.add_bar(name=v, x=agents, y=[rates[a].shares[v] for a in agents])
     fig.update_layout(barmode="stack", yaxis=dict(title="share of tasks", range=[0, 1]),
                       title="Excluded from the denominator", height=360)
+    return fig
+
+
+def bad_turn_figure(hists: Mapping[str, "pl.DataFrame"]) -> go.Figure:
+    """Failed samples by the position of their breaking turn, one bar group per (agent, stratum)."""
+    fig = go.Figure()
+    for agent, h in hists.items():
+        for g in sorted(set(h["group"].to_list())):
+            sub = h.filter(h["group"] == g)
+            fig.add_bar(name=f"{agent} · {g} turns", x=sub["position"].to_list(), y=sub["count"].to_list(),
+                        text=[str(c) for c in sub["count"].to_list()], textposition="outside")
+    n = sum(int(h["count"].sum()) for h in hists.values() if h.height)
+    fig.update_layout(barmode="group", xaxis=dict(title="breaking turn (position among the graded turns)", dtick=1),
+                      yaxis=dict(title="failed samples"), title=f"Bad-turn histogram per stratum (n={n} failures)",
+                      legend_title="agent · stratum", height=400)
     return fig

@@ -1,7 +1,8 @@
 """Pass rates over result records (polars): task denominator, fixed stratum weights, shares.
 
-Task-like units (task, session, user x topic) make the denominator; one-turn detour samples are
-counted per turn and summarised apart.
+Task-like units (task, user x topic) make the denominator; one-turn detour samples are counted per
+turn and session units per session, each summarised apart (a session unit re-judges the turns its
+tasks already count).
 
 ``undetermined``, ``flaky``, ``incomplete`` and ``env_drift`` are left out of the denominator and
 reported as shares of all tasks. Strata weigh 1-3 turns 0.2, 4-8 0.5, 9+ 0.3; a stratum with no
@@ -24,7 +25,7 @@ __all__ = ["results_frame", "PassRates", "pass_rates", "pass_rates_by_version", 
            "MixedVersionsError", "EXCLUDED", "TASK_UNITS"]
 
 EXCLUDED = ("undetermined", "flaky", "incomplete", "env_drift")
-TASK_UNITS = ("task", "session", "user_topic")
+TASK_UNITS = ("task", "user_topic")
 _COLS = {"sample_id": pl.String, "agent": pl.String, "grader_version": pl.String, "verdict": pl.String,
          "turns": pl.Int64, "corrections": pl.Int64, "cross_task": pl.Boolean, "bad_turn": pl.Int64,
          "score": pl.Float64, "unit_type": pl.String}
@@ -57,6 +58,7 @@ class PassRates:
     by_corrections: pl.DataFrame
     by_cross_task: pl.DataFrame
     turn_samples: dict            # one-turn detour samples, counted per turn, outside the task rate
+    session_units: dict = None    # session units, counted per session, outside the task rate
 
 
 def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -84,6 +86,9 @@ def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str |
     turn_df = df.filter(pl.col("unit_type") == "turn")
     tp, tf = turn_df.filter(pl.col("verdict") == "pass").height, turn_df.filter(pl.col("verdict") == "fail").height
     turn_samples = {"samples": turn_df.height, "pass": tp, "fail": tf, "rate": tp / (tp + tf) if tp + tf else None}
+    ses = df.filter(pl.col("unit_type") == "session")
+    sp, sf = ses.filter(pl.col("verdict") == "pass").height, ses.filter(pl.col("verdict") == "fail").height
+    session_units = {"samples": ses.height, "pass": sp, "fail": sf, "rate": sp / (sp + sf) if sp + sf else None}
     df = df.filter(pl.col("unit_type").is_in(list(units)) | pl.col("unit_type").is_null())
     counts = _counts(df, "stratum")
     base = pl.DataFrame({"stratum": [s[0] for s in STRATA], "weight": [s[3] for s in STRATA]})
@@ -100,7 +105,7 @@ def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str |
     byc = _counts(df.with_columns(pl.when(pl.col("corrections") > 0).then(pl.lit(">0")).otherwise(pl.lit("0"))
                                   .alias("corrections_group")), "corrections_group")
     byx = _counts(df, "cross_task")
-    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples)
+    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples, session_units)
 
 
 def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None, **kw) -> dict[str, PassRates]:
@@ -112,11 +117,11 @@ def format_pass_rates(pr: PassRates) -> str:
     """Per-stratum rates always printed with the total."""
     lines = [f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
              f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
-             + " ".join(f"{v[:6]:>6}" for v in EXCLUDED) + f" {'rate':>6}"]
+             + " ".join(f"{v:>{len(v)}}" for v in EXCLUDED) + f" {'rate':>6}"]     # headers never cut
     for r in pr.strata.iter_rows(named=True):
         rate = "-" if r["rate"] is None else f"{r['rate']:.3f}"
         lines.append(f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
-                     f"{r['fail']:4d} " + " ".join(f"{r[v]:6d}" for v in EXCLUDED) + f" {rate:>6}")
+                     f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>6}")
     lines.append("total (weighted): " + ("-" if pr.total is None else f"{pr.total:.3f}"))
     lines.append("shares: " + ", ".join(f"{k}={v:.3f}" for k, v in pr.shares.items()))
     for name, tab, col in (("corrections", pr.by_corrections, "corrections_group"), ("cross_task", pr.by_cross_task, "cross_task")):
@@ -127,4 +132,8 @@ def format_pass_rates(pr: PassRates) -> str:
     if ts["samples"]:
         lines.append(f"turn samples (per turn, not in the task rate): {ts['samples']}, pass rate "
                      + ("-" if ts["rate"] is None else f"{ts['rate']:.3f}"))
+    ss = pr.session_units or {"samples": 0}
+    if ss["samples"]:
+        lines.append(f"session units (per session, not in the task rate): {ss['samples']}, pass rate "
+                     + ("-" if ss["rate"] is None else f"{ss['rate']:.3f}") + f" (pass {ss['pass']}, fail {ss['fail']})")
     return "\n".join(lines)

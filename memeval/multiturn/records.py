@@ -30,10 +30,11 @@ def stratum_of(turns: int) -> str:
 def _trace(run: RunTrace) -> list[dict]:
     return [{"turn": t.turn, "user_text": t.user_text, "text": t.text, "tool_calls": list(t.tool_calls),
              "tool_returns": dict(t.tool_returns), "state": t.state, "state_source": t.state_source,
-             "steps": t.steps, "drifted": list(t.drifted)} for t in run.turns]
+             "steps": t.steps, "drifted": list(t.drifted),
+             **({"state_errors": list(t.state_errors)} if t.state_errors else {})} for t in run.turns]
 
 
-def _grade(g: RunGrade) -> dict:
+def _grade(g: RunGrade, weights: dict | None = None) -> dict:
     return {"verdict": g.verdict, "reason": g.reason, "score": g.score, "coverage": g.coverage,
             "bad_turn": g.bad_turn,
             "state_checks": [{"key": c.key, "mode": c.mode, "status": c.status, "bad_turn": c.bad_turn,
@@ -42,12 +43,26 @@ def _grade(g: RunGrade) -> dict:
                              for c in g.state],
             "final_checks": [asdict(c) for c in g.final],
             "process": asdict(g.process) if g.process else None,
+            "process_score": round(g.process.score(weights), 4) if g.process and weights else None,
+            "failed_checks": _failed_checks(g),
             "vetoes": [asdict(v) for v in g.vetoes],
             "judge": asdict(g.judge) if g.judge else None,
             "observed": ({"response_lag": g.observed.response_lag, "stale_residue": g.observed.stale_residue,
                           "conflict_flagged": {str(k): v for k, v in g.observed.conflict_flagged.items()},
                           "self_correction": g.observed.self_correction,
                           "decision_changes": g.observed.decision_changes} if g.observed else None)}
+
+
+def _failed_checks(g: RunGrade) -> list[dict]:
+    """Every failed assertion with the turn it broke at: state checks by mode, rules, vetoes, and
+    an agent stop (unknown tool, tool loop) -- the input of the "where does it break" histograms."""
+    out = [{"mode": c.mode, "name": c.key, "turn": c.bad_turn} for c in g.state if c.status == "fail"]
+    out += [{"mode": "rule", "name": c.name, "turn": g.bad_turn} for c in g.final if c.status == "fail"]
+    out += [{"mode": "veto", "name": v.kind, "turn": v.turn} for v in g.vetoes]
+    if g.verdict == "fail" and not out:
+        out.append({"mode": "agent" if g.reason.startswith(("unknown tool", "max_steps")) else "judge",
+                    "name": (g.reason or "").split(":", 1)[0], "turn": g.bad_turn})
+    return out
 
 
 def result_record(r: SampleResult, run_id: str = "") -> dict:
@@ -58,12 +73,17 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
             "agent": r.agent, "grader_version": r.config.grader_version, "config_id": r.config.config_id,
             "config": r.config.to_dict(), "verdict": r.verdict, "reason": r.reason, "bad_turn": r.bad_turn,
             "flaky_cause": r.flaky_cause, "score": scores[len(scores) // 2] if scores else None,
+            "process_score": (round(shown.process.score(r.config.process_weights), 4)
+                              if shown and shown.process else None),
             "turns": lb.turns, "corrections": lb.corrections, "goal_changes": lb.goal_changes,
             "cross_task": lb.cross_task, "has_artifact": lb.has_artifact, "stratum": stratum_of(lb.turns),
-            "turn_index": list(s.turn_index), "tool_fixture": s.replay.tool_fixture,
+            "turn_index": list(s.turn_index), "graded_from": s.graded_from,
+            "correction_events": [{"turn": c.turn, "kind": c.kind, "key": c.key} for c in s.process.corrections
+                                  if s.graded_from is None or c.turn >= s.graded_from],
+            "tool_fixture": s.replay.tool_fixture,
             "config_snapshot": s.replay.config_snapshot, "seed": s.replay.seed,
             "observed": _grade(shown)["observed"] if shown else None,
-            "runs": [{**_grade(g), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
+            "runs": [{**_grade(g, r.config.process_weights), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
                      for t, g in r.runs],
             **({"extra": r.extra} if r.extra else {})}
 

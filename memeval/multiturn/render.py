@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 __all__ = ["failed_records", "render_turns", "render_checks", "render_table", "render_sample", "STYLE"]
 
 STYLE = ("<style>.mt table{border-collapse:collapse;font:13px sans-serif}.mt td,.mt th{border:1px solid #ccc;"
-         "padding:3px 6px;vertical-align:top;text-align:left}.mt .pre{color:#888}.mt tr.bad-turn{background:#fde2e2}.mt .mismatch{color:#b00;"
+         "padding:3px 6px;vertical-align:top;text-align:left}.mt .pre{color:#888}.mt tr.bad-turn{background:#fde2e2}.mt tr.context{color:#888}.mt .mismatch{color:#b00;"
          "font-weight:bold}.mt pre{margin:0;white-space:pre-wrap;max-width:28em}</style>")
 
 NON_PASS = ("fail", "env_drift", "flaky", "undetermined", "incomplete")
@@ -68,7 +68,8 @@ def render_turns(record: Mapping, run: int | None = None) -> str:
             cells.append(f"<div>{_e(c['key'])}: {_e(c['mode'])} {_e(c['want'])} / <span{cls}>{_e(got)}</span></div>")
         rets = "".join(f"<div><b>{_e(k)}</b> <pre>{_e(v)}</pre></div>" for k, v in (t.get("tool_returns") or {}).items())
         calls = "".join(f"<div>{_e(c['key'])} {_e(c['name'])}({_e(c['args'])})</div>" for c in t.get("tool_calls") or [])
-        cls = ' class="bad-turn"' if bad is not None and t["turn"] == bad else ""
+        ctx = record.get("graded_from") is not None and t["turn"] < record["graded_from"]
+        cls = ' class="bad-turn"' if bad is not None and t["turn"] == bad else ' class="context"' if ctx else ""
         rows.append(f"<tr{cls}><td>{_e(t['turn'])}</td><td>{_e(t.get('user_text', ''))}</td>"
                     f"<td>{_e(t.get('text', ''))}</td><td>{''.join(cells)}</td><td>{calls}{rets}</td></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
@@ -78,7 +79,9 @@ def render_sample(record: Mapping, run: int | None = None) -> str:
     """Header (verdict, reason, bad_turn, grader version), the checks and the turn table."""
     head = (f"<h4>{_e(record.get('sample_id'))} — {_e(record.get('agent'))}: {_e(record.get('verdict'))}</h4>"
             f"<p>reason: {_e(record.get('reason'))}; bad_turn: {_e(record.get('bad_turn'))}; "
-            f"grader_version: {_e(record.get('grader_version'))}</p>")
+            f"grader_version: {_e(record.get('grader_version'))}; process score: {_e(record.get('process_score'))}"
+            + (f"; graded from turn {_e(record['graded_from'])} (earlier turns are context)"
+               if record.get("graded_from") is not None else "") + "</p>")
     return f'<div class="mt">{STYLE}{head}{render_checks(record, run)}{render_turns(record, run)}</div>'
 
 

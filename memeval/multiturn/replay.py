@@ -14,7 +14,8 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from .agents import Agent
 from .sample import Sample
-from .tools import MissingFixture, ToolCall, ToolSource
+from .statechannel import STATE_TOOL, validate_state
+from .tools import MissingFixture, ToolCall, ToolSource, UnknownTool
 
 __all__ = ["TurnRecord", "RunTrace", "StateExtractor", "replay_once", "transcript_messages"]
 
@@ -33,14 +34,15 @@ class TurnRecord:
     tool_calls: tuple[dict, ...]            # {"key", "name", "args"}
     tool_returns: Mapping[str, Any]         # key -> return the agent saw
     state: Mapping[str, Any] | None
-    state_source: str                       # agent | extractor | none
+    state_source: str                       # agent | report_state | state_block | extractor | none
     steps: int
     drifted: tuple[str, ...] = ()
+    state_errors: tuple[str, ...] = ()      # reported values the state schema rejected
 
 
 @dataclass(frozen=True)
 class RunTrace:
-    status: str                             # done | incomplete
+    status: str                             # done | incomplete | failed (the agent's fault)
     reason: str | None
     turns: tuple[TurnRecord, ...]
     messages: tuple[dict, ...] = field(default=(), repr=False)
@@ -65,9 +67,9 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
     limit = max_steps or sample.max_steps
     seed = sample.replay.seed
 
-    def stop(reason: str, turn_part: TurnRecord | None = None) -> RunTrace:
+    def stop(reason: str, turn_part: TurnRecord | None = None, status: str = "incomplete") -> RunTrace:
         turns = tuple(done) + ((turn_part,) if turn_part else ())
-        return RunTrace("incomplete", reason, turns, tuple(msgs))
+        return RunTrace(status, reason, turns, tuple(msgs))
 
     for turn in sample.turn_index:
         user = sample.user_text[turn]
@@ -76,6 +78,8 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
         returns: dict[str, Any] = {}
         drifted: list[str] = []
         call_index = 0
+        reported: dict | None = None
+        errors: tuple[str, ...] = ()
         for step in range(limit):
             try:
                 out = agent.gen(tuple(msgs), seed, turn, step)
@@ -84,19 +88,29 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
                             TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", step, tuple(drifted)))
             if out.tool_calls:
                 keyed = []
-                for c in out.tool_calls:
+                for i, c in enumerate(out.tool_calls):
+                    if c.name == STATE_TOOL:
+                        keyed.append((f"state_{turn}_{step}_{i}", c))
+                        continue
                     key = f"{turn}:{call_index}"
                     call_index += 1
                     keyed.append((key, c))
                 msgs.append(_assistant_tool_message(out.text, keyed))
                 for (key, c), wire in zip(keyed, msgs[-1]["tool_calls"]):
+                    if c.name == STATE_TOOL:
+                        reported, errors = validate_state(dict(c.args), sample.state_schema)
+                        ack = {"ok": not errors, **({"errors": list(errors)} if errors else {})}
+                        msgs.append({"role": "tool", "tool_call_id": wire["id"], "content": json.dumps(ack)})
+                        continue
                     calls_made.append({"key": key, "name": c.name, "args": dict(c.args)})
+                    partial = TurnRecord(turn, user, out.text, tuple(calls_made), returns, None, "none",
+                                         step + 1, tuple(drifted))
                     try:
                         ret = tools.call(key, c)
+                    except UnknownTool as e:
+                        return stop(f"unknown tool '{e.name}' called at turn {turn} ({e.key})", partial, "failed")
                     except MissingFixture as e:
-                        return stop(f"missing fixture {e.key}: {e.reason}",
-                                    TurnRecord(turn, user, out.text, tuple(calls_made), returns, None, "none",
-                                               step + 1, tuple(drifted)))
+                        return stop(f"missing fixture {e.key}: {e.reason}", partial)
                     returns[key] = ret.content
                     if ret.differs:
                         drifted.append(key)
@@ -104,7 +118,11 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
                                  "content": json.dumps(ret.content, ensure_ascii=False)})
                 continue
             msgs.append({"role": "assistant", "content": out.text})
-            state, source = (dict(out.state), "agent") if out.state is not None else (None, "none")
+            state, source = (dict(out.state), out.state_source) if out.state is not None else (None, "none")
+            if state is not None and source != "agent":        # an agent's own channel: check it
+                state, errors = validate_state(state, sample.state_schema)
+            if state is None and reported is not None:
+                state, source = dict(reported), STATE_TOOL
             if state is None and extractor is not None:
                 got = extractor.extract(out.text, turn)
                 if got is None:      # the reply states no state: carry the last one forward
@@ -112,11 +130,12 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
                     got = dict(prev) if prev is not None else {}
                 state, source = dict(got), "extractor"
             done.append(TurnRecord(turn, user, out.text, tuple(calls_made), returns, state, source,
-                                   step + 1, tuple(drifted)))
+                                   step + 1, tuple(drifted), errors))
             break
         else:
-            return stop(f"max_steps ({limit}) exceeded at turn {turn}",
-                        TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", limit, tuple(drifted)))
+            return stop(f"max_steps ({limit}) exceeded at turn {turn} (a tool-call loop)",
+                        TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", limit, tuple(drifted)),
+                        "failed")
     return RunTrace("done", None, tuple(done), tuple(msgs))
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
+from ..errors import InputError
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
-from .crosssession import run_user_topic
+from ..systems.base import MemorySystem
+from .crosssession import run_user_topic, run_user_topic_memory
 from .domain import LOOKUP_TOOLS, TOOLS, WRITE_TOOLS, World
 from .grade import run_sample
 from .judge import Judge
@@ -20,25 +22,58 @@ from .sample import Sample
 from .suite import Suite
 from .tools import FixtureTools, LiveTools, ToolSource
 
-__all__ = ["fixture_tools", "live_tools", "run_suite", "READ_ONLY_TOOLS"]
+__all__ = ["fixture_tools", "live_tools", "load_tool_runner", "registry", "run_suite", "READ_ONLY_TOOLS"]
 
 READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
 
 
+def registry(suite: Suite, sample: Sample) -> frozenset[str]:
+    """The tool names of the sample's config snapshot (the built-in registry when it lists none)."""
+    tools = (suite.configs.get(sample.replay.config_snapshot) or {}).get("tools")
+    return frozenset(tools) if isinstance(tools, dict) and tools else frozenset(TOOLS)
+
+
 def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
-    """Replay mode: the recorded returns only."""
-    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS)
+    """Replay mode: the recorded returns only; a tool outside the registry is the agent's fault."""
+    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS,
+                                  registry(suite, s))
 
 
-def live_tools(suite: Suite, world: World | None = None) -> Callable[[Sample], ToolSource]:
-    """Health-check mode: call the (possibly changed) live tools and compare with the recording."""
-    w = world or suite.world()
-    return lambda s: LiveTools(w.call, suite.fixtures.get(s.replay.tool_fixture))
+def live_tools(suite: Suite, world: World | None = None,
+               call: Callable[[str, dict], object] | None = None) -> Callable[[Sample], ToolSource]:
+    """Health-check mode: call the (possibly changed) live tools and compare with the recording.
+    ``call(name, args)`` runs the user's own tools (see :func:`load_tool_runner`); default: the
+    built-in world's."""
+    run = call or (world or suite.world()).call
+    return lambda s: LiveTools(run, suite.fixtures.get(s.replay.tool_fixture), known=registry(suite, s))
+
+
+def load_tool_runner(spec: str) -> Callable[[str, dict], object]:
+    """``module:attr`` -> a callable ``(name, args) -> result``: the attribute itself, or what it
+    returns when called without arguments (a factory)."""
+    import importlib
+    import inspect
+    mod, _, attr = spec.partition(":")
+    if not mod or not attr:
+        raise InputError("<command line>", None, "--tool-runner", f"{spec!r} is not 'module:function'")
+    try:
+        obj = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise InputError("<command line>", None, "--tool-runner", f"cannot load {spec}: {e}") from None
+    try:
+        takes_two = len(inspect.signature(obj).parameters) >= 2
+    except (TypeError, ValueError):
+        takes_two = True
+    return obj if takes_two else obj()
 
 
 def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,
                  judge: Judge | None = None, extractor: StateExtractor | None = None,
-                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None) -> Iterator:
+                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None,
+                 memory: MemorySystem | None = None) -> Iterator:
+    """Results per sample; user x topic units go through ``memory`` when one is given (the earlier
+    session ingested, the later one fed what it returns), else the earlier session is replayed
+    into the same conversation."""
     wanted = set(sample_ids) if sample_ids is not None else None
     by_session = {}
     for s in suite.samples:
@@ -50,7 +85,10 @@ def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = 
         if s.unit_type == "user_topic":
             priors = [p for ref in s.prior_sessions for p in sorted(by_session.get(ref, []), key=lambda x: x.sample_id)
                       if p.unit_type != "turn"]
-            yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
+            if memory is not None:
+                yield run_user_topic_memory(s, priors, agent, tools_factory, memory, cfg, **kw).with_prior
+            else:
+                yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
         else:
             yield run_sample(s, agent, tools_factory, cfg, **kw)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..atomic import write_jsonl
 from ..errors import InputError
 
 __all__ = ["MODES", "UNIT_TYPES", "StateExpect", "FinalExpect", "ReplaySpec", "Labels", "Correction",
-           "Clarify", "ProcessExpect", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
+           "Clarify", "ProcessExpect", "MemoryNeed", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
            "write_samples", "iter_jsonl_objects"]
 
 MODES = ("eq", "one_of", "persist", "absent")
@@ -91,6 +91,15 @@ class ProcessExpect:
 
 
 @dataclass(frozen=True)
+class MemoryNeed:
+    """A fact a user x topic unit needs from an earlier session: ``key`` = ``value``, stated in that
+    session as any of ``said_as`` (retrieved when a returned memory contains one, case-insensitive)."""
+    key: str
+    value: Any
+    said_as: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Sample:
     sample_id: str
     session_ref: str
@@ -107,6 +116,9 @@ class Sample:
     prior_sessions: tuple[str, ...] = ()
     user_id: str | None = None
     topic: str | None = None
+    graded_from: int | None = None      # a new goal sharing a prefix: turns before this are context only
+    state_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    memory_needs: tuple[MemoryNeed, ...] = ()
 
 
 # --- validation helpers -------------------------------------------------------------------------
@@ -204,6 +216,40 @@ def _process(obj, path, n) -> ProcessExpect:
                          corrections=tuple(corr))
 
 
+SCHEMA_TYPES = ("string", "integer", "number", "boolean")
+
+
+def _state_schema(obj, path, n) -> dict:
+    """``{key: {"type", "enum"?, "money"?, "tol"?}}``; numbers compare within ``tol`` (money
+    defaults to half a cent)."""
+    if obj is None:
+        return {}
+    if not isinstance(obj, dict):
+        raise InputError(path, n, "state_schema", "expected an object keyed by state key")
+    out = {}
+    for k, v in obj.items():
+        p = f"state_schema.{k}."
+        if not isinstance(v, dict):
+            raise InputError(path, n, f"state_schema.{k}", "expected an object")
+        typ = _get(v, "type", str, path, n, p)
+        if typ not in SCHEMA_TYPES:
+            raise InputError(path, n, p + "type", f"unknown type '{typ}' (expected one of {', '.join(SCHEMA_TYPES)})")
+        spec = {"type": typ}
+        if v.get("enum") is not None:
+            if not isinstance(v["enum"], list) or not v["enum"]:
+                raise InputError(path, n, p + "enum", "expected a non-empty list")
+            spec["enum"] = list(v["enum"])
+        if v.get("money") is not None:
+            spec["money"] = _get(v, "money", bool, path, n, p)
+        tol = _get(v, "tol", (int, float), path, n, p, required=False)
+        if tol is not None:
+            if typ not in ("number", "integer") or tol < 0:
+                raise InputError(path, n, p + "tol", "a tolerance needs a number type and a value >= 0")
+            spec["tol"] = float(tol)
+        out[k] = spec
+    return out
+
+
 def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
     """Validate one sample object; every problem names its field."""
     sid = _get(obj, "sample_id", str, path, n)
@@ -246,13 +292,29 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
     if max_steps < 1:
         raise InputError(path, n, "max_steps", "must be at least 1")
     prior = _str_list(obj, "prior_sessions", path, n)
+    graded_from = _get(obj, "graded_from", int, path, n, required=False)
+    if graded_from is not None and graded_from not in turns:
+        raise InputError(path, n, "graded_from", f"{graded_from} is not one of the sample's turns")
+    schema = _state_schema(obj.get("state_schema"), path, n)
+    needs = []
+    for i, m in enumerate(obj.get("memory_needs") or []):
+        p = f"memory_needs[{i}]."
+        if not isinstance(m, dict):
+            raise InputError(path, n, p[:-1], "expected an object")
+        said = _str_list(m, "said_as", path, n, p)
+        if not said:
+            raise InputError(path, n, p + "said_as", "needs at least one phrasing")
+        if "value" not in m:
+            raise InputError(path, n, p + "value", "missing")
+        needs.append(MemoryNeed(_get(m, "key", str, path, n, p), m["value"], said))
     return Sample(sample_id=sid, session_ref=session, unit_type=unit, turn_index=turns,
                   goal=_get(obj, "goal", str, path, n, required=False, default=""), user_text=texts,
                   state_expect=state, final_expect=_final_expect(obj.get("final_expect") or {}, path, n),
                   replay=replay, labels=labels, process=_process(obj.get("process"), path, n),
                   max_steps=max_steps, prior_sessions=prior,
                   user_id=_get(obj, "user_id", str, path, n, required=False),
-                  topic=_get(obj, "topic", str, path, n, required=False))
+                  topic=_get(obj, "topic", str, path, n, required=False), graded_from=graded_from,
+                  state_schema=schema, memory_needs=tuple(needs))
 
 
 def _drop_empty(d: dict) -> dict:
@@ -279,6 +341,12 @@ def sample_to_dict(s: Sample) -> dict:
         d["prior_sessions"] = list(s.prior_sessions)
     if s.user_id:
         d["user_id"], d["topic"] = s.user_id, s.topic
+    if s.graded_from is not None:
+        d["graded_from"] = s.graded_from
+    if s.memory_needs:
+        d["memory_needs"] = [{"key": m.key, "value": m.value, "said_as": list(m.said_as)} for m in s.memory_needs]
+    if s.state_schema:
+        d["state_schema"] = {k: dict(v) for k, v in s.state_schema.items()}
     return d
 
 

@@ -23,8 +23,8 @@ import yaml
 from ..atomic import write_jsonl, write_text
 from ..errors import InputError
 from .agents import reply_text
-from .domain import TOOLS, Desk, World, columns_for, render_request
-from .sample import (Clarify, Correction, FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample, StateExpect,
+from .domain import STATE_SCHEMA, TOOLS, Desk, World, columns_for, render_request
+from .sample import (Clarify, Correction, FinalExpect, Labels, MemoryNeed, ProcessExpect, ReplaySpec, Sample, StateExpect,
                      read_samples, write_samples)
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
@@ -36,6 +36,9 @@ GOAL_TEXT = {"quote": "Draft the customer's quote with the requested terms",
              "formats": "Answer which export formats are supported",
              "orders": "Group last month's orders as requested"}
 PROMPT_VERSION = "quote-agent-v1"
+# what "same terms as last time" needs from the earlier session, and how that session states it
+MEMORY_NEEDS = (MemoryNeed("currency", "USD", ("dollars", "USD")),
+                MemoryNeed("tax_mode", "inclusive", ("include tax", "tax-inclusive", "incl. tax", "tax included")))
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Suite:
 def _config_snapshot(grader_version: str) -> dict:
     body = {"prompt_version": PROMPT_VERSION, "tools": {k: dict(v) for k, v in TOOLS.items()},
             "defaults": {"currency": "CNY", "tax_mode": "exclusive", "form": "text", "max_steps": 4},
-            "switches": {"confirm_before_write": True}}
+            "switches": {"confirm_before_write": True}, "state_schema": STATE_SCHEMA}
     cid = "cfg_" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
     return {"config_id": cid, **body}
 
@@ -250,14 +253,17 @@ def _sample_for_cut(session: dict, cut, fixture_id: str, cfg_id: str, grader_ver
             if t["kind"] == "correct_currency" else
             Correction(t["index"], "form", "form", "text", "table") if t["kind"] == "as_table" else
             Correction(t["index"], "goal") for t in sel if t["correction"]))
+    own = [t["index"] for t in goal_turns]
+    graded_from = own[0] if cut.shares_prefix_with is not None and own and own[0] != idx[0] else None
     labels = Labels(turns=len(idx), goal_changes=cut.goal_changes,
-                    corrections=sum(1 for t in sel if t["correction"] in ("fact", "form")),
+                    corrections=sum(1 for t in sel if t["correction"] in ("fact", "form")
+                                    and (graded_from is None or t["index"] >= graded_from)),
                     has_artifact=any(t["kind"] == "as_table" for t in sel))
     return Sample(sample_id=cut.sample_id, session_ref=session["session_id"], unit_type=cut.unit_type,
                   turn_index=idx, goal=goal, user_text={i: turns[i]["user_text"] for i in idx},
                   state_expect=tuple(state), final_expect=final,
                   replay=ReplaySpec(fixture_id, cfg_id, session["seed"], grader_version),
-                  labels=labels, process=process)
+                  labels=labels, process=process, graded_from=graded_from, state_schema=STATE_SCHEMA)
 
 
 def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: str, grader_version: str):
@@ -280,14 +286,42 @@ def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: 
         final_expect=FinalExpect(), replay=ReplaySpec(f2.fixture_id, cfg_id, s2["seed"], grader_version),
         labels=Labels(turns=3, goal_changes=0, corrections=0, has_artifact=False, cross_task=True),
         process=ProcessExpect(tools={t["index"]: tuple(c["name"] for c in t["tool_calls"]) for t in s2["turns"] if t["tool_calls"]}),
-        prior_sessions=(day1_id,), user_id=user, topic="quote")
+        prior_sessions=(day1_id,), user_id=user, topic="quote", state_schema=STATE_SCHEMA,
+        memory_needs=MEMORY_NEEDS)
     return (s1, f1), (s2, f2), sample
 
 
+def session_sample(session: dict, fixture_id: str, cfg_id: str, grader_version: str) -> Sample | None:
+    """The session unit (``<session>#g0``, open to close) of a session holding more than one goal:
+    the quote's terms carry over to the end (persist / eq judged on the last snapshot, across the
+    detours and the goal change: isolation between tasks), and a later goal's own state holds.
+    Answer-text rules are left to the task samples (the last reply belongs to the last task)."""
+    turns = session["turns"]
+    if len({t["goal"] for t in turns}) < 2:
+        return None
+    from .split import Cut
+    cut = Cut(f"{session['session_id']}#g0", 0, "session", tuple(range(len(turns))),
+              sum(1 for t in turns if t["correction"] == "goal"))
+    base = _sample_for_cut(session, cut, fixture_id, cfg_id, grader_version)
+    state = list(base.state_expect)
+    rg = [t["index"] for t in turns if t["kind"] == "regroup"]
+    go = [t["index"] for t in turns if t["kind"] == "group_orders"]
+    if rg:
+        state.append(StateExpect("group_by", "one_of", ["region", "customer"], rg[0]))
+    elif go:
+        state.append(StateExpect("group_by", "eq", "customer", go[0]))
+    final = replace(base.final_expect, answer_must_contain=(), open_requirements=())
+    labels = replace(base.labels, cross_task=True,
+                     corrections=sum(1 for t in turns if t["correction"] in ("fact", "form")))
+    return replace(base, goal="The whole session: every task done, terms carried over, tasks kept apart",
+                   state_expect=tuple(state), final_expect=final, labels=labels, graded_from=None)
+
+
 def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int = 2,
-                   grader_version: str = "r5") -> Suite:
+                   grader_version: str = "r5", session_units: bool = False) -> Suite:
     """``sessions`` task sessions (lengths cycle through the 1-3, 4-8 and 9+ strata) and
-    ``cross_session`` user x topic units; same arguments, same suite."""
+    ``cross_session`` user x topic units; with ``session_units`` also a session unit per session
+    holding several goals. Same arguments, same suite."""
     rng = random.Random(seed)
     world_seed = rng.randrange(10**9)
     world = World.make(world_seed)
@@ -304,6 +338,9 @@ def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int 
         fixtures[fx.fixture_id] = fx
         for cut in split_session(sid, sess["turns"]):
             samples.append(_sample_for_cut(sess, cut, fx.fixture_id, cfg["config_id"], grader_version))
+        whole = session_sample(sess, fx.fixture_id, cfg["config_id"], grader_version) if session_units else None
+        if whole is not None:
+            samples.append(whole)
     for k in range(cross_session):
         (s1, f1), (s2, f2), ut = _cross_session(k, world, rng, seed, cfg["config_id"], grader_version)
         for s, f in ((s1, f1), (s2, f2)):

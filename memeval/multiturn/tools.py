@@ -16,7 +16,7 @@ from ..errors import InputError
 from .sample import iter_jsonl_objects
 
 __all__ = ["ToolCall", "ToolReturn", "RecordedCall", "Fixture", "MissingFixture", "ToolSource",
-           "FixtureTools", "LiveTools", "read_fixtures", "fixture_to_dict", "canonical"]
+           "FixtureTools", "LiveTools", "UnknownTool", "read_fixtures", "fixture_to_dict", "canonical"]
 
 
 def canonical(obj: Any) -> str:
@@ -58,6 +58,14 @@ class MissingFixture(Exception):
         self.key, self.reason = key, reason
 
 
+class UnknownTool(Exception):
+    """The agent called a tool the registry does not have: the agent's fault (a ``fail``), unlike a
+    gap in the recording (:class:`MissingFixture`, ``incomplete``)."""
+    def __init__(self, key: str, name: str):
+        super().__init__(f"{key}: unknown tool '{name}'")
+        self.key, self.name = key, name
+
+
 class ToolSource(Protocol):
     def call(self, key: str, call: ToolCall) -> ToolReturn: ...
 
@@ -87,8 +95,11 @@ class FixtureTools:
     fixture: Fixture
     read_only: frozenset[str] = frozenset()
     match_args: frozenset[str] = frozenset()
+    known: frozenset[str] = frozenset()     # the tool registry (empty: not checked)
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
+        if self.known and call.name not in self.known:
+            raise UnknownTool(key, call.name)
         rec = self.fixture.calls.get(key)
         if rec is not None and rec.tool == call.name and (
                 call.name not in self.match_args or _loose(dict(rec.args)) == _loose(dict(call.args))):
@@ -113,8 +124,11 @@ class LiveTools:
     run: Callable[[str, dict], Any]
     fixture: Fixture | None = None
     seen: dict = field(default_factory=dict)
+    known: frozenset[str] = frozenset()     # the tool registry (empty: not checked)
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
+        if self.known and call.name not in self.known:
+            raise UnknownTool(key, call.name)
         out = self.run(call.name, dict(call.args))
         rec = self.fixture.calls.get(key) if self.fixture else None
         differs = bool(rec is not None and rec.tool == call.name and canonical(rec.result) != canonical(out))

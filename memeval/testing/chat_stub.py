@@ -12,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-__all__ = ["ScriptedChatServer", "completion"]
+__all__ = ["ScriptedChatServer", "completion", "tool_call", "scripted_agent_responder"]
 
 
 def completion(text: str = "", tool_calls: list | None = None, model: str = "stub") -> dict:
@@ -66,3 +66,45 @@ class ScriptedChatServer:
     def __exit__(self, *exc):
         self._server.shutdown()
         self._server.server_close()
+
+
+def tool_call(name: str, args: dict, call_id: str) -> dict:
+    """One OpenAI ``tool_calls`` entry."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def scripted_agent_responder(agent, channel: str = "tool") -> Callable[[dict], dict]:
+    """A responder that answers like a scripted multi-turn agent (``memeval.multiturn.agents``):
+    its tool calls as ``tool_calls``, its reply as content, and its state through ``channel``:
+    ``"tool"`` (a ``report_state`` call before the reply), ``"block"`` (a fenced state block in
+    the reply) or ``"none"`` (the reply only, for an extractor to read)."""
+    state_tool = "report_state"
+
+    def respond(body: dict) -> dict:
+        msgs = [m for m in body["messages"] if m.get("role") != "system"]
+        last_user = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
+        state_ids, plain = set(), []
+        for m in msgs:               # the scripted agent never sees the state channel
+            if m.get("role") == "assistant" and m.get("tool_calls"):
+                calls = [c for c in m["tool_calls"] if c["function"]["name"] != state_tool]
+                state_ids |= {c["id"] for c in m["tool_calls"] if c["function"]["name"] == state_tool}
+                if calls:
+                    plain.append({**m, "tool_calls": calls})
+                continue
+            if m.get("role") == "tool" and m.get("tool_call_id") in state_ids:
+                continue
+            plain.append(m)
+        reported = any(m.get("role") == "tool" and m.get("tool_call_id") in state_ids for m in msgs[last_user:])
+        turn = sum(1 for m in msgs if m.get("role") == "user") - 1
+        step = sum(1 for m in msgs[last_user:] if m.get("role") == "assistant")
+        out = agent.gen(plain, body.get("seed") or 0, turn, step)
+        if out.tool_calls:
+            return completion("", [tool_call(c.name, dict(c.args), c.id or f"c{turn}_{step}_{i}")
+                                   for i, c in enumerate(out.tool_calls)])
+        if channel == "tool" and out.state is not None and not reported:
+            return completion("", [tool_call(state_tool, dict(out.state), f"s{turn}_{step}")])
+        if channel == "block" and out.state is not None:
+            return completion(f"{out.text}\n```state\n{json.dumps(dict(out.state))}\n```")
+        return completion(out.text)
+
+    return respond

@@ -358,10 +358,16 @@ def read_answers(path, known: set[str] | None = None) -> dict[str, str]:
 
 
 def read_responses(path, known: set[str] | None = None) -> dict[str, dict[str, str]]:
-    """``{system: {test_id: answer}}`` (keys starting with "_" are comments), systems in file order."""
+    """``{system: {test_id: answer}}`` (keys starting with "_" are comments), systems in file order.
+
+    The book's single-system batch file ``{test_id: answer}`` (every value a string) is read as one
+    system named by the file's stem."""
     obj = _read_json(path)
     if not isinstance(obj, dict):
         raise InputError(path, None, None, "expected a JSON object {system: {test_id: answer}}")
+    vals = [v for k, v in obj.items() if not k.startswith("_")]
+    if vals and all(isinstance(v, str) for v in vals):
+        return {Path(path).stem: _answers(obj, path, None, known)}
     out = {s: _answers(v, path, s, known) for s, v in obj.items() if not s.startswith("_")}
     if not out:
         raise InputError(path, None, None, "no systems in this file")
