@@ -12,7 +12,9 @@ Checks (``CHECKS``, in report order):
 - ``ids-unique``: question ids unique per question file; turn ids unique per haystack.
 - ``dates-chronological``: ISO dates never decrease within a haystack, in file order.
 - ``evidence-resolves``: every evidence turn / evidence session exists in the question's tier and
-  haystack; answerable questions have evidence.
+  haystack, and each evidence turn sits in one of the cited ``evidence_sessions`` (numbered by the
+  turn field ``bench.yaml`` declares as ``evidence_session_field``, default ``session_id``;
+  glasshouse: ``core_session``); answerable questions have evidence.
 - ``images-resolve``: every ``image`` a turn names is a readable image file under the bench folder.
 - ``evidence-contains-gold``: the gold (or an alt; every part for GATHER; both sides also accepted
   for RECONCILE; the clash values for CONTRADICT) is contained (dry ``contains``) in the joined text
@@ -58,7 +60,7 @@ from ..errors import InputError
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from .io import MANIFEST, hash_files, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
-from .model import Bench, Question, Tier, Turn
+from .model import SESSION_FIELD_KEY, Bench, Question, Tier, Turn
 
 __all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult",
            "AuditReport", "audit"]
@@ -265,6 +267,8 @@ class _Audit:
 
         self.contains, self.score_answer, self.is_idk = contains, score_answer, is_idk
         self.latest_value = latest_value
+        #: the turn field evidence_sessions refer to (glasshouse: core_session), as bench.yaml declares
+        self.session_field = str(bench.extra.get(SESSION_FIELD_KEY) or "session_id")
 
     # -- bookkeeping
     def fail(self, check: str, tier: str | None, qid: str | None, reason: str) -> None:
@@ -325,7 +329,7 @@ class _Audit:
             else:
                 h.pos[t.turn_id] = len(h.turns)
             h.turns.append(t)
-            h.sessions.add(str(t.session_id))
+            h.sessions.add(str(t.session_key(self.session_field)))
             if not _ISO_DATE.match(t.date):
                 bad_dates.append((n, t.date))
             else:
@@ -488,7 +492,16 @@ class _Audit:
         missing_s = [s for s in q.evidence_sessions if str(s) not in h.sessions]
         if missing_s:
             self.fail(check, tier, q.id, f"evidence sessions {missing_s} not in the tier's turns")
-        answerable = q.expect == "answer" and q.axis not in _EXEMPT_GOLD
+        if q.evidence_sessions:
+            cited = {str(s) for s in q.evidence_sessions}
+            for tid in q.evidence_turns:
+                if tid in h.pos:
+                    key = h.turns[h.pos[tid]].session_key(self.session_field)
+                    if str(key) not in cited:
+                        self.fail(check, tier, q.id, f"evidence turn {tid} is in {self.session_field} {key}, "
+                                  f"not in evidence_sessions {list(q.evidence_sessions)}")
+                        break
+        answerable = q.expect != "no_memory" and q.axis not in _EXEMPT_GOLD
         if answerable and not q.evidence_turns:
             self.fail(check, tier, q.id, f"{q.axis} question has no evidence turns")
         return h.evidence(q.evidence_turns)
