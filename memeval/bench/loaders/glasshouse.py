@@ -68,7 +68,7 @@ def _raw_lines(path) -> list[str]:
         return [x if x.endswith("\n") else x + "\n" for x in fh if x.strip()]
 
 
-#: At most this share of a question file's rows (and at least one row) may cite an evidence session
+#: At most this share of a question file's rows may cite an evidence session
 #: that does not hold the evidence turn before the pairing is refused: a row or two is a data error
 #: for the audit to report (glasshouse v0.1 core: Q366), a whole file is the wrong tier.
 SESSION_MISMATCH_TOLERANCE = 0.01
@@ -120,11 +120,11 @@ def check_pairing(q_path, rows, turns_path, session_of,
                               "(evidence turn ids are per tier file; a question file belongs to one tier)")
         if bad_session:
             wrong.append((n, q, bad_session))
-    if len(wrong) > max(1, SESSION_MISMATCH_TOLERANCE * len(rows)):
+    if len(wrong) > SESSION_MISMATCH_TOLERANCE * len(rows):
         n, q, why = wrong[0]
+        more = f"; {len(wrong) - 1} more row(s) like it" if len(wrong) > 1 else ""
         return InputError(q_path, n, "evidence_sessions",
-                          f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there, "
-                          f"and so do {len(wrong) - 1} more rows")
+                          f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there{more}")
     if mismatches is not None:
         mismatches.extend(f"{q.id}: {why}" for _, q, why in wrong)
     return None
