@@ -17,7 +17,7 @@ def check(q, answer, score, rule):
 
 
 def test_grader_version_and_frozen_result():
-    assert GRADER_VERSION == "dry-v1"
+    assert GRADER_VERSION == "dry-v2"
     s = DryScore.of(0.5, "x")
     assert (s.score, s.verdict, s.rule) == (0.5, "partial", "x")
     with pytest.raises(AttributeError):

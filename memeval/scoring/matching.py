@@ -12,7 +12,8 @@
   ``second``, also a unit of time); the unambiguous number words 2-12 and 20 of es fr de pt it ru
   (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
   (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
-* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``.
+* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``. An ISO date stays one token
+  (``2026-09-06`` → ``2026.09.06``): no number gold matches a part of it.
 * British spellings folded to American: ``neighbour`` → ``neighbor``, ``organise`` → ``organize``,
   ``analyse`` → ``analyze``, ``centre`` → ``center``, ``grey`` → ``gray``.
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
@@ -124,6 +125,9 @@ def _fold_british(s: str) -> str:
     return s
 
 
+# An ISO date (2026-09-06) is kept as one token, 2026.09.06: no plain number ("six", "2026", "15")
+# matches a part of it, and a gold written as the same date still does.
+_ISO_DATE = re.compile(r"(?<![\d.,:/-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
     "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
@@ -379,6 +383,8 @@ def _normalize(text: str) -> str:
         s = _THOUSANDS.sub("", s)
     if "/" in s:
         s = _FRACTION.sub(_fraction_sub, s)
+    if "-" in s:
+        s = _ISO_DATE.sub(r"\1.\2.\3", s)
     s = s.translate(_PUNCT_TO_SPACE)
     if "." in s:
         s = _AM_PM.sub(r"\1m", s)
@@ -397,7 +403,8 @@ def _normalize(text: str) -> str:
 
 _CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\u3130-\u318f]")
 _ARABIC_LETTER = re.compile(r"[\u0620-\u064a]")
-_NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[.,:]\d+)*")  # 9:30 is one token, not 9 and 30
+# 9:30 is one token, not 9 and 30; an ordinal keeps its suffix (21st is not the count 21)
+_NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[.,:]\d+)*(?:st|nd|rd|th)?(?![\d])")
 HEDGE_WORDS = frozenset(
     "about around roughly approximately approx some over under just almost nearly circa "
     "exactly only and per than".split()
@@ -449,7 +456,8 @@ def _gold_shape(g: str) -> _GoldShape:
     if not _is_word_char(last) or _CJK.match(last):
         suffixes = None
     elif last.isdigit():
-        suffixes = _ORDINALS
+        # "May 21" is in "May 21st", but a bare count is not an ordinal: "one" is not "first"
+        suffixes = _ORDINALS if any(c.isalpha() for c in g) else ("",)
     elif _ARABIC_LETTER.match(last):
         suffixes = _ARABIC_SUFFIXES
     elif last == "y" and len(g) > 2:
@@ -544,6 +552,12 @@ def _singular(w: str) -> str:
 
 
 def _number_key(n: str):
+    """A number compared as a number; an ordinal ("21st") and a zero-padded part of a code or date
+    ("06", "09") compare as text, so "six" never matches "09/06" and "one" never "1st"."""
+    if n[-1].isalpha():
+        return ("ordinal", _parse_number(n[:-2]))
+    if len(n) > 1 and n[0] == "0" and n[1].isdigit():
+        return n
     v = _parse_number(n)
     return n if v != v else v  # NaN: keep the text
 
