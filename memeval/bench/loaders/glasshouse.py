@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
+from ..audit import image_ref_kind
 from ..io import iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
 from ..tokens import TOKENIZER
@@ -134,6 +135,9 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     images = []
     for t in turns:
         if t.image:
+            if image_ref_kind(t.image) != "file":
+                raise InputError(turns_path, f"turn_id {t.turn_id}", "image",
+                                 "expected a file path inside the folder (not a URL, an absolute path or '..')")
             if not (folder / t.image).is_file():
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
