@@ -171,3 +171,11 @@ def test_memory_objects_over_http_round_trip():
     assert memory_from_json("plain text") == "plain text" and memory_content("plain text") == "plain text"
     with pytest.raises(TypeError):
         memory_from_json({"timestamp": "2022-04-15"})
+
+
+def test_a_stray_nt_is_not_a_correction():
+    q = Question("Q1", "CONFLICT", "They grow tomatoes, right?", "no, they switched from tomatoes to green beans",
+                 gold_alts=("green beans",))
+    assert grade(q, "Ah right, green beans don't all ripen together.") == (0.5, "conflict:value-only")
+    assert grade(q, "That isn't right, it's green beans now.") == (1.0, "conflict:corrected")
+    assert grade(q, "Nope, green beans.") == (1.0, "conflict:corrected")

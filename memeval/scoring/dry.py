@@ -101,7 +101,8 @@ _NEGATED_DISAGREEMENT = re.compile(
 
 # Negation / correction words (rule 10).
 _CORRECTION = PhraseSet([
-    r"\bno\b", r"\bnope\b", r"\bnot\b", r"n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
+    # not any "n't": "green beans don't all ripen together" corrects nothing
+    r"\bno\b", r"\bnope\b", r"\bnot\b", r"\b(?:is|was|are|were)n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
     r"\bchang(?:e|ed|es)\b", r"\bswitched\b", r"\bmoved\b", r"\bused to\b", r"\bno longer\b",
     r"\bany ?more\b", r"\bwrong\b", r"\bmistaken\b", r"\boutdated\b", r"\bout of date\b",
     r"\bcorrection\b", r"\binstead\b", r"\breplaced\b", r"\bupdated?\b", r"\bformerly\b",
