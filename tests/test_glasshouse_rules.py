@@ -179,3 +179,38 @@ def test_a_stray_nt_is_not_a_correction():
     assert grade(q, "Ah right, green beans don't all ripen together.") == (0.5, "conflict:value-only")
     assert grade(q, "That isn't right, it's green beans now.") == (1.0, "conflict:corrected")
     assert grade(q, "Nope, green beans.") == (1.0, "conflict:corrected")
+
+
+def test_memory_fields_survive_the_reference_server_and_plain_strings_still_work():
+    import httpx
+
+    from memeval.bench.model import Session, Turn
+    from memeval.systems import BM25
+    from memeval.systems.http import HttpSystem
+    from memeval.systems.server import ReferenceServer
+
+    with ReferenceServer(BM25(k=2)) as srv:
+        h = HttpSystem(srv.url)
+        h.reset()
+        h.ingest(Session(7, "2026-02-01", (Turn(1, 7, "user", "The spare key is under the blue flowerpot",
+                                                "2026-02-01"),)))
+        raw = httpx.post(srv.url + "/query", json={"question": "where is the spare key"}).json()
+        assert raw["memories"] == [{"text": "The spare key is under the blue flowerpot", "timestamp": "2026-02-01",
+                                    "speaker": "user"}]
+        m = h.query("where is the spare key", None).memories[0]
+        assert (m.content, m.timestamp, m.speaker) == ("The spare key is under the blue flowerpot", "2026-02-01", "user")
+        h.close()
+
+    def handler(request):  # an older server: plain strings
+        return httpx.Response(200, json={"memories": ["[2022-04-15] Joanna: I love hiking."]})
+
+    h = HttpSystem("http://memory.test", transport=httpx.MockTransport(handler), backoff=0.0)
+    assert h.query("q", None).memories == ("[2022-04-15] Joanna: I love hiking.",)
+
+
+def test_retrieval_by_text_reads_content_not_date_stamps():
+    from memeval.scoring.retrieval import retrieval_hit
+
+    q = Question("Q1", "BASIC", "How many hikes?", "Four", evidence_turns=(3,))
+    assert retrieval_hit(q, None, [Memory("I love hiking.", "2022-04-15", "Joanna")]) is False
+    assert retrieval_hit(q, None, [Memory("We did four hikes.", "2022-04-15", "Joanna")]) is True

@@ -478,7 +478,8 @@ class _Audit:
                 if self.image_only(q, ev):
                     self.add("evidence-ceiling", "image_only_excluded")
                     continue
-                s = float(self.score_answer(q, "\n".join(turn_text(t) for t in ev)).score)
+                # as returned memories (a list): content only, an IDK phrase quoted in a turn is not IDK
+                s = float(self.score_answer(q, [turn_text(t) for t in ev]).score)
                 ceil_num += w * s
                 ceil_den += w
                 ceil_scores.append(s)
