@@ -214,3 +214,8 @@ def test_retrieval_by_text_reads_content_not_date_stamps():
     q = Question("Q1", "BASIC", "How many hikes?", "Four", evidence_turns=(3,))
     assert retrieval_hit(q, None, [Memory("I love hiking.", "2022-04-15", "Joanna")]) is False
     assert retrieval_hit(q, None, [Memory("We did four hikes.", "2022-04-15", "Joanna")]) is True
+
+
+def test_a_reflexive_gold_keeps_its_reflexive():
+    assert contains("I counted them myself.", "he counted them himself") is True
+    assert contains("We counted the boxes.", "I counted them myself") is False

@@ -19,7 +19,8 @@
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
   its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
 * English articles and personal pronouns dropped (questions are third person, conversations
-  first: "her dentist" = "my dentist"); "a" is kept when no word follows or a conjunction/verb
+  first: "her dentist" = "my dentist"); a reflexive becomes ``self`` ("myself" = "himself");
+  "a" is kept when no word follows or a conjunction/verb
   follows ("plan a", "vitamin a and c").
 * Periods, commas and colons not between digits, dashes, quotes, brackets, slashes and sentence
   punctuation (also CJK and Arabic) become spaces; white space collapses to one space, never to
@@ -178,9 +179,11 @@ def _ordinal(n: int) -> str:
 
 _FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
 _PRONOUNS = frozenset((
-    "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself "
-    "it its itself we us our ours ourselves they them their theirs themselves"
+    "i me my mine you your yours he him his she her hers it its we us our ours they them their theirs"
 ).split())
+# A reflexive is kept as one person-free word: "I counted them myself" = "he counted them himself",
+# but it does not vanish ("counted them myself" is not just "counted").
+_REFLEXIVES = frozenset("myself yourself yourselves himself herself itself ourselves themselves".split())
 _CONTRACTIONS = frozenset(("m", "re", "s", "ve", "ll", "d"))
 # "a" before one of these is a letter, not an article ("vitamin a and c", "plan a is better").
 _NOT_AFTER_ARTICLE = frozenset("and or but nor to is was are were has had will would can could & +".split())
@@ -204,7 +207,7 @@ _FOREIGN_NUMBERS = {
 }
 
 _SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS, *_ORDINALS_WORDS,
-    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_USD_WORDS, *_EUR_WORDS,
+    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_REFLEXIVES, *_USD_WORDS, *_EUR_WORDS,
     *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
 ])
 
@@ -328,6 +331,9 @@ def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
         out.extend(nums)
         i = j
         return i
+    if t in _REFLEXIVES:
+        out.append("self")
+        return i + 1
     # articles and personal pronouns
     if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt and nxt not in _NOT_AFTER_ARTICLE):
         i += 1
