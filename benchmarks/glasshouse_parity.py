@@ -72,6 +72,63 @@ def summarise(scores: dict[str, tuple[str, float | None]]) -> dict:
             "n": int(n)}
 
 
+IDK_ANSWERS = ["I don't know.", "That was never mentioned in our conversations.", "I have no record of that.",
+               "No lo sé.", "Je ne sais pas.", "わかりません。"]
+
+
+def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
+    """(kind, answer) pairs: right, wrong, hedged and abstaining answers to one question."""
+    out = [("gold", q.gold_answer), ("gold in a sentence", f"From what you told me, {q.gold_answer}.")]
+    out += [("alt", a) for a in q.gold_alts[:3]]
+    out += [("idk", a) for a in IDK_ANSWERS]
+    out += [("denial", "That never happened; you never said that."), ("other gold", others[0]),
+            ("other gold", others[1])]
+    if q.stale_answer:
+        out += [("stale value", q.stale_answer), ("old then new", f"It was {q.stale_answer}, now {q.gold_answer}")]
+    if q.clash_a and q.clash_b:
+        out += [("both clash values", f"{q.clash_a} and later {q.clash_b}"), ("one clash value", q.clash_b),
+                ("negated conflict", f"There is no conflict here: {q.clash_a}.")]
+    if q.axis == "CONFLICT":
+        latest = q.gold_alts[0] if q.gold_alts else q.gold_answer
+        out += [("nope + value", f"Nope, {latest}."), ("value + instead", f"{latest} instead."),
+                ("value only", latest)]
+    return [(k, a) for k, a in out if a]
+
+
+def rules_agreement(gh: Path, qs: dict, tmp: Path) -> tuple[int, int, Counter, dict]:
+    """Grade constructed answers with score.py (as a program) and with memeval's dry rules."""
+    import random
+
+    rng = random.Random(7)
+    golds = [q.gold_answer for q in qs.values() if q.expect != "no_memory" and q.gold_answer]
+    items = []
+    for q in qs.values():
+        for kind, ans in constructed_answers(q, rng.sample(golds, 2)):
+            items.append((q, kind, ans))
+    runfile = tmp / "constructed_answers.jsonl"
+    with open(runfile, "w", encoding="utf-8") as fh:
+        for q, _, ans in items:
+            fh.write(json.dumps({"id": q.id, "answer": ans, "answer_generated": True, "chars_returned": len(ans),
+                                 "memories_returned": []}, ensure_ascii=False) + "\n")
+    rows_path = tmp / "constructed_rows.jsonl"
+    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl"),
+           "--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=True)
+    theirs = [json.loads(line)["score"] for line in open(rows_path, encoding="utf-8")]
+    assert len(theirs) == len(items)
+    agree, diffs, examples = 0, Counter(), defaultdict(list)
+    for (q, kind, ans), t in zip(items, theirs):
+        d = score_answer(q, ans)
+        if d.score == t:
+            agree += 1
+        else:
+            key = (q.axis, kind, t, d.score)
+            diffs[key] += 1
+            if len(examples[key]) < 2:
+                examples[key].append(f"{q.id} {ans[:50]!r}")
+    return agree, len(items), diffs, examples
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--glasshouse", type=Path, default=DEFAULT_GH)
@@ -150,6 +207,13 @@ def main() -> int:
               "questions (axis, memeval rule: score.py score → memeval score, count, examples):", ""]
     for (axis, rule, theirs, mine), n in sorted(diffs.items(), key=lambda kv: -kv[1]):
         lines.append(f"- {axis}, `{rule}`: {theirs} → {mine}: {n} ({', '.join(examples[(axis, rule, theirs, mine)])})")
+    agree, n_items, cdiffs, cex = rules_agreement(gh, qs, tmp)
+    lines += ["", f"Constructed answers (gold, alts, the gold in a sentence, IDK in 4 languages, a denial, two "
+              f"other questions' golds, stale/clash/correction variants where the row has them): {n_items} answers "
+              f"to the 633 questions; the two rule sets agree on {agree} ({100 * agree / n_items:.1f}%). "
+              "Disagreements (axis, kind of answer: score.py → memeval, count, examples):", ""]
+    for (axis, kind, theirs, mine), n in sorted(cdiffs.items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {axis}, {kind}: {theirs} → {mine}: {n} ({'; '.join(cex[(axis, kind, theirs, mine)])})")
     text = "\n".join(lines) + "\n"
     print(text)
     a.out.parent.mkdir(parents=True, exist_ok=True)

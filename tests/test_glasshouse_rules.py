@@ -219,3 +219,8 @@ def test_retrieval_by_text_reads_content_not_date_stamps():
 def test_a_reflexive_gold_keeps_its_reflexive():
     assert contains("I counted them myself.", "he counted them himself") is True
     assert contains("We counted the boxes.", "I counted them myself") is False
+
+
+def test_a_third_person_never_told_is_a_statement_not_idk():
+    assert is_idk("he never told them") is False
+    assert is_idk("You never told me that.") is True

@@ -52,7 +52,8 @@ _STORE = (r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?hist
           r"context|logs?|messages?|data|knowledge|transcripts?|what (?:you(?:'ve| have)?|i(?:'ve| have)?) "
           r"(?:told|shared|said|mentioned)(?: (?:me|you))?)")
 _INFO = r"(?:information|info|records?|mentions?|memor(?:y|ies)|details?|data|notes?|indication|evidence|knowledge)"
-_SAID = (r"(?:stated|said|mentioned|told|discussed|shared|specified|brought up|came up|come up|"
+# "told" only with its listener: "you never told me" is IDK, "he never told them" is a statement
+_SAID = (r"(?:stated|said|mentioned|told (?:me|us)|discussed|shared|specified|brought up|came up|come up|"
          r"talked about|noted|recorded|given|provided|indicated|disclosed|referenced|revealed)")
 _NT = r"(?:n't|nt| not)"
 
