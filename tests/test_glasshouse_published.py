@@ -71,3 +71,19 @@ def test_token_count_is_labelled_as_memevals_approximation(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "core: 1882 turns, 96 sessions," in out
     assert "tokens (approx-v1: memeval's own approximation)" in out
+
+
+def test_bm25_on_the_published_core_leaves_abstain_ungraded_as_glasshouse_does(bench_dir, tmp_path):
+    from memeval.run.records import read_records
+    from memeval.run.runner import run_system
+
+    recs = read_records(run_system(bench_dir, "bm25:k=10", tiers=["core"], out=tmp_path / "run", progress=False))
+    assert len(recs) == 633 and not any(r["error"] for r in recs)
+    ungraded = [r for r in recs if r["score"] is None]
+    assert len(ungraded) == 28 and {r["axis"] for r in ungraded} == {"ABSTAIN"}
+    assert all("not graded on abstention" in r["ungraded_reason"] for r in ungraded)
+    # graded answers are the retrieved turns' content: no date stamp in what the rules read
+    graded = [r for r in recs if r["score"] is not None]
+    assert len(graded) == 605
+    assert {r["rule"].split(":")[0] for r in graded if r["axis"] == "STALE"} == {"stale"}
+    assert {r["rule"].split(":")[0] for r in graded if r["axis"] == "CONTRADICT"} == {"contradict"}
