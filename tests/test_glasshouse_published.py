@@ -1,6 +1,7 @@
 """glasshouse v0.1's own core files, unchanged (../shared/external/glasshouse-v0.1, Apache-2.0): the
 import keeps every published field and the counts equal the ones its SOURCE.md gives."""
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -87,3 +88,34 @@ def test_bm25_on_the_published_core_leaves_abstain_ungraded_as_glasshouse_does(b
     assert len(graded) == 605
     assert {r["rule"].split(":")[0] for r in graded if r["axis"] == "STALE"} == {"stale"}
     assert {r["rule"].split(":")[0] for r in graded if r["axis"] == "CONTRADICT"} == {"contradict"}
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_evidence_sessions_by_core_session_and_session_id_for_filler(tmp_path):
+    from memeval.bench.loaders.glasshouse import load_glasshouse
+
+    src = tmp_path / "gh"
+    src.mkdir()
+    story = [("The plot is a quarter acre.", 1), ("We planted 200 tomatoes.", 2)]
+    core = [{"turn_id": i, "session_id": 10 + cs, "kind": "core", "category": "farming", "speaker": "user",
+             "text": text, "core_session": cs, "date": f"2026-03-0{i}"} for i, (text, cs) in enumerate(story, 1)]
+    small = [{"turn_id": 1, "session_id": 500, "speaker": "user", "text": "My cat is called Miso.",
+              "date": "2026-03-01"}] + [dict(t, turn_id=t["turn_id"] + 1, session_id=600 + t["core_session"])
+                                       for t in core]
+    _jsonl(src / "glasshouse_v0.1_core.jsonl", core)
+    _jsonl(src / "glasshouse_v0.1_small.jsonl", small)
+    q = {"axis": "BASIC", "question_en": "?", "expect": "answer"}
+    _jsonl(src / "questions_core.jsonl", [dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[1],
+                                               evidence_sessions=[1]),
+                                          dict(q, id="Q2", gold_answer="200", evidence_turns=[2], evidence_sessions=[2])])
+    _jsonl(src / "questions_small.jsonl", [dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[2],
+                                                evidence_sessions=[1]),
+                                           dict(q, id="F1", gold_answer="Miso", evidence_turns=[1],
+                                                evidence_sessions=[500])])
+    bench = load_glasshouse(src, tmp_path / "bench")
+    assert bench.extra["evidence_session_field"] == "core_session"
+    assert not bench.extra["evidence_session_mismatches"]
+    assert [f for f in audit(tmp_path / "bench").findings if f.check == "evidence-resolves"] == []

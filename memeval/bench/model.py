@@ -52,10 +52,19 @@ class Turn:
         return d
 
     def session_key(self, session_field: str = "session_id"):
-        """The session number ``evidence_sessions`` refer to (``session_field`` as declared by the bench)."""
-        if session_field == "session_id":
-            return self.session_id
-        return self.extra.get(session_field)
+        """The session number ``evidence_sessions`` refer to: ``session_field`` as the bench declares it
+        (glasshouse: ``core_session``), or ``session_id`` on a turn without that field (filler turns
+        of glasshouse's larger tiers carry no story session).
+
+        >>> t = Turn(5, 40, "user", "hi", "2026-03-02", extra={"core_session": 2})
+        >>> t.session_key("core_session"), Turn(6, 41, "user", "hi", "2026-03-02").session_key("core_session")
+        (2, 41)
+        """
+        if session_field != "session_id":
+            v = self.extra.get(session_field)
+            if v is not None:
+                return v
+        return self.session_id
 
 
 @dataclass(frozen=True)
