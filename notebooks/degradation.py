@@ -66,7 +66,7 @@ tier_sizes = (df.group_by("tier_index", "tier", "tier_turns", "tier_tokens")
               .agg(pl.col("qid").n_unique().alias("questions"),
                    pl.col("qid").filter(pl.col("in_all_tiers")).n_unique().alias("core questions"))
               .sort("tier_index").drop("tier_index"))
-display(HTML(html_table(tier_sizes, caption="tiers, smallest first")))
+display(HTML(html_table(tier_sizes, caption="tiers, smallest first (tier_tokens: memeval's approx-v1 count)")))
 
 # %% [markdown]
 # ## Degradation curves

@@ -127,7 +127,7 @@ def test_question_file_paired_with_another_tier_is_refused(tmp_path):
     # same ids, other sessions: the session cross-check catches it
     src2 = make_folder(tmp_path / "gh2")
     _jsonl(src2 / "questions_small.jsonl", [_q("Q001", [1], [2])])
-    with pytest.raises(InputError, match=r"questions_small.jsonl:1: field 'evidence_turns'.*evidence turn 1 is in "
+    with pytest.raises(InputError, match=r"questions_small.jsonl:1: field 'evidence_sessions'.*evidence turn 1 is in "
                                          r"session 1, not in evidence_sessions \[2\]"):
         load_glasshouse(src2, tmp_path / "bench")
 

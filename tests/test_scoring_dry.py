@@ -17,7 +17,7 @@ def check(q, answer, score, rule):
 
 
 def test_grader_version_and_frozen_result():
-    assert GRADER_VERSION == "dry-v1"
+    assert GRADER_VERSION == "dry-v2"
     s = DryScore.of(0.5, "x")
     assert (s.score, s.verdict, s.rule) == (0.5, "partial", "x")
     with pytest.raises(AttributeError):
@@ -63,7 +63,8 @@ def test_idk_looking_gold_is_exempt_from_the_net():
     ("I don't know.", 1.0, "abstain:idk"),
     ("That was never mentioned.", 1.0, "abstain:idk"),
     ("모르겠습니다", 1.0, "abstain:idk"),
-    ("That didn't happen.", 1.0, "abstain:denial"),
+    # a denial answers a planted premise; plain ABSTAIN plants none, so only IDK counts there
+    ("That didn't happen.", 0.0, "abstain:went-along"),
     ("Your sister's name is Ana.", 0.0, "abstain:went-along"),
 ])
 def test_abstain(answer, score, rule):

@@ -24,7 +24,7 @@ __all__ = [
     "FAILURE_CLASSES",
 ]
 
-_X_COLUMNS = {"turns": ("tier_turns", "turns in the haystack"), "tokens": ("tier_tokens", "tokens in the haystack")}
+_X_COLUMNS = {"turns": ("tier_turns", "turns in the haystack"), "tokens": ("tier_tokens", "tokens in the haystack (memeval's approx-v1 count)")}
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22", "#17becf"]
 

@@ -12,8 +12,12 @@ Checks (``CHECKS``, in report order):
 - ``ids-unique``: question ids unique per question file; turn ids unique per haystack.
 - ``dates-chronological``: ISO dates never decrease within a haystack, in file order.
 - ``evidence-resolves``: every evidence turn / evidence session exists in the question's tier and
-  haystack; answerable questions have evidence.
-- ``images-resolve``: every ``image`` a turn names is a readable image file under the bench folder.
+  haystack, and each evidence turn sits in one of the cited ``evidence_sessions`` (numbered by the
+  turn field ``bench.yaml`` declares as ``evidence_session_field``, default ``session_id``;
+  glasshouse: ``core_session``); answerable questions have evidence.
+- ``images-resolve``: every ``image`` a turn names is a readable image file under the bench folder;
+  remote links and ``data:`` URLs are counted, never fetched or opened; an absolute path or one
+  with ``..`` is a failure (paths from data never leave the bench folder), never a traceback.
 - ``evidence-contains-gold``: the gold (or an alt; every part for GATHER; both sides also accepted
   for RECONCILE; the clash values for CONTRADICT) is contained (dry ``contains``) in the joined text
   of the evidence turns. ABSTAIN, FALSE_MEMORY and ``expect: no_memory`` are exempt; an IMAGE
@@ -58,10 +62,10 @@ from ..errors import InputError
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from .io import MANIFEST, hash_files, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
-from .model import Bench, Question, Tier, Turn
+from .model import SESSION_FIELD_KEY, Bench, Question, Tier, Turn
 
 __all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult",
-           "AuditReport", "audit"]
+           "AuditReport", "audit", "image_ref_kind"]
 
 CHECKS: tuple[str, ...] = (
     "manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "evidence-resolves",
@@ -198,10 +202,34 @@ def _short(s: str, n: int = 60) -> str:
     return repr(s if len(s) <= n else s[: n - 1] + "…")
 
 
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def image_ref_kind(ref: str) -> str:
+    """What an ``image`` field holds: ``data`` (a ``data:`` URL), ``remote`` (any other URL scheme),
+    ``escapes`` (an absolute path or one climbing out of the bench folder) or ``file``.
+
+    >>> [image_ref_kind(x) for x in ("data:image/png;base64,iVBOR", "https://x/y.png", "/etc/p.png",
+    ...                              "../p.png", "img/img01.png")]
+    ['data', 'remote', 'escapes', 'escapes', 'file']
+    """
+    if ref[:5].lower() == "data:":
+        return "data"
+    if _SCHEME.match(ref) and not re.match(r"^[a-zA-Z]:[\\/]", ref):  # not a Windows drive
+        return "remote"
+    p = ref.replace("\\", "/")
+    if p.startswith("/") or re.match(r"^[a-zA-Z]:/", p) or ".." in p.split("/"):
+        return "escapes"
+    return "file"
+
+
 def _image_problem(path: Path) -> str | None:
     """None for a readable image file, else what is wrong with it."""
-    if not path.is_file():
-        return "not found in the bench folder"
+    try:
+        if not path.is_file():
+            return "not found in the bench folder"
+    except OSError as e:  # e.g. a name too long for the file system
+        return f"cannot be looked up ({e.strerror or type(e).__name__})"
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -265,6 +293,8 @@ class _Audit:
 
         self.contains, self.score_answer, self.is_idk = contains, score_answer, is_idk
         self.latest_value = latest_value
+        #: the turn field evidence_sessions refer to (glasshouse: core_session), as bench.yaml declares
+        self.session_field = str(bench.extra.get(SESSION_FIELD_KEY) or "session_id")
 
     # -- bookkeeping
     def fail(self, check: str, tier: str | None, qid: str | None, reason: str) -> None:
@@ -325,7 +355,7 @@ class _Audit:
             else:
                 h.pos[t.turn_id] = len(h.turns)
             h.turns.append(t)
-            h.sessions.add(str(t.session_id))
+            h.sessions.add(str(t.session_key(self.session_field)))
             if not _ISO_DATE.match(t.date):
                 bad_dates.append((n, t.date))
             else:
@@ -335,8 +365,16 @@ class _Audit:
                               f"{tier.turns_file}:{n}: turn {t.turn_id} dated {t.date} comes after a turn "
                               f"dated {prev[0]} (line {prev[1]})")
                 last_date[t.haystack] = (t.date, n)
-            if t.image is not None and t.image.startswith(("http://", "https://")):
+            kind = None if t.image is None else image_ref_kind(t.image)
+            if kind == "remote":
                 self.add("images-resolve", "remote_images_not_checked")  # LoCoMo: URLs, never fetched
+            elif kind == "data":
+                self.add("images-resolve", "data_url_images_not_checked")  # inline base64 (LoCoMo)
+            elif kind == "escapes":
+                self.add("images-resolve", "paths_outside_bench")
+                self.fail("images-resolve", tier.name, None,
+                          f"{tier.turns_file}:{n}: image {_short(t.image)} is outside the bench folder "
+                          "(absolute or '..'); not read")
             elif t.image is not None:
                 if t.image not in img_seen:
                     problem = _image_problem(self.root / t.image)
@@ -440,7 +478,8 @@ class _Audit:
                 if self.image_only(q, ev):
                     self.add("evidence-ceiling", "image_only_excluded")
                     continue
-                s = float(self.score_answer(q, "\n".join(turn_text(t) for t in ev)).score)
+                # as returned memories (a list): content only, an IDK phrase quoted in a turn is not IDK
+                s = float(self.score_answer(q, [turn_text(t) for t in ev]).score)
                 ceil_num += w * s
                 ceil_den += w
                 ceil_scores.append(s)
@@ -488,7 +527,16 @@ class _Audit:
         missing_s = [s for s in q.evidence_sessions if str(s) not in h.sessions]
         if missing_s:
             self.fail(check, tier, q.id, f"evidence sessions {missing_s} not in the tier's turns")
-        answerable = q.expect == "answer" and q.axis not in _EXEMPT_GOLD
+        if q.evidence_sessions:
+            cited = {str(s) for s in q.evidence_sessions}
+            for tid in q.evidence_turns:
+                if tid in h.pos:
+                    key = h.turns[h.pos[tid]].session_key(self.session_field)
+                    if str(key) not in cited:
+                        self.fail(check, tier, q.id, f"evidence turn {tid} is in {self.session_field} {key}, "
+                                  f"not in evidence_sessions {list(q.evidence_sessions)}")
+                        break
+        answerable = q.expect != "no_memory" and q.axis not in _EXEMPT_GOLD
         if answerable and not q.evidence_turns:
             self.fail(check, tier, q.id, f"{q.axis} question has no evidence turns")
         return h.evidence(q.evidence_turns)

@@ -15,7 +15,7 @@ import yaml
 
 from ..atomic import write_jsonl, write_text
 from ..errors import InputError
-from .model import QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
+from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
 
 __all__ = ["iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
            "load_bench", "save_bench", "hash_files", "MANIFEST"]
@@ -77,6 +77,10 @@ def _list(obj: dict, key: str, item, path, n) -> tuple:
     return tuple(v)
 
 
+_TURN_KNOWN = frozenset({"turn_id", "session_id", "speaker", "text", "date", "image", "image_no", "caption",
+                         "haystack"})
+
+
 def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
     return Turn(
         turn_id=_req(obj, "turn_id", int, path, n),
@@ -88,6 +92,7 @@ def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
         image_no=_opt(obj, "image_no", int, path, n),
         caption=_opt(obj, "caption", str, path, n),
         haystack=_opt(obj, "haystack", str, path, n),
+        extra={k: v for k, v in obj.items() if k not in _TURN_KNOWN},
     )
 
 
@@ -116,8 +121,8 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
     if axis not in AXIS_WEIGHTS:
         raise InputError(path, n, "axis", f"unknown axis {axis!r}")
     expect = obj.get("expect", "answer")
-    if expect not in ("answer", "no_memory"):
-        raise InputError(path, n, "expect", f"must be 'answer' or 'no_memory', got {expect!r}")
+    if expect not in EXPECT_VALUES:
+        raise InputError(path, n, "expect", f"must be one of {', '.join(EXPECT_VALUES)}; got {expect!r}")
     gold = obj.get("gold_answer", "")
     if gold is None:
         gold = ""

@@ -10,7 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-__all__ = ["Turn", "Session", "Question", "Tier", "Bench", "sessions_of", "haystacks_of"]
+__all__ = ["Turn", "Session", "Question", "Tier", "Bench", "sessions_of", "haystacks_of", "EXPECT_VALUES",
+           "EXPECT_AXIS", "SESSION_FIELD_KEY"]
+
+#: ``expect`` values as published by glasshouse v0.1 (benchmark.md §2).
+EXPECT_VALUES: tuple[str, ...] = ("answer", "no_memory", "answer_or_abstain", "flag_conflict")
+#: The scoring rule an ``expect`` value calls for, whatever the row's axis (benchmark.md §4 rule 1;
+#: glasshouse's cross-language rows carry their original's expect under another axis name).
+EXPECT_AXIS: Mapping[str, str] = {"no_memory": "ABSTAIN", "answer_or_abstain": "STALE",
+                                  "flag_conflict": "CONTRADICT"}
+#: ``bench.yaml`` key naming the turn field that ``evidence_sessions`` refer to (default ``session_id``;
+#: glasshouse numbers them by ``core_session``).
+SESSION_FIELD_KEY = "evidence_session_field"
 
 
 def _clean(d: dict) -> dict:
@@ -29,9 +40,31 @@ class Turn:
     image_no: int | None = None
     caption: str | None = None  # an image caption kept apart from the text (LoCoMo's blip_caption)
     haystack: str | None = None
+    #: Other published fields (glasshouse: ``kind``, ``category``, ``core_session``), kept but never
+    #: sent to a system: some of them tell story from filler.
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return _clean({f.name: getattr(self, f.name) for f in fields(self)})
+    def to_dict(self, *, with_extra: bool = False) -> dict[str, Any]:
+        """The turn as a system receives it; ``with_extra`` adds the other published fields."""
+        d = _clean({f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"})
+        if with_extra:
+            d.update(self.extra)
+        return d
+
+    def session_key(self, session_field: str = "session_id"):
+        """The session number ``evidence_sessions`` refer to: ``session_field`` as the bench declares it
+        (glasshouse: ``core_session``), or ``session_id`` on a turn without that field (filler turns
+        of glasshouse's larger tiers carry no story session).
+
+        >>> t = Turn(5, 40, "user", "hi", "2026-03-02", extra={"core_session": 2})
+        >>> t.session_key("core_session"), Turn(6, 41, "user", "hi", "2026-03-02").session_key("core_session")
+        (2, 41)
+        """
+        if session_field != "session_id":
+            v = self.extra.get(session_field)
+            if v is not None:
+                return v
+        return self.session_id
 
 
 @dataclass(frozen=True)
@@ -57,7 +90,7 @@ class Question:
     gold_answer: str = ""
     need: tuple[str, ...] = ()
     gold_alts: tuple[str, ...] = ()
-    expect: str = "answer"  # "answer" | "no_memory"
+    expect: str = "answer"  # one of EXPECT_VALUES
     evidence_turns: tuple[int, ...] = ()
     evidence_sessions: tuple[int | str, ...] = ()
     asked_at: str | None = None
@@ -85,6 +118,20 @@ class Question:
                 raise ValueError(f"{self.id}: query_lang {self.query_lang!r} without 'question'")
             return self.question
         return self.question or self.question_en
+
+    @property
+    def scored_as(self) -> str:
+        """The axis whose dry rule grades this question: ``expect`` first (no_memory → ABSTAIN unless
+        FALSE_MEMORY, answer_or_abstain → STALE, flag_conflict → CONTRADICT), else the axis.
+
+        >>> Question("Q1", "XLING_QUERY", "?", expect="answer_or_abstain").scored_as
+        'STALE'
+        """
+        axis = (self.axis or "").upper()
+        want = EXPECT_AXIS.get(self.expect)
+        if want is None or (want == "ABSTAIN" and axis == "FALSE_MEMORY"):
+            return axis
+        return want
 
     @property
     def lang(self) -> str:

@@ -30,5 +30,8 @@ def run(args) -> int:
     for t in bench.tiers:
         print(f"  {t.name:6} sessions={t.n_sessions:5} turns={t.n_turns:6} tokens={t.n_tokens:8} "
               f"questions={t.n_questions:5}")
+    from ..bench.tokens import TOKENS_LABEL
+
+    print(f"  token counts are {TOKENS_LABEL}")
     print(f"  content_hash {bench.content_hash}")
     return 0

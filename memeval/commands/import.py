@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..bench.loaders import FORMATS, import_bench
+from ..bench.tokens import TOKENS_LABEL
 from ..errors import MemevalError
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -38,6 +39,6 @@ def run(args) -> int:
                          pairs=_pairs(args.pair) or None)
     print(f"wrote {args.out}: {bench.name} {bench.version}")
     for t in bench.tiers:
-        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} tokens, "
+        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
               f"{t.n_questions} questions")
     return 0

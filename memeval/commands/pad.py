@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..bench.padding import SOURCES, pad
+from ..bench.tokens import TOKENS_LABEL
 from ..errors import MemevalError
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -38,6 +39,6 @@ def run(args) -> int:
                 name=args.name, force=args.force)
     print(f"wrote {args.out}: {bench.name}")
     for t in bench.tiers:
-        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} tokens, "
+        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
               f"{t.n_questions} questions")
     return 0

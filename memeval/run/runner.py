@@ -317,7 +317,10 @@ class _Runner:
             if not _has_gold(q):
                 return {"answer": text, "score": None, "verdict": None, "rule": None,
                         "ungraded_reason": "no gold answer: not gradable in dry mode"}
-            s = dry.score_answer(q, text)
+            if recall.answer is None and (why := dry.ungraded_without_answer(q)):
+                return {"answer": text, "score": None, "verdict": None, "rule": None, "ungraded_reason": why}
+            # memories (not their joined display text): dry grades their content only
+            s = dry.score_answer(q, recall.answer if recall.answer is not None else memories)
             return {"answer": text, "score": s.score, "verdict": s.verdict, "rule": s.rule, "ungraded_reason": None}
         if mode == "memory":
             text = "\n".join(memories)

@@ -1,10 +1,14 @@
 """Dry-mode scoring (benchmark.md §4): the eleven rules, in order, on the answer text.
 
 Dry mode is a free, offline development ruler, not a published score. A system that returns
-memories but writes no answer is graded on its memories joined into one text.
+memories but writes no answer is graded on the *content* of its memories joined into one text
+(timestamps and speakers are fields of a ``Memory``, not text to match), and never earns IDK or
+denial credit from them; on abstention questions such a run is ungraded
+(``ungraded_without_answer``), as glasshouse's score.py leaves it.
 
 Each result names the rule that decided it (``DryScore.rule``); the prefix is the axis the
-question was scored as (a question with ``expect == "no_memory"`` is scored as ``abstain``):
+question was scored as (``Question.scored_as``: ``expect`` decides first: ``no_memory`` is scored
+as ``abstain``, ``answer_or_abstain`` as ``stale``, ``flag_conflict`` as ``contradict``):
 
 =====================================  =====  ==================================================
 rule                                   score  when
@@ -12,7 +16,8 @@ rule                                   score  when
 ``empty``                              0      rule 2: no text (it stays in the denominator)
 ``idk-net``                            0      rule 3: IDK where a value was due (gold not IDK-like)
 ``abstain|false_memory:idk``           1      rule 4: says it was never stated / not in memory
-``abstain|false_memory:denial``        1      rule 4: rejects the premise ("that never happened")
+``false_memory:denial``                1      rule 4: rejects the premise ("that never happened");
+                                              not on plain ABSTAIN, where only IDK counts
 ``abstain|false_memory:went-along``    0      rule 4: anything else
 ``gather:parts`` / ``gather:miss``     k/n    rule 5: fraction of ``gold_parts`` found
 ``gather:gold``                        1      rule 5: no parts listed, gold or alt found
@@ -45,11 +50,12 @@ from memeval.bench.model import Question
 from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
 from memeval.scoring.matching import contains_normalized, normalize
 from memeval.scoring.phrases import PhraseSet
+from memeval.systems.base import memory_content
 
 __all__ = ["GRADER_VERSION", "DryScore", "score_answer", "score_many", "latest_value",
-           "names_disagreement", "has_correction_word", "IDK_NET_EXEMPT_AXES"]
+           "names_disagreement", "has_correction_word", "IDK_NET_EXEMPT_AXES", "ungraded_without_answer"]
 
-GRADER_VERSION = "dry-v1"
+GRADER_VERSION = "dry-v2"
 
 #: Axes where an IDK answer is not zeroed by rule 3 (it is scored by the axis' own rule).
 IDK_NET_EXEMPT_AXES = frozenset({"ABSTAIN", "FALSE_MEMORY", "STALE", "UPDATE", "CONTRADICT"})
@@ -95,7 +101,8 @@ _NEGATED_DISAGREEMENT = re.compile(
 
 # Negation / correction words (rule 10).
 _CORRECTION = PhraseSet([
-    r"\bno\b", r"\bnope\b", r"\bnot\b", r"n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
+    # not any "n't": "green beans don't all ripen together" corrects nothing
+    r"\bno\b", r"\bnope\b", r"\bnot\b", r"\b(?:is|was|are|were)n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
     r"\bchang(?:e|ed|es)\b", r"\bswitched\b", r"\bmoved\b", r"\bused to\b", r"\bno longer\b",
     r"\bany ?more\b", r"\bwrong\b", r"\bmistaken\b", r"\boutdated\b", r"\bout of date\b",
     r"\bcorrection\b", r"\binstead\b", r"\breplaced\b", r"\bupdated?\b", r"\bformerly\b",
@@ -154,20 +161,21 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts,
     joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
     """
-    if isinstance(answer, (list, tuple)):
-        answer = "\n".join(str(m) for m in answer if m)
+    memories_only = isinstance(answer, (list, tuple))
+    if memories_only:  # content only: a date stamp or a speaker name is not an answer
+        answer = "\n".join(memory_content(m) for m in answer if m)
     elif answer is not None and not isinstance(answer, str):
         answer = str(answer)  # e.g. a bare number from a JSON answer file
-    axis = (q.axis or "").upper()
-    # Rule 1: a no-memory question is an abstention question whatever its axis.
-    if q.expect == "no_memory" and axis not in ("ABSTAIN", "FALSE_MEMORY"):
-        axis = "ABSTAIN"
+    # Rule 1: the expect value picks the rule whatever the axis (no_memory → ABSTAIN,
+    # answer_or_abstain → STALE, flag_conflict → CONTRADICT).
+    axis = q.scored_as
     prefix = axis.lower()
     # Rule 2: an empty answer scores 0 and stays in the denominator.
     if answer is None or not str(answer).strip():
         return DryScore.of(0.0, "empty")
     answer = str(answer)
-    idk = is_idk(answer)
+    # IDK and denials are the system's own words: never read out of the memories it returned.
+    idk = not memories_only and is_idk(answer)
     golds = _golds(q)
     # Rule 3: the IDK net, unless the question's own gold reads like IDK.
     if idk and axis not in IDK_NET_EXEMPT_AXES and not any(gold_is_idk(g) for g in golds):
@@ -176,7 +184,9 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     if axis in ("ABSTAIN", "FALSE_MEMORY"):
         if idk:
             return DryScore.of(1.0, f"{prefix}:idk")
-        if denies_premise(answer):
+        # a denial answers a planted premise (FALSE_MEMORY); a plain ABSTAIN question plants none,
+        # so there only "I don't know" counts (glasshouse's README)
+        if axis == "FALSE_MEMORY" and not memories_only and denies_premise(answer):
             return DryScore.of(1.0, f"{prefix}:denial")
         return DryScore.of(0.0, f"{prefix}:went-along")
     a = normalize(answer)  # once: a memory-only system's joined memories can be long
@@ -242,6 +252,16 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     if has_any(golds):
         return DryScore.of(1.0, f"{prefix}:gold")
     return DryScore.of(0.0, f"{prefix}:miss")
+
+
+def ungraded_without_answer(q: Question) -> str | None:
+    """Why a system that returned memories but no answer of its own cannot be graded on ``q``
+    (None when it can). Abstention questions want the system to *say* it does not know; returned
+    memories say nothing (glasshouse's score.py leaves such runs ungraded there too)."""
+    if q.scored_as in ("ABSTAIN", "FALSE_MEMORY"):
+        return ("no answer of its own: a retrieval-only run is not graded on abstention questions "
+                "(as glasshouse's score.py)")
+    return None
 
 
 def score_many(pairs: Iterable[tuple[Question, str | None]]) -> list[DryScore]:

@@ -13,12 +13,11 @@ A premise denial (``denies_premise``) rejects what the question asserts: "you ne
 correction in the form "actually, ... X, not Y" / "you said X, not Y" (the answer does not go
 along with the planted claim; a swap probe is answered by the real value). Not denials: a bare
 leading "No," ("No, it was sunny" goes along with a ghost event) and "actually … not" without the
-"X, not Y" shape ("Actually, the weather was not great" also goes along). Only used on ABSTAIN and
-FALSE_MEMORY (rule 4), where IDK phrases count as well.
+"X, not Y" shape ("Actually, the weather was not great" also goes along). Only used on FALSE_MEMORY
+(rule 4), where IDK phrases count as well; on ABSTAIN only IDK counts (as glasshouse's README).
 
-Known limit: dry mode grades a memory-only system on its joined memories, and a user turn such as
-"I don't know what to cook" in them reads as IDK (about 0.2% of the book suite's 13,042 messages
-do). Rule 3 then zeroes that question. The generated bench's turns contain none.
+Both apply to a system's own answer only: dry mode never looks for them in returned memories (a
+user turn "Don't know what I'd do without them" is not the system abstaining).
 """
 
 from __future__ import annotations
@@ -53,13 +52,16 @@ _STORE = (r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?hist
           r"context|logs?|messages?|data|knowledge|transcripts?|what (?:you(?:'ve| have)?|i(?:'ve| have)?) "
           r"(?:told|shared|said|mentioned)(?: (?:me|you))?)")
 _INFO = r"(?:information|info|records?|mentions?|memor(?:y|ies)|details?|data|notes?|indication|evidence|knowledge)"
-_SAID = (r"(?:stated|said|mentioned|told|discussed|shared|specified|brought up|came up|come up|"
+# "told" only with its listener: "you never told me" is IDK, "he never told them" is a statement
+_SAID = (r"(?:stated|said|mentioned|told (?:me|us)|discussed|shared|specified|brought up|came up|come up|"
          r"talked about|noted|recorded|given|provided|indicated|disclosed|referenced|revealed)")
 _NT = r"(?:n't|nt| not)"
 
 _EN = [
     r"\b(?:don't|do not|dont) know\b",
-    r"\bno idea\b",
+    # "no idea" on its own or said by the speaker ("I have no idea"), not "with no idea what it took"
+    r"\b(?:i|we) (?:have|had|'ve|'d|'ve got|have got|honestly have|really have) (?:absolutely )?no idea\b",
+    r"^\W*no idea\b|[.!?;:]\s*no idea\b",
     r"\bnever (?:been |actually |once |explicitly |specifically )?" + _SAID + r"\b",
     r"\b(?:have|has|had)" + _NT + r" (?:been )?(?:ever )?" + _SAID + r"\b",
     r"\b(?:is|was|are|were|has|have)" + _NT + r" (?:been )?(?:ever )?(?:explicitly |specifically )?" + _SAID + r"\b",
@@ -74,9 +76,15 @@ _EN = [
     r"\b(?:don't|do not|dont|doesn't|does not|didn't|did not) have (?:any |that |this |the |such |enough |a |relevant |specific |stored )*"
     + r"(?:information|info|records?|memor(?:y|ies)|details?|data|notes?|knowledge)\b",
     r"\b(?:don't|do not|dont) have (?:that|this|it) (?:on (?:file|record)|stored|saved|noted|in memory)\b",
-    r"\bnothing (?:about|on|regarding|concerning) (?:that|this|it|the)\b",
+    # not "the": "the size of a fix says nothing about the search" is a statement, not IDK
+    r"\bnothing (?:about|on|regarding|concerning) (?:that|this|it)\b",
     r"\b(?:can't|cannot|can not|couldn't|could not|unable to|not able to|no way to|impossible to) "
-    r"(?:tell|determine|say|know|answer|confirm|verify|identify|work out|figure out|be determined|be sure|recall|find (?:any|anything|information|a record|it|that|this|mention))\b",
+    r"(?:tell|determine|say|know|answer|confirm|verify|identify|work out|figure out|be determined|be sure|recall)\b",
+    # finding nothing is IDK when the speaker is the one searching ("I couldn't find anything about
+    # it"), not a report ("They couldn't find anything.")
+    r"\b(?:i|we) (?:can't|cannot|can not|couldn't|could not|was unable to|am unable to|wasn't able to|"
+    r"am not able to|'m unable to|'m not able to) find (?:any|anything|information|a record|mention)\b",
+    r"\bunable to find (?:any )?(?:information|a record|records|mention|details)\b",
     r"\b(?:can't|cannot|can not) be (?:determined|known|answered|confirmed|verified|inferred)\b",
     r"\bnot (?:possible|enough information) to (?:tell|determine|say|know|answer)\b",
     r"\b(?:don't|do not|dont) (?:recall|remember) (?:you |that |this |it |any |anything |ever |being |hearing |the )",
@@ -183,8 +191,9 @@ _DENIAL = PhraseSet([
     r"\b(?:have|has|there(?:'s| is)) no (?:record|memory|mention|indication) (?:of|that) (?:you|that|this|it|such|any|ever)\b",
     r"\b(?:don't|do not) (?:recall|remember|have any record of) (?:you|that|this|ever|it ever)\b",
     # a correction "X, not Y" (a bare "not" would also catch "the weather was not great")
-    r"\bactually,? [^.!?]{0,80}, not\b",
-    r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80}, not\b",
+    # ("X, not just Y" adds to X; it corrects nothing: "the correct call, not just the lazy one")
+    r"\bactually,? [^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
+    r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
     r"\bthere (?:is|was|'s) no (?:such|evidence|sign)\b",
     r"\b(?:false|incorrect|mistaken|wrong) (?:premise|assumption|claim)\b",
     # a few of the other languages (their IDK phrases already count on ABSTAIN/FALSE_MEMORY)

@@ -12,13 +12,15 @@
   ``second``, also a unit of time); the unambiguous number words 2-12 and 20 of es fr de pt it ru
   (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
   (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
-* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``.
+* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``. An ISO date stays one token
+  (``2026-09-06`` → ``2026.09.06``): no number gold matches a part of it.
 * British spellings folded to American: ``neighbour`` → ``neighbor``, ``organise`` → ``organize``,
   ``analyse`` → ``analyze``, ``centre`` → ``center``, ``grey`` → ``gray``.
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
   its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
 * English articles and personal pronouns dropped (questions are third person, conversations
-  first: "her dentist" = "my dentist"); "a" is kept when no word follows or a conjunction/verb
+  first: "her dentist" = "my dentist"); a reflexive becomes ``self`` ("myself" = "himself");
+  "a" is kept when no word follows or a conjunction/verb
   follows ("plan a", "vitamin a and c").
 * Periods, commas and colons not between digits, dashes, quotes, brackets, slashes and sentence
   punctuation (also CJK and Arabic) become spaces; white space collapses to one space, never to
@@ -124,6 +126,9 @@ def _fold_british(s: str) -> str:
     return s
 
 
+# An ISO date (2026-09-06) is kept as one token, 2026.09.06: no plain number ("six", "2026", "15")
+# matches a part of it, and a gold written as the same date still does.
+_ISO_DATE = re.compile(r"(?<![\d.,:/-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
     "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
@@ -174,9 +179,11 @@ def _ordinal(n: int) -> str:
 
 _FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
 _PRONOUNS = frozenset((
-    "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself "
-    "it its itself we us our ours ourselves they them their theirs themselves"
+    "i me my mine you your yours he him his she her hers it its we us our ours they them their theirs"
 ).split())
+# A reflexive is kept as one person-free word: "I counted them myself" = "he counted them himself",
+# but it does not vanish ("counted them myself" is not just "counted").
+_REFLEXIVES = frozenset("myself yourself yourselves himself herself itself ourselves themselves".split())
 _CONTRACTIONS = frozenset(("m", "re", "s", "ve", "ll", "d"))
 # "a" before one of these is a letter, not an article ("vitamin a and c", "plan a is better").
 _NOT_AFTER_ARTICLE = frozenset("and or but nor to is was are were has had will would can could & +".split())
@@ -200,7 +207,7 @@ _FOREIGN_NUMBERS = {
 }
 
 _SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS, *_ORDINALS_WORDS,
-    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_USD_WORDS, *_EUR_WORDS,
+    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_REFLEXIVES, *_USD_WORDS, *_EUR_WORDS,
     *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
 ])
 
@@ -324,6 +331,9 @@ def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
         out.extend(nums)
         i = j
         return i
+    if t in _REFLEXIVES:
+        out.append("self")
+        return i + 1
     # articles and personal pronouns
     if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt and nxt not in _NOT_AFTER_ARTICLE):
         i += 1
@@ -379,6 +389,8 @@ def _normalize(text: str) -> str:
         s = _THOUSANDS.sub("", s)
     if "/" in s:
         s = _FRACTION.sub(_fraction_sub, s)
+    if "-" in s:
+        s = _ISO_DATE.sub(r"\1.\2.\3", s)
     s = s.translate(_PUNCT_TO_SPACE)
     if "." in s:
         s = _AM_PM.sub(r"\1m", s)
@@ -397,7 +409,8 @@ def _normalize(text: str) -> str:
 
 _CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\u3130-\u318f]")
 _ARABIC_LETTER = re.compile(r"[\u0620-\u064a]")
-_NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[.,:]\d+)*")  # 9:30 is one token, not 9 and 30
+# 9:30 is one token, not 9 and 30; an ordinal keeps its suffix (21st is not the count 21)
+_NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[.,:]\d+)*(?:st|nd|rd|th)?(?![\d])")
 HEDGE_WORDS = frozenset(
     "about around roughly approximately approx some over under just almost nearly circa "
     "exactly only and per than".split()
@@ -449,7 +462,8 @@ def _gold_shape(g: str) -> _GoldShape:
     if not _is_word_char(last) or _CJK.match(last):
         suffixes = None
     elif last.isdigit():
-        suffixes = _ORDINALS
+        # "May 21" is in "May 21st", but a bare count is not an ordinal: "one" is not "first"
+        suffixes = _ORDINALS if any(c.isalpha() for c in g) else ("",)
     elif _ARABIC_LETTER.match(last):
         suffixes = _ARABIC_SUFFIXES
     elif last == "y" and len(g) > 2:
@@ -544,6 +558,12 @@ def _singular(w: str) -> str:
 
 
 def _number_key(n: str):
+    """A number compared as a number; an ordinal ("21st") and a zero-padded part of a code or date
+    ("06", "09") compare as text, so "six" never matches "09/06" and "one" never "1st"."""
+    if n[-1].isalpha():
+        return ("ordinal", _parse_number(n[:-2]))
+    if len(n) > 1 and n[0] == "0" and n[1].isdigit():
+        return n
     v = _parse_number(n)
     return n if v != v else v  # NaN: keep the text
 

@@ -18,6 +18,7 @@ from memeval.bench.axes import ABSTENTION_AXES
 from memeval.bench.model import Question
 from memeval.scoring.dry import latest_value
 from memeval.scoring.matching import matches_any  # normalises the joined text once
+from memeval.systems.base import memory_content
 
 __all__ = ["retrieval_hit", "retrieval_targets", "has_evidence"]
 
@@ -55,7 +56,7 @@ def retrieval_hit(q: Question, retrieved_turns: Iterable[int] | None, memories: 
             return None
         wanted = {_id_key(t) for t in q.evidence_turns}
         return any(_id_key(t) in wanted for t in ids)
-    text = "\n".join(m for m in (memories or ()) if m)
+    text = "\n".join(memory_content(m) for m in (memories or ()) if m)  # content, not date stamps
     if not text.strip():
         return False
     return matches_any(text, retrieval_targets(q))

@@ -7,7 +7,56 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 from ..bench.model import Question, Session
 
-__all__ = ["Recall", "MemorySystem", "NeedsQuestion", "SystemCallError", "memory_text"]
+__all__ = ["Recall", "MemorySystem", "NeedsQuestion", "SystemCallError", "memory_text", "Memory", "memory_content",
+           "memory_from_json", "memory_to_json"]
+
+
+class Memory(str):
+    """One returned memory: its content with timestamp and speaker as fields.
+
+    It *is* the display string ``"[timestamp] speaker: content"`` (what records, reports and the
+    reader show, so older code that treats memories as strings keeps working); dry scoring reads
+    ``content`` only (``memory_content``), so a date stamp or a name never matches a gold.
+
+    >>> m = Memory("I love hiking.", "2022-04-15", "Joanna")
+    >>> str(m), m.content
+    ('[2022-04-15] Joanna: I love hiking.', 'I love hiking.')
+    """
+
+    __slots__ = ("content", "timestamp", "speaker")
+
+    def __new__(cls, content: str, timestamp: str | None = None, speaker: str | None = None):
+        shown = (f"[{timestamp}] " if timestamp else "") + (f"{speaker}: " if speaker else "") + content
+        self = super().__new__(cls, shown)
+        self.content, self.timestamp, self.speaker = content, timestamp, speaker
+        return self
+
+    def __reduce__(self):
+        return (Memory, (self.content, self.timestamp, self.speaker))
+
+
+def memory_content(m) -> str:
+    """The content of a returned memory (a plain string is all content)."""
+    return m.content if isinstance(m, Memory) else str(m)
+
+
+def memory_from_json(x) -> str:
+    """A memory as the HTTP protocol carries it: a string, or ``{"text", "timestamp"?, "speaker"?}``."""
+    if isinstance(x, dict):
+        text = x.get("text")
+        if not isinstance(text, str):
+            raise TypeError("a memory object needs a string 'text'")
+        ts, sp = x.get("timestamp"), x.get("speaker")
+        return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp))
+    return str(x)
+
+
+def memory_to_json(m):
+    """A memory for the HTTP protocol: an object when it carries fields, else the plain string."""
+    if isinstance(m, Memory) and (m.timestamp or m.speaker):
+        return {"text": m.content, **({"timestamp": m.timestamp} if m.timestamp else {}),
+                **({"speaker": m.speaker} if m.speaker else {})}
+    return str(m)
 
 
 @dataclass(frozen=True)
@@ -18,7 +67,7 @@ class Recall:
     for in-process systems the runner times the call.
     """
 
-    memories: tuple[str, ...] = ()
+    memories: tuple[str, ...] = ()  # plain strings or ``Memory`` (content + timestamp + speaker)
     turn_ids: tuple[int, ...] | None = None
     answer: str | None = None
     latency_ms: float | None = None
@@ -49,6 +98,6 @@ class NeedsQuestion(Protocol):
     def prepare(self, question: Question) -> None: ...
 
 
-def memory_text(turn) -> str:
-    """How a stored turn is shown as a memory: dated and attributed, text unchanged."""
-    return f"[{turn.date}] {turn.speaker}: {turn.text}"
+def memory_text(turn) -> Memory:
+    """A stored turn as a memory: shown dated and attributed, its content the text unchanged."""
+    return Memory(turn.text, turn.date, turn.speaker)

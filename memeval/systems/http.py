@@ -16,7 +16,7 @@ import time
 import httpx
 
 from ..bench.model import Session
-from .base import Recall, SystemCallError
+from .base import Recall, SystemCallError, memory_from_json
 
 __all__ = ["HttpSystem"]
 
@@ -55,7 +55,7 @@ class HttpSystem:
         resp, elapsed_ns, attempts = self._call("POST", "/query", json={"question": question, "asked_at": asked_at})
         try:
             data = resp.json()
-            memories = tuple(str(m) for m in data.get("memories") or ())
+            memories = tuple(memory_from_json(m) for m in data.get("memories") or ())
             ids = data.get("turn_ids")
             answer = data.get("answer")
         except (ValueError, AttributeError, TypeError):

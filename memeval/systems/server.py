@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ..bench.io import turn_from_dict
 from ..bench.model import Session
 from ..errors import InputError
+from .base import memory_to_json
 
 __all__ = ["Faults", "ReferenceServer", "OPENAPI"]
 
@@ -55,7 +56,11 @@ OPENAPI = {
                                                "asked_at": {"type": ["string", "null"]}}}}}},
                             "responses": {"200": {"description": "memories", "content": {"application/json": {
                                 "schema": {"type": "object", "required": ["memories"], "properties": {
-                                    "memories": {"type": "array", "items": {"type": "string"}},
+                                    "memories": {"type": "array", "items": {"oneOf": [
+                                        {"type": "string"},
+                                        {"type": "object", "required": ["text"], "properties": {
+                                            "text": {"type": "string"}, "timestamp": {"type": "string"},
+                                            "speaker": {"type": "string"}}}]}},
                                     "turn_ids": {"type": "array", "items": {"type": "integer"}},
                                     "answer": {"type": "string"}}}}}}}}},
         "/health": {"get": {"summary": "No-op, used to measure the network floor",
@@ -169,7 +174,7 @@ class ReferenceServer:
                 if fault == "error":
                     return self._send(500, {"error": "injected fault"})
                 r = srv.system.query(body["question"], body.get("asked_at"))
-                out = {"memories": list(r.memories)}
+                out = {"memories": [memory_to_json(m) for m in r.memories]}
                 if r.turn_ids is not None:
                     out["turn_ids"] = list(r.turn_ids)
                 if r.answer is not None:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
+from ..audit import image_ref_kind
 from ..io import iter_jsonl_lines, question_from_dict, read_turns, save_bench
-from ..model import Bench, Question, Turn
+from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
 
@@ -68,26 +69,65 @@ def _raw_lines(path) -> list[str]:
         return [x if x.endswith("\n") else x + "\n" for x in fh if x.strip()]
 
 
-def _unresolved(q: Question, session_of: dict[int, int | str]) -> str | None:
-    """Why ``q``'s evidence does not resolve in a tier (``None`` if it does)."""
-    sessions = set(q.evidence_sessions)
+#: At most this share of a question file's rows may cite an evidence session
+#: that does not hold the evidence turn before the pairing is refused: a row or two is a data error
+#: for the audit to report (glasshouse v0.1 core: Q366), a whole file is the wrong tier.
+SESSION_MISMATCH_TOLERANCE = 0.01
+
+
+def detect_session_field(turns: list[Turn], questions: list[Question]) -> str:
+    """The turn field ``evidence_sessions`` refer to: ``session_id`` or a published ``*session*``
+    field (glasshouse: ``core_session``), whichever holds more of the cited (turn, session) pairs."""
+    pos = {t.turn_id: t for t in turns}
+    candidates = ["session_id"] + sorted({k for t in turns[:1000] for k, v in t.extra.items()
+                                          if "session" in k and isinstance(v, (int, str))})
+    pairs = [(tid, {str(s) for s in q.evidence_sessions}) for q in questions if q.evidence_sessions
+             for tid in q.evidence_turns if tid in pos]
+    best, best_hits = "session_id", -1
+    for f in candidates:
+        hits = sum(1 for tid, ss in pairs if str(pos[tid].session_key(f)) in ss)
+        if hits > best_hits:
+            best, best_hits = f, hits
+    return best
+
+
+def _unresolved(q: Question, session_of: dict[int, int | str]) -> tuple[str | None, str | None]:
+    """(why a missing turn makes ``q`` unresolvable, why a cited session is wrong), each None if fine."""
+    sessions = {str(s) for s in q.evidence_sessions}
+    wrong = None
     for tid in q.evidence_turns:
         if tid not in session_of:
-            return f"evidence turn {tid} does not exist"
-        if sessions and session_of[tid] not in sessions:
-            return (f"evidence turn {tid} is in session {session_of[tid]}, not in evidence_sessions "
-                    f"{sorted(sessions, key=str)}")
-    return None
+            return f"evidence turn {tid} does not exist", None
+        if sessions and str(session_of[tid]) not in sessions and wrong is None:
+            wrong = (f"evidence turn {tid} is in session {session_of[tid]}, not in evidence_sessions "
+                     f"{sorted(q.evidence_sessions, key=str)}")
+    return None, wrong
 
 
-def check_pairing(q_path, rows, turns_path, session_of) -> InputError | None:
-    """The first question of ``rows`` whose evidence does not resolve in the tier, as an error."""
+def check_pairing(q_path, rows, turns_path, session_of,
+                  mismatches: list[str] | None = None) -> InputError | None:
+    """The first question of ``rows`` whose evidence does not resolve in the tier, as an error.
+
+    A cited session that does not hold the evidence turn is an error only when more rows than
+    ``SESSION_MISMATCH_TOLERANCE`` allows have one; otherwise each is appended to ``mismatches``
+    ("<qid>: <why>") and the pairing stands (the audit reports them).
+    """
+    wrong: list[tuple[int, Question, str]] = []
     for n, q, _ in rows:
-        why = _unresolved(q, session_of)
-        if why:
+        missing, bad_session = _unresolved(q, session_of)
+        if missing:
             return InputError(q_path, n, "evidence_turns",
-                              f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there "
+                              f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {missing} there "
                               "(evidence turn ids are per tier file; a question file belongs to one tier)")
+        if bad_session:
+            wrong.append((n, q, bad_session))
+    if len(wrong) > SESSION_MISMATCH_TOLERANCE * len(rows):
+        n, q, why = wrong[0]
+        more = f"; {len(wrong) - 1} more row(s) like it" if len(wrong) > 1 else ""
+        return InputError(q_path, n, "evidence_sessions",
+                          f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there{more}")
+    if mismatches is not None:
+        mismatches.extend(f"{q.id}: {why}" for _, q, why in wrong)
     return None
 
 
@@ -95,6 +135,9 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     images = []
     for t in turns:
         if t.image:
+            if image_ref_kind(t.image) != "file":
+                raise InputError(turns_path, f"turn_id {t.turn_id}", "image",
+                                 "expected a file path inside the folder (not a URL, an absolute path or '..')")
             if not (folder / t.image).is_file():
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
@@ -122,7 +165,6 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
                 raise MemevalError(f"--pair {fname}={t}: no tier {t!r} here (tiers: {list(tier_files)})")
 
     turns_by_tier: dict[str, list[Turn]] = {}
-    index: dict[str, dict[int, int | str]] = {}
     images: set[str] = set()
     for t, p in tier_files.items():
         turns = read_turns(p)
@@ -130,15 +172,24 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
             raise InputError(p, None, "haystack", "a glasshouse tier is one haystack; turns must not carry one")
         images.update(_check_images(turns, folder, p))
         turns_by_tier[t] = turns
-        index[t] = {x.turn_id: x.session_id for x in turns}
 
-    attached: dict[str, list[tuple[str, list]]] = {t: [] for t in tier_files}
+    main_rows: dict[str, list] = {}
     for t, p in tier_files.items():
         qp = folder / f"questions_{t}.jsonl"
         if not qp.is_file():
             raise InputError(qp, None, None, f"missing: tier {t!r} has no question file")
-        rows = read_question_lines(qp)
-        err = check_pairing(qp, rows, p, index[t])
+        main_rows[t] = read_question_lines(qp)
+    smallest = next(iter(tier_files))
+    session_field = detect_session_field(turns_by_tier[smallest], [q for _, q, _ in main_rows[smallest]])
+    index: dict[str, dict[int, int | str]] = {
+        t: {x.turn_id: x.session_key(session_field) for x in turns} for t, turns in turns_by_tier.items()}
+
+    attached: dict[str, list[tuple[str, list]]] = {t: [] for t in tier_files}
+    session_mismatches: dict[str, list[str]] = {}
+    for t, p in tier_files.items():
+        qp = folder / f"questions_{t}.jsonl"
+        rows = main_rows[t]
+        err = check_pairing(qp, rows, p, index[t], session_mismatches.setdefault(qp.name, []))
         if err:
             raise err
         attached[t].append((qp.name, rows))
@@ -158,7 +209,7 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
         if fname in pairs:
             targets = pairs[fname]
             for t in targets:
-                err = check_pairing(qp, rows, tier_files[t], index[t])
+                err = check_pairing(qp, rows, tier_files[t], index[t], session_mismatches.setdefault(fname, []))
                 if err:
                     raise err
         else:
@@ -166,11 +217,14 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
             for t in tier_files:
                 if TIER_ORDER.index(t) < min_rank:
                     continue
-                err = check_pairing(qp, rows, tier_files[t], index[t])
+                found: list[str] = []
+                err = check_pairing(qp, rows, tier_files[t], index[t], found)
                 if err:
                     skipped.setdefault(fname, {})[t] = err.message
                 else:
                     targets.append(t)
+                    session_mismatches.setdefault(fname, []).extend(x for x in found if x not in
+                                                                    session_mismatches.get(fname, []))
             if not targets:
                 raise MemevalError(f"{qp}: its evidence resolves in no tier here ("
                                    + ("; ".join(f"{t}: {m}" for t, m in skipped.get(fname, {}).items())
@@ -228,7 +282,8 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
             name=name, version=version, tiers=tuple(tiers), root=str(out), license=LICENSE,
             source=f"glasshouse v{version} files from {folder.resolve()}", tokenizer=TOKENIZER,
             axis_map={a: a for a in axes},
-            extra={"format": "glasshouse",
+            extra={"format": "glasshouse", SESSION_FIELD_KEY: session_field,
+                   "evidence_session_mismatches": {f: v for f, v in session_mismatches.items() if v},
                    "question_files": {t: [f for f, _ in v] for t, v in attached.items()},
                    "question_set_files": {t: {k: f for k, (f, _) in v.items()} for t, v in sets.items() if v},
                    "not_attached": skipped,

@@ -1,0 +1,225 @@
+"""memeval's ``bm25:k=10`` on glasshouse v0.1's core tier, dry, beside glasshouse's own reference run
+and beside glasshouse's ``score.py`` run (as a program, from the shared folder) on memeval's
+retrieved text.
+
+    .venv/bin/python benchmarks/glasshouse_parity.py [--glasshouse ../shared/external/glasshouse-v0.1]
+                                                     [--out benchmarks/results/glasshouse_parity.md]
+
+Three columns per axis (accuracy %, graded questions only):
+
+1. glasshouse's reference run: its own ``bm25_baseline.py --tier core --k 10`` scored by
+   ``score.py --mode dry --tier core`` (the figures its SOURCE.md gives; not recomputed here);
+2. memeval: ``memeval run bm25:k=10 --mode dry`` on the imported core tier (memeval's BM25 and
+   memeval's dry rules);
+3. score.py on memeval's retrieval: the same retrieved turns written as a glasshouse run file
+   (``answer`` = the retrieved turn texts joined with spaces, ``answer_generated: false``, as
+   glasshouse's baseline writes it) and scored by glasshouse's ``score.py --mode dry``.
+
+(2) vs (3) isolates the rules (same retrieved text); (1) vs (3) isolates the retriever (same rules).
+It also lists, per axis and memeval rule, the questions where the two rule sets grade the same
+retrieved text differently. score.py's code is run, never copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memeval.bench import load_bench, read_questions, read_turns  # noqa: E402
+from memeval.bench.axes import AXIS_WEIGHTS  # noqa: E402
+from memeval.bench.loaders.glasshouse import load_glasshouse  # noqa: E402
+from memeval.run.records import read_records  # noqa: E402
+from memeval.run.runner import run_system  # noqa: E402
+from memeval.scoring.dry import score_answer, ungraded_without_answer  # noqa: E402
+
+DEFAULT_GH = ROOT.parent / "shared" / "external" / "glasshouse-v0.1"
+#: glasshouse's reference run (SOURCE.md of the shared folder): bm25_baseline.py --tier core --k 10,
+#: score.py --mode dry --tier core; 605 graded questions (ABSTAIN not graded for a retrieval-only run).
+REFERENCE = {"weighted": 34.6, "plain": 41.0, "n": 605,
+             "axes": {"CONFLICT": 37.5, "CONTRADICT": 85.7, "IMPLICIT": 8.7, "MULTI": 13.6, "STALE": 19.4,
+                      "TEMPORAL": 31.1, "UPDATE": 58.3, "BASIC": 49.5}}
+AXIS_ORDER = ["BASIC", "TEMPORAL", "UPDATE", "MULTI", "IMPLICIT", "CONFLICT", "STALE", "CONTRADICT", "ABSTAIN"]
+
+
+def summarise(scores: dict[str, tuple[str, float | None]]) -> dict:
+    """{qid: (axis, score or None)} → per-axis accuracy %, n, ungraded; weighted and plain %."""
+    by: dict[str, list[float]] = defaultdict(list)
+    ungraded: Counter = Counter()
+    for axis, s in scores.values():
+        if s is None:
+            ungraded[axis] += 1
+        else:
+            by[axis].append(s)
+    num = den = tot = n = 0.0
+    for axis, v in by.items():
+        w = AXIS_WEIGHTS[axis]
+        num += w * sum(v)
+        den += w * len(v)
+        tot += sum(v)
+        n += len(v)
+    return {"axes": {a: 100 * sum(v) / len(v) for a, v in by.items() if v},
+            "n_axis": {a: len(v) for a, v in by.items()}, "ungraded": dict(ungraded),
+            "weighted": 100 * num / den if den else float("nan"), "plain": 100 * tot / n if n else float("nan"),
+            "n": int(n)}
+
+
+IDK_ANSWERS = ["I don't know.", "That was never mentioned in our conversations.", "I have no record of that.",
+               "No lo sé.", "Je ne sais pas.", "わかりません。"]
+
+
+def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
+    """(kind, answer) pairs: right, wrong, hedged and abstaining answers to one question."""
+    out = [("gold", q.gold_answer), ("gold in a sentence", f"From what you told me, {q.gold_answer}.")]
+    out += [("alt", a) for a in q.gold_alts[:3]]
+    out += [("idk", a) for a in IDK_ANSWERS]
+    out += [("denial", "That never happened; you never said that."), ("other gold", others[0]),
+            ("other gold", others[1])]
+    if q.stale_answer:
+        out += [("stale value", q.stale_answer), ("old then new", f"It was {q.stale_answer}, now {q.gold_answer}")]
+    if q.clash_a and q.clash_b:
+        out += [("both clash values", f"{q.clash_a} and later {q.clash_b}"), ("one clash value", q.clash_b),
+                ("negated conflict", f"There is no conflict here: {q.clash_a}.")]
+    if q.axis == "CONFLICT":
+        latest = q.gold_alts[0] if q.gold_alts else q.gold_answer
+        out += [("nope + value", f"Nope, {latest}."), ("value + instead", f"{latest} instead."),
+                ("value only", latest)]
+    return [(k, a) for k, a in out if a]
+
+
+def rules_agreement(gh: Path, qs: dict, tmp: Path) -> tuple[int, int, Counter, dict]:
+    """Grade constructed answers with score.py (as a program) and with memeval's dry rules."""
+    import random
+
+    rng = random.Random(7)
+    golds = [q.gold_answer for q in qs.values() if q.expect != "no_memory" and q.gold_answer]
+    items = []
+    for q in qs.values():
+        for kind, ans in constructed_answers(q, rng.sample(golds, 2)):
+            items.append((q, kind, ans))
+    runfile = tmp / "constructed_answers.jsonl"
+    with open(runfile, "w", encoding="utf-8") as fh:
+        for q, _, ans in items:
+            fh.write(json.dumps({"id": q.id, "answer": ans, "answer_generated": True, "chars_returned": len(ans),
+                                 "memories_returned": []}, ensure_ascii=False) + "\n")
+    rows_path = tmp / "constructed_rows.jsonl"
+    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl"),
+           "--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=True)
+    theirs = [json.loads(line)["score"] for line in open(rows_path, encoding="utf-8")]
+    assert len(theirs) == len(items)
+    agree, diffs, examples = 0, Counter(), defaultdict(list)
+    for (q, kind, ans), t in zip(items, theirs):
+        d = score_answer(q, ans)
+        if d.score == t:
+            agree += 1
+        else:
+            key = (q.axis, kind, t, d.score)
+            diffs[key] += 1
+            if len(examples[key]) < 2:
+                examples[key].append(f"{q.id} {ans[:50]!r}")
+    return agree, len(items), diffs, examples
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--glasshouse", type=Path, default=DEFAULT_GH)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "glasshouse_parity.md")
+    a = ap.parse_args()
+    gh = a.glasshouse.resolve()
+    tmp = Path(tempfile.mkdtemp(prefix="gh-parity-"))
+    t0 = time.perf_counter()
+    load_glasshouse(gh, tmp / "bench")
+    bench = load_bench(tmp / "bench")
+    tier = bench.tier("core")
+    run_dir = run_system(tmp / "bench", "bm25:k=10", tiers=["core"], out=tmp / "run", progress=False)
+    t_run = time.perf_counter() - t0
+    recs = {r["qid"]: r for r in read_records(run_dir)}
+    qs = {q.id: q for q in read_questions(tmp / "bench" / tier.questions_file)}
+    text_of = {t.turn_id: t.text for t in read_turns(tmp / "bench" / tier.turns_file)}
+    memeval = summarise({qid: (r["axis"], r["score"]) for qid, r in recs.items()})
+
+    # memeval's retrieval as a glasshouse run file (the format its bm25_baseline.py writes)
+    runfile = tmp / "run_memeval_bm25_core_k10.jsonl"
+    with open(runfile, "w", encoding="utf-8") as fh:
+        for qid, r in recs.items():
+            texts = [text_of[i] for i in (r["retrieved_turns"] or [])]
+            answer = " ".join(texts)
+            fh.write(json.dumps({"id": qid, "answer": answer, "answer_generated": False, "chars_returned": len(answer),
+                                 "memories_returned": texts, "retrieved_turns": r["retrieved_turns"] or []},
+                                ensure_ascii=False) + "\n")
+    rows_path = tmp / "scorepy_rows.jsonl"
+    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl"),
+           "--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8")
+    if proc.returncode != 0:
+        print(proc.stdout[-2000:], proc.stderr[-2000:], sep="\n", file=sys.stderr)
+        return 1
+    gh_rows = {x["id"]: x for x in (json.loads(line) for line in open(rows_path, encoding="utf-8"))}
+    scorepy = summarise({qid: (x["axis"], x["score"]) for qid, x in gh_rows.items()})
+
+    # same retrieved text, both rule sets: where do they disagree?
+    diffs: Counter = Counter()
+    examples: dict[tuple, list[str]] = defaultdict(list)
+    for qid, x in gh_rows.items():
+        q = qs[qid]
+        texts = [text_of[i] for i in (recs[qid]["retrieved_turns"] or [])]
+        if ungraded_without_answer(q):
+            mine, rule = None, "ungraded"
+        else:
+            d = score_answer(q, texts)
+            mine, rule = d.score, d.rule
+        if mine != x["score"]:
+            key = (q.axis, rule, x["score"], mine)
+            diffs[key] += 1
+            if len(examples[key]) < 4:
+                examples[key].append(qid)
+
+    lines = ["# glasshouse v0.1 core: memeval bm25:k=10 (dry) beside glasshouse's reference run and score.py", "",
+             f"Command: `.venv/bin/python benchmarks/glasshouse_parity.py` (bench import + run {t_run:.1f} s; "
+             f"score.py: `{' '.join(['python', 'score.py', 'RUN', '--questions', 'questions_core.jsonl', '--mode', 'dry', '--tier', 'core'])}`)",
+             "", "Accuracy % per axis over graded questions (n graded in brackets).", "",
+             "| axis | weight | glasshouse reference run (its BM25, score.py) | memeval bm25:k=10, memeval dry | "
+             "score.py on memeval's retrieved text |", "|---|---|---|---|---|"]
+
+    def cell(summary, axis):
+        if axis not in summary["axes"]:
+            u = summary["ungraded"].get(axis, 0)
+            return f"ungraded ({u})" if u else "—"
+        return f"{summary['axes'][axis]:.1f} ({summary['n_axis'][axis]})"
+
+    for axis in AXIS_ORDER:
+        ref = REFERENCE["axes"].get(axis)
+        ref_cell = f"{ref:.1f}" if ref is not None else ("ungraded" if axis == "ABSTAIN" else "—")
+        lines.append(f"| {axis} | {AXIS_WEIGHTS[axis]} | {ref_cell} | {cell(memeval, axis)} | {cell(scorepy, axis)} |")
+    lines.append(f"| **weighted** | | **{REFERENCE['weighted']:.1f}** (n {REFERENCE['n']}) | "
+                 f"**{memeval['weighted']:.1f}** (n {memeval['n']}) | **{scorepy['weighted']:.1f}** (n {scorepy['n']}) |")
+    lines.append(f"| plain | | {REFERENCE['plain']:.1f} | {memeval['plain']:.1f} | {scorepy['plain']:.1f} |")
+    lines += ["", f"Same retrieved text, the two rule sets disagree on {sum(diffs.values())} of {len(gh_rows)} "
+              "questions (axis, memeval rule: score.py score → memeval score, count, examples):", ""]
+    for (axis, rule, theirs, mine), n in sorted(diffs.items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {axis}, `{rule}`: {theirs} → {mine}: {n} ({', '.join(examples[(axis, rule, theirs, mine)])})")
+    agree, n_items, cdiffs, cex = rules_agreement(gh, qs, tmp)
+    lines += ["", f"Constructed answers (gold, alts, the gold in a sentence, IDK in 4 languages, a denial, two "
+              f"other questions' golds, stale/clash/correction variants where the row has them): {n_items} answers "
+              f"to the 633 questions; the two rule sets agree on {agree} ({100 * agree / n_items:.1f}%). "
+              "Disagreements (axis, kind of answer: score.py → memeval, count, examples):", ""]
+    for (axis, kind, theirs, mine), n in sorted(cdiffs.items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {axis}, {kind}: {theirs} → {mine}: {n} ({'; '.join(cex[(axis, kind, theirs, mine)])})")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
