@@ -283,9 +283,9 @@ class _Runner:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
         keyed = getattr(self.system, "accepts_idempotency_key", False)
-        for s in sessions:
+        for i, s in enumerate(sessions):
             if keyed:
-                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id))
+                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
             else:
                 self.system.ingest(s)
             bar.update(1)

@@ -57,15 +57,17 @@ def public_url(spec: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def ingest_key(bench_hash: str, haystack: str, session_id) -> str:
+def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) -> str:
     """The ``Idempotency-Key`` of one session: a digest of (bench content hash, haystack, session id).
 
-    ``haystack`` names what is ingested between two resets (for a tier with one haystack, the tier).
+    ``haystack`` names what is ingested between two resets (for a tier with one haystack, the tier);
+    ``position`` is the session's place in it, since a session id recurs when its turns are interleaved
+    with other sessions' turns.
 
     >>> ingest_key("sha256:ab", "core", 3) == ingest_key("sha256:ab", "core", 3) != ingest_key("sha256:ab", "core", 4)
     True
     """
-    raw = json.dumps([bench_hash, haystack, str(session_id)], ensure_ascii=True)
+    raw = json.dumps([bench_hash, haystack, str(session_id), position], ensure_ascii=True)
     return "memeval-" + hashlib.sha256(raw.encode()).hexdigest()[:40]
 
 
