@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bench import haystacks_of, load_bench, read_questions, read_turns
-from ..errors import MemevalError
+from ..errors import MemevalError, UsageError
 from ..scoring.speed import percentiles
 from ..systems.base import SystemCallError
 from ..systems.http import HttpSystem
@@ -83,7 +83,10 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
 def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:
     """(sessions of the tier's single haystack, question texts) of a bench tier."""
     bench = load_bench(bench_dir)
-    t = bench.tier(tier)
+    try:
+        t = bench.tier(tier)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
     hay = haystacks_of(read_turns(Path(bench.root) / t.turns_file))
     if list(hay) != [None]:
         raise MemevalError(f"tier {tier!r} has per-question haystacks: load-test a bench with one haystack per tier")
