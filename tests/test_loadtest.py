@@ -69,3 +69,25 @@ def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect)
     assert p.returncode == 2, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
     assert expect in p.stderr and "pw@" not in p.stderr
+
+
+def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bench = make_minibench(tmp_path / "b")
+    with ReferenceServer(NoMemory(), faults=Faults(delay_ms=3000)) as srv:  # every query takes 3 s
+        p = subprocess.Popen([sys.executable, "-m", "memeval", "loadtest", srv.url, "--bench", bench, "--tier", "core",
+                              "--rate", "20", "--duration", "20", "--http-timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        while srv.stats()["query"] < 10 and time.monotonic() - t0 < 60:  # the warm-up query, then the schedule
+            time.sleep(0.05)
+        t1 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t1
+    assert p.returncode == 130 and "interrupted" in err, err
+    assert took < 4.0, took  # 20 s of schedule and 3 s replies were pending
