@@ -189,6 +189,69 @@ def test_replies_dropped_after_the_work_ingest_every_session_once_and_scores_equ
     assert _scores(rd) == _scores(clean_rd)
 
 
+class _LossyProxy:
+    """An HTTP proxy that forwards every request to the server, then loses 20% of the replies (seeded)."""
+
+    def __init__(self, upstream: str, loss: float = 0.2, seed: int = 3):
+        import random
+
+        rng, lock, client = random.Random(seed), threading.Lock(), httpx.Client(base_url=upstream)
+        self.lost = 0
+        proxy = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _forward(self):
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                r = client.request(self.command, self.path, content=body, headers=headers)  # the work is done
+                with lock:
+                    lose = self.path != "/health" and rng.random() < loss
+                    proxy.lost += lose
+                if lose:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.send_response(r.status_code)
+                self.send_header("content-length", str(len(r.content)))
+                self.end_headers()
+                self.wfile.write(r.content)
+
+            do_GET = do_POST = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._client = client
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self._client.close()
+
+
+def test_behind_a_proxy_losing_20_percent_of_replies_every_session_is_stored_once(bench, tmp_path):
+    n = _n_sessions(bench)
+    opts = {"max_attempts": 12, "backoff": 0.001}
+    local = run_system(bench, "bm25:k=3", epochs=3, out=tmp_path / "local", progress=False)
+    with ReferenceServer(BM25(k=3)) as srv:
+        proxy = _LossyProxy(srv.url)
+        try:
+            rd = run_system(bench, proxy.url, epochs=3, out=tmp_path / "proxied", progress=False, http_options=opts)
+        finally:
+            proxy.close()
+        stats = srv.stats()
+    assert proxy.lost >= 5 and stats["repeated"] >= 1, (proxy.lost, stats)
+    assert stats["ingested"] == n, stats
+    assert not any(r["error"] for r in read_records(rd))
+    assert _scores(rd) == _scores(local)
+
+
 def test_without_the_key_the_same_faults_would_store_sessions_twice(bench):
     """The control: the faulty server above really does double-store a retried session without a key."""
     b = load_bench(bench)
