@@ -466,3 +466,18 @@ def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path):
     names = [str(p) for p in tmp_path.rglob("*")]
     for text in [out, err, s_out, s_err, d_err, r_err, *names, *(p.read_text(errors="replace") for p in artifacts)]:
         assert user not in text and password not in text
+
+
+def test_user_info_in_a_judge_url_is_sent_but_not_in_its_identity():
+    from memeval.llm import ChatClient
+
+    seen = []
+
+    def handler(request):
+        seen.append(request.headers.get("authorization"))
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+
+    c = ChatClient("http://jdg:jpw-DONOTLEAK@judge.test/v1", "m", api_key_env=None, transport=httpx.MockTransport(handler))
+    c.chat([{"role": "user", "content": "hi"}])
+    assert seen[0] == "Basic " + base64.b64encode(b"jdg:jpw-DONOTLEAK").decode()
+    assert "DONOTLEAK" not in json.dumps(c.identity()) and "jdg" not in json.dumps(c.identity())
