@@ -90,4 +90,4 @@ def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
         _, err = p.communicate(timeout=60)
         took = time.monotonic() - t1
     assert p.returncode == 130 and "interrupted" in err, err
-    assert took < 4.0, took  # 20 s of schedule and 3 s replies were pending
+    assert took < 8.0, took  # 20 s of schedule and 3 s replies were pending (band for a loaded machine)

