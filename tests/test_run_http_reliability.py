@@ -481,3 +481,10 @@ def test_user_info_in_a_judge_url_is_sent_but_not_in_its_identity():
     c.chat([{"role": "user", "content": "hi"}])
     assert seen[0] == "Basic " + base64.b64encode(b"jdg:jpw-DONOTLEAK").decode()
     assert "DONOTLEAK" not in json.dumps(c.identity()) and "jdg" not in json.dumps(c.identity())
+
+
+def test_an_out_that_is_a_file_is_one_line(bench, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(tmp_path / "afile"), "--no-progress")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and len(err.strip().splitlines()) == 1 and "cannot write a run folder here" in err, err
