@@ -186,7 +186,8 @@ def _open_manifest(run_dir: Path, snapshot: dict, config_id: str) -> dict:
     if not isinstance(old, dict) or old.get("config_id") != config_id:
         got = old.get("config_id") if isinstance(old, dict) else None
         raise MemevalError(f"{run_dir}: holds a different run (config {got} != {config_id}); use another --out")
-    was = ((old.get("config") or {}).get("bench") or {}).get("files_hash")
+    bench = old.get("config", {}).get("bench", {}) if isinstance(old.get("config"), dict) else {}
+    was = bench.get("files_hash") if isinstance(bench, dict) else None
     now = snapshot["bench"]["files_hash"]
     if was is not None and was != now:
         raise MemevalError(f"{run_dir}: the bench files changed since this run started ({was} != {now}); "
