@@ -24,3 +24,9 @@ class InputError(MemevalError):
         if field is not None:
             where += f": field '{field}'"
         super().__init__(f"{where}: {message}")
+
+
+class UsageError(MemevalError):
+    """A bad argument or an unreachable target named on the command line: one line, exit 2."""
+
+    exit_code = 2

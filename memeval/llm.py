@@ -57,6 +57,9 @@ class ChatClient:
         if key:
             headers["authorization"] = f"Bearer {key}"
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        from .systems.http import public_url  # user-info in the URL is sent (basic auth), never written
+
+        self.base_url = public_url(self.base_url)
 
     def identity(self) -> dict[str, Any]:
         """What a record stores about this client: never the key."""

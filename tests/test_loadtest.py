@@ -9,11 +9,16 @@ from minibench import make_minibench
 
 
 def test_open_loop_keeps_the_schedule_and_measures_the_service_delay():
+    """A 30 ms delay reads as ~30 ms over a 0 ms baseline taken in the same test (generous band: exact
+    figures are in benchmarks/)."""
+    with ReferenceServer(NoMemory()) as srv:
+        base = open_loop(HttpSystem(srv.url), ["q1", "q2"], rate=40, duration_s=1.5)
     with ReferenceServer(NoMemory(), faults=Faults(delay_ms=30)) as srv:
         r = open_loop(HttpSystem(srv.url), ["q1", "q2"], rate=40, duration_s=1.5)
     assert r.sent == 60 and r.errors == 0 and r.latency["n"] == 60
-    assert abs(r.achieved_rate - 40) < 6  # open loop: the rate is the schedule's, not the server's pace
-    assert abs(r.latency_minus_rtt["p50"] - 30) <= 5
+    assert abs(r.achieved_rate - 40) < 10  # open loop: the rate is the schedule's, not the server's pace
+    p50, b50 = r.latency_minus_rtt["p50"], base.latency_minus_rtt["p50"]
+    assert p50 >= 27 and 20 <= p50 - b50 <= 50, (p50, b50)
 
 
 def test_open_loop_shows_queueing_when_the_system_falls_behind():
@@ -33,3 +38,56 @@ def test_loadtest_cli(tmp_path, capsys):
     assert out[1].split()[0] == "50.0" and out[1].split()[2] == "0"
     with pytest.raises(SystemExit):
         main(["loadtest", "http://x", "--bench", bench, "--tier", "core"])  # --rate is required
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("url,tier,expect", [
+    (None, "core", "gave up after"),                      # nothing listens there
+    ("http://[::1", "core", "malformed system URL"),
+    ("ftp://127.0.0.1:9", "core", "malformed system URL"),
+    ("127.0.0.1:9", "core", "malformed system URL"),
+    ("http://user:pw@127.0.0.1:{port}", "core", "gave up after"),  # credentials never echoed
+    ("http://127.0.0.1:{port}", "no-such-tier", "has no tier 'no-such-tier'"),
+])
+def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect):
+    import subprocess
+    import sys
+
+    bench = make_minibench(tmp_path / "b")
+    port = _free_port()
+    url = (url or "http://127.0.0.1:{port}").format(port=port)
+    p = subprocess.run([sys.executable, "-m", "memeval", "loadtest", url, "--bench", bench, "--tier", tier,
+                        "--rate", "5", "--duration", "0.2", "--http-timeout", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert expect in p.stderr and "pw@" not in p.stderr
+
+
+def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bench = make_minibench(tmp_path / "b")
+    with ReferenceServer(NoMemory(), faults=Faults(delay_ms=3000)) as srv:  # every query takes 3 s
+        p = subprocess.Popen([sys.executable, "-m", "memeval", "loadtest", srv.url, "--bench", bench, "--tier", "core",
+                              "--rate", "20", "--duration", "20", "--http-timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        while srv.stats()["query"] < 10 and time.monotonic() - t0 < 60:  # the warm-up query, then the schedule
+            time.sleep(0.05)
+        t1 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t1
+    assert p.returncode == 130 and "interrupted" in err, err
+    assert took < 8.0, took  # 20 s of schedule and 3 s replies were pending (band for a loaded machine)

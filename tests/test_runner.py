@@ -88,14 +88,20 @@ def test_http_run_gives_identical_scores_and_key_never_written(bench, tmp_path, 
 
 
 def test_latency_minus_rtt_recovers_a_40ms_service_delay(bench, tmp_path):
+    """Behaviour, not a figure (benchmarks/ has those): a 40 ms service delay reads as ~40 ms over a 0 ms
+    baseline measured in the same test, with a band that holds on a loaded 2-core machine."""
+    with ReferenceServer(NoMemory()) as srv:
+        base_rd = run_system(bench, srv.url, epochs=5, out=tmp_path / "zero", progress=False)
     with ReferenceServer(NoMemory(), faults=Faults(delay_ms=40)) as srv:
         rd = run_system(bench, srv.url, epochs=5, out=tmp_path / "d", progress=False)
+    base = statistics.median(r["latency_minus_rtt_ms"] for r in read_records(base_rd))
     recs = read_records(rd)
     lmr = [r["latency_minus_rtt_ms"] for r in recs]
-    assert len(lmr) == 40 and abs(statistics.median(lmr) - 40) <= 2, statistics.median(lmr)
+    med = statistics.median(lmr)
+    assert len(lmr) == 40 and 36 <= med and 30 <= med - base <= 60, (med, base)
     assert all(r["speed_status"] == "measured" and r["speed_points"] == 1.0 for r in recs)  # 40 ms ≪ 0.5 × 500
     lt = latency_table(load_records(rd)).row(0, named=True)
-    assert lt["n"] == 40 and abs(lt["p50"] - 40) <= 2
+    assert lt["n"] == 40 and lt["p50"] == pytest.approx(med, abs=0.01)  # the table shows the records' median
 
 
 def test_faults_every_question_scored_or_error_with_reason(bench, tmp_path):

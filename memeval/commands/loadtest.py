@@ -12,27 +12,43 @@ def add_arguments(p) -> None:
     p.add_argument("--rate", type=float, nargs="+", required=True, help="requests per second (several: one step each)")
     p.add_argument("--duration", type=float, default=10.0, help="seconds per rate step")
     p.add_argument("--max-in-flight", type=int, default=64)
+    p.add_argument("--http-timeout", type=float, default=30.0,
+                   help="total deadline of one request attempt: connect + send + receive (s)")
+    p.add_argument("--api-key-env", default="MEMEVAL_API_KEY",
+                   help="environment variable whose value is sent as the system's bearer token")
     p.add_argument("--no-ingest", action="store_true", help="the system already holds the tier")
 
 
 def run(args) -> int:
+    from ..errors import MemevalError, UsageError
     from ..run.loadtest import open_loop, questions_of
-    from ..systems.http import HttpSystem
+    from ..systems.base import SystemCallError
+    from ..systems.http import HttpSystem, ingest_key, public_url
 
-    sessions, questions = questions_of(args.bench, args.tier)
-    system = HttpSystem(args.url, pool=args.max_in_flight)
+    if args.max_in_flight < 1 or args.http_timeout <= 0 or any(r <= 0 for r in args.rate) or args.duration <= 0:
+        raise UsageError("--rate, --duration, --max-in-flight and --http-timeout must be positive")
     try:
+        system = HttpSystem(args.url, pool=args.max_in_flight, timeout=args.http_timeout, api_key_env=args.api_key_env)
+    except MemevalError as e:
+        raise UsageError(str(e)) from None
+    try:
+        sessions, questions = questions_of(args.bench, args.tier)
         if not args.no_ingest:
             system.reset()
-            for s in sessions:
-                system.ingest(s)
+            from ..bench import load_bench
+
+            bench_hash = load_bench(args.bench).content_hash
+            for i, s in enumerate(sessions):
+                system.ingest(s, idempotency_key=ingest_key(bench_hash, args.tier, s.session_id, i))
         print(f"{'rate':>8} {'achieved':>9} {'errors':>6} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}"
               "   (latency minus round trip, ms, from the scheduled send time)")
         for rate in args.rate:
             r = open_loop(system, questions, rate, args.duration, args.max_in_flight)
-            p = r.latency_minus_rtt
-            print(f"{r.rate:>8.1f} {r.achieved_rate:>9.1f} {r.errors:>6} {p['p50']:>8.2f} {p['p90']:>8.2f} "
-                  f"{p['p99']:>8.2f} {p['max']:>8.2f}   floor {r.network_ms} ms, client lag max {r.max_lag_ms} ms")
+            p = {k: "-" if v is None else f"{v:.2f}" for k, v in r.latency_minus_rtt.items()}  # None: all failed
+            print(f"{r.rate:>8.1f} {r.achieved_rate:>9.1f} {r.errors:>6} {p['p50']:>8} {p['p90']:>8} "
+                  f"{p['p99']:>8} {p['max']:>8}   floor {r.network_ms} ms, client lag max {r.max_lag_ms} ms")
+    except SystemCallError as e:
+        raise UsageError(f"{public_url(args.url)}: {e}") from None
     finally:
         system.close()
     return 0

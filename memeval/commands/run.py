@@ -21,7 +21,12 @@ def add_arguments(p) -> None:
         p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
         p.add_argument(f"--{role}-model", help=f"{role} model name")
         p.add_argument(f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key")
-    p.add_argument("--http-timeout", type=float, default=30.0, help="per-request timeout of an HTTP system (s)")
+    p.add_argument("--http-timeout", type=float, default=30.0,
+                   help="total deadline of one HTTP request attempt: connect + send + receive (s)")
+    p.add_argument("--max-reply-bytes", type=int, default=8 * 1024 * 1024,
+                   help="largest HTTP reply accepted; a larger /query reply is an error record (default 8 MiB)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="skip checking the bench files against the content_hash in bench.yaml")
     p.add_argument("--http-attempts", type=int, default=4, help="attempts per request (429/5xx/drops retried)")
     p.add_argument("--api-key-env", default="MEMEVAL_API_KEY",
                    help="environment variable whose value is sent as the HTTP system's bearer token")
@@ -45,7 +50,9 @@ def run(args) -> int:
     run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
                          progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
                          target_ms=args.target_ms, budget_ms=args.budget_ms, question_set=args.question_set,
+                         verify=not args.no_verify,
                          http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
-                                       "api_key_env": args.api_key_env} if args.system.startswith("http") else None)
+                                       "api_key_env": args.api_key_env, "max_reply_bytes": args.max_reply_bytes}
+                         if args.system.startswith("http") else None)
     print(run_dir)
     return 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bench import haystacks_of, load_bench, read_questions, read_turns
-from ..errors import MemevalError
+from ..errors import MemevalError, UsageError
 from ..scoring.speed import percentiles
 from ..systems.base import SystemCallError
 from ..systems.http import HttpSystem
@@ -52,12 +52,14 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
     lock = threading.Lock()
     start = time.perf_counter() + 0.05
 
+    stop = threading.Event()
+
     def one(i: int) -> None:
         nonlocal errors
         due = start + i / rate
         delay = due - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)
+        if delay > 0 and stop.wait(delay):
+            return
         sent = time.perf_counter()
         try:
             system.query(questions[i % len(questions)], None)
@@ -72,8 +74,16 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
             else:
                 errors += 1
 
-    with ThreadPoolExecutor(max_in_flight) as pool:
+    pool = ThreadPoolExecutor(max_in_flight)
+    try:
         list(pool.map(one, range(n)))
+    except BaseException:  # Ctrl-C: nothing more is sent and the requests in flight are aborted
+        stop.set()
+        if hasattr(system, "cancel"):
+            system.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     elapsed = time.perf_counter() - start
     return LoadResult(rate=rate, achieved_rate=len(lat) / elapsed, sent=n, errors=errors, network_ms=round(floor, 3),
                       latency=percentiles(lat), latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
@@ -83,7 +93,10 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
 def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:
     """(sessions of the tier's single haystack, question texts) of a bench tier."""
     bench = load_bench(bench_dir)
-    t = bench.tier(tier)
+    try:
+        t = bench.tier(tier)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
     hay = haystacks_of(read_turns(Path(bench.root) / t.turns_file))
     if list(hay) != [None]:
         raise MemevalError(f"tier {tier!r} has per-question haystacks: load-test a bench with one haystack per tier")

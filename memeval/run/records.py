@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..atomic import dumps_line, write_text
-from ..errors import InputError
+from ..errors import InputError, MemevalError
 
-__all__ = ["RECORD_FIELDS", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key"]
+__all__ = ["RECORD_FIELDS", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key", "RunLock"]
 
 #: The record of benchmark.md §6, plus what analysis needs without re-reading the bench.
 RECORD_FIELDS = (
@@ -102,3 +102,49 @@ def read_manifest(run_dir) -> dict:
 
 def write_manifest(run_dir, manifest: dict) -> None:
     write_text(Path(run_dir) / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+LOCK_NAME = ".lock"
+
+
+class RunLock:
+    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid.
+
+    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks.
+    A second writer is refused with one line naming the holder's pid.
+    """
+
+    def __init__(self, run_dir):
+        self.path = Path(run_dir) / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> "RunLock":
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise MemevalError(f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
+                               "folder; wait for it to finish or use another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()

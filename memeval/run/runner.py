@@ -23,14 +23,15 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..bench.axes import AXIS_WEIGHTS
-from ..bench.io import load_bench, read_questions, read_turns
+from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError
+from ..errors import InputError, MemevalError
 from ..scoring import dry, retrieval, speed
 from ..scoring.keyword_recall import facts_from_json, keyword_recall
 from ..systems.base import Recall, SystemCallError
+from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
-from .records import RecordStore, read_manifest, write_manifest
+from .records import RecordStore, RunLock, read_manifest, write_manifest
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -83,7 +84,7 @@ def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
 
 def _config_id(snapshot: dict) -> str:
     stable = {k: v for k, v in snapshot.items() if k != "bench"} | {"bench": {
-        k: v for k, v in snapshot["bench"].items() if k != "root"}}
+        k: v for k, v in snapshot["bench"].items() if k not in ("root", "files_hash")}}
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -104,7 +105,7 @@ def _host() -> dict:
 def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
                epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
                target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs",
-               http_options: dict | None = None, question_set: str = "main") -> Path:
+               http_options: dict | None = None, question_set: str = "main", verify: bool = True) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``."""
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
@@ -112,7 +113,8 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
         raise MemevalError(f"mode {mode!r} needs a judge (--judge-url/--judge-model)")
     if mode == "answer" and reader is None:
         raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
-    cfg = RunConfig(str(bench_dir), system, tuple(tiers) if tiers else None, mode, int(epochs),
+    spec = public_url(system)  # user-info in a URL is a credential: sent, never written
+    cfg = RunConfig(str(bench_dir), spec, tuple(tiers) if tiers else None, mode, int(epochs),
                     max(1, int(concurrency)), question_set, target_ms, budget_ms, judge, reader)
     bench = load_bench(bench_dir)
     try:
@@ -127,28 +129,82 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     if not chosen:
         raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
+    files_hash = verify_bench(bench, chosen, question_set, verify)
     sut = make_system(system, **(http_options or {}))
-    snapshot = _config_snapshot(cfg, bench, sut, chosen)
-    config_id = _config_id(snapshot)
-    label = mode if question_set == "main" else f"{mode}-{question_set}"
-    run_dir = Path(out) if out else default_run_dir(bench.name, system, label, config_id, runs_root)
-    run_id = run_dir.name
-    if (run_dir / "manifest.json").exists():
-        old = read_manifest(run_dir)
-        if old.get("config_id") != config_id:
-            raise MemevalError(f"{run_dir}: holds a different run (config {old.get('config_id')} != {config_id}); "
-                               "use another --out")
-        manifest = old
-        manifest["resumed_at"] = manifest.get("resumed_at", []) + [_now()]
-    else:
-        manifest = {"run_id": run_id, "config_id": config_id, "config": snapshot, "memeval_version": __version__,
-                    "host": _host(), "created_at": _now()}
+    try:
+        snapshot = _config_snapshot(cfg, bench, sut, chosen)
+        snapshot["bench"]["files_hash"] = files_hash
+        config_id = _config_id(snapshot)
+        label = mode if question_set == "main" else f"{mode}-{question_set}"
+        run_dir = Path(out) if out else default_run_dir(bench.name, spec, label, config_id, runs_root)
+        with RunLock(run_dir):
+            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
+    except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
+        raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
+    finally:
+        if hasattr(sut, "close"):
+            sut.close()
+    return run_dir
+
+
+def _has_content(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            if chunk.strip():
+                return True
+    return False
+
+
+def verify_bench(bench, tiers, question_set: str = "main", verify: bool = True) -> str:
+    """Check a bench before anything is asked and return the hash of the files this run reads.
+
+    With ``verify``, the manifest's ``content_hash`` must match the files (the cheap half of
+    ``memeval audit``). Always: every chosen tier has a non-empty turns file and questions file.
+    """
+    root = Path(bench.root)
+    if verify and bench.content_hash:
+        actual = hash_files(root, dict.fromkeys(f for t in bench.tiers for f in t.files))
+        if actual != bench.content_hash:
+            raise InputError(root / MANIFEST, None, "content_hash",
+                             f"{bench.content_hash} does not match the bench files ({actual}): they changed after "
+                             "the bench was written (see `memeval audit`; --no-verify runs it anyway)")
+    read = []
+    for t in tiers:
+        for name in (t.turns_file, t.questions_path(question_set)):
+            if not _has_content(root / name):
+                raise InputError(root / name, None, None, f"empty file: tier {t.name!r} needs turns and questions")
+            read.append(name)
+    return hash_files(root, dict.fromkeys(read))
+
+
+def _open_manifest(run_dir: Path, snapshot: dict, config_id: str) -> dict:
+    """A new manifest, or the existing one when this is the same run (same config, same bench files)."""
+    if not (run_dir / "manifest.json").exists():
+        return {"run_id": run_dir.name, "config_id": config_id, "config": snapshot, "memeval_version": __version__,
+                "host": _host(), "created_at": _now()}
+    old = read_manifest(run_dir)
+    if not isinstance(old, dict) or old.get("config_id") != config_id:
+        got = old.get("config_id") if isinstance(old, dict) else None
+        raise MemevalError(f"{run_dir}: holds a different run (config {got} != {config_id}); use another --out")
+    bench = old.get("config", {}).get("bench", {}) if isinstance(old.get("config"), dict) else {}
+    was = bench.get("files_hash") if isinstance(bench, dict) else None
+    now = snapshot["bench"]["files_hash"]
+    if was is not None and was != now:
+        raise MemevalError(f"{run_dir}: the bench files changed since this run started ({was} != {now}); "
+                           "its records were scored against the old files: use another --out")
+    old["resumed_at"] = old.get("resumed_at", []) + [_now()]
+    return old
+
+
+def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path,
+                progress: bool) -> None:
+    """The run proper, with this process holding the run folder's lock."""
+    manifest = _open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
-    run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
-    runner = _Runner(cfg, sut, store, run_id, progress)
+    runner = _Runner(cfg, sut, store, run_dir.name, progress)
     prev = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() else None
     try:
         runner.measure_floor("before")
@@ -159,10 +215,10 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     except KeyboardInterrupt:
         manifest["status"] = "cancelled"
         raise
-    except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
+    except SystemCallError as e:
         manifest["status"] = "error"
         manifest["error"] = str(e)
-        raise MemevalError(f"{system}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
+        raise
     except BaseException as e:
         manifest["status"] = "error"
         manifest["error"] = f"{type(e).__name__}: {e}"
@@ -175,9 +231,6 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
         store.close()
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)
-        if hasattr(sut, "close"):
-            sut.close()
-    return run_dir
 
 
 def _has_gold(q: Question) -> bool:
@@ -220,16 +273,22 @@ class _Runner:
         ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
         try:
             for hay, items in by_hay.items():
-                self._reset_and_ingest(haystacks.get(hay, []), ingest_bar)
+                scope = tier.name if hay is None else f"{tier.name}/{hay}"
+                self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
             ingest_bar.close()
             ask_bar.close()
 
-    def _reset_and_ingest(self, sessions, bar) -> None:
+    def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
+        """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
-        for s in sessions:
-            self.system.ingest(s)
+        keyed = getattr(self.system, "accepts_idempotency_key", False)
+        for i, s in enumerate(sessions):
+            if keyed:
+                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
+            else:
+                self.system.ingest(s)
             bar.update(1)
 
     def _ask_all(self, tier: str, items, bar) -> None:
@@ -255,6 +314,10 @@ class _Runner:
                 for f in done:
                     self.store.append(f.result())
                     bar.update(1)
+        except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
+            if hasattr(self.system, "cancel"):
+                self.system.cancel()
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
