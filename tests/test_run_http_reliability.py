@@ -397,13 +397,14 @@ BIG = 300_000
 
 
 @pytest.mark.parametrize("body,reason", [
-    (b'{"memories": "Dr Okafor Biscuit 52 dollars"}', "'memories' must be a list of strings, got a string"),
-    (b'{"memories": {"Dr Okafor": 1, "Biscuit": 2}}', "'memories' must be a list of strings, got an object"),
-    (b'{"memories": ["Dr Okafor", 52]}', "'memories[1]' must be a string, got an integer"),
+    (b'{"memories": "Dr Okafor Biscuit 52 dollars"}', "'memories' must be a list of strings or memory objects, got a string"),
+    (b'{"memories": {"Dr Okafor": 1, "Biscuit": 2}}', "'memories' must be a list of strings or memory objects, got an object"),
+    (b'{"memories": ["Dr Okafor", 52]}', "'memories[1]' must be a string or an object with a string 'text', got an integer"),
+    (b'{"memories": [{"text": 5}]}', "'memories[0]' must be a string or an object with a string 'text', got an object"),
     (b'["Dr Okafor"]', "reply must be a JSON object, got a list"),
     (b'{"memories": ["Dr Okafor"], "turn_ids": ["one"]}', "'turn_ids' must be a list of integers"),
     (b'{"memories": ["Dr Okafor"], "answer": 7}', "'answer' must be a string, got an integer"),
-    (b'{"answer": "Dr Okafor"}', "'memories' must be a list of strings, got null"),
+    (b'{"answer": "Dr Okafor"}', "'memories' must be a list of strings or memory objects, got null"),
     (b'not json', "reply is not JSON"),
     (b'{"memories": ["' + b"Dr Okafor " * (BIG // 10) + b'"]}', "above the cap of 100000 bytes"),
 ])
