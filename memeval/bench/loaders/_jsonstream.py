@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from ...errors import InputError
+from ...errors import InputError, input_error_from
 
 __all__ = ["iter_json_array"]
 
@@ -97,6 +97,11 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                     last_err = sig
                     more(step)
                     step *= 2
+                except (RecursionError, ValueError) as e:  # nesting too deep, an over-long integer
+                    err = input_error_from(e, path, f"{index}")
+                    if err is None:
+                        raise
+                    raise err from None
             yield index, obj
             index += 1
             expect_value = False
