@@ -23,7 +23,7 @@ class InputError(MemevalError):
             where += f":{record}" if isinstance(record, int) else f" record {record}"
         if field is not None:
             where += f": field '{field}'"
-        super().__init__(f"{where}: {message}")
+        super().__init__(" ".join(f"{where}: {message}".splitlines()))  # one line, whatever the data held
 
 
 def input_error_from(exc: BaseException, path, record=None, field=None) -> "InputError | None":

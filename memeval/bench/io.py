@@ -18,7 +18,7 @@ from ..errors import InputError, input_error_from
 from .model import QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
 
 __all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
-           "MAX_DEPTH", "iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
+           "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
            "load_bench", "save_bench", "hash_files", "MANIFEST"]
 
 MANIFEST = "bench.yaml"
@@ -171,6 +171,14 @@ def confined(root, rel, path, record=None, field=None) -> Path:
     if not inside:
         raise InputError(path, record, field, f"{rel_s!r} leads out of the folder (a link to elsewhere)")
     return full
+
+
+def is_file(p) -> bool:
+    """``Path(p).is_file()``, false (not an exception) for a name the file system cannot hold."""
+    try:
+        return Path(p).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _decode_error_line(path: Path) -> InputError:
@@ -382,7 +390,7 @@ def load_bench(root) -> Bench:
     for i, t in enumerate(tiers):
         for f in t.files:
             fld = "turns" if f == t.turns_file else "questions" if f == t.questions_file else "question_sets"
-            if not confined(root, f, path, f"tiers[{i}]", fld).is_file():  # confined before it is looked up
+            if not is_file(confined(root, f, path, f"tiers[{i}]", fld)):  # confined before it is looked up
                 raise InputError(path, f"tiers[{i}]", fld, f"file {f!r} not found")
     for k in ("generator", "axis_map"):
         if meta.get(k) is not None and not isinstance(meta[k], dict):

@@ -91,14 +91,29 @@ class RecordWriter:
 
 
 REQUIRED = ("sample_id", "agent", "grader_version", "verdict", "turns", "corrections")
+_N = type(None)
+#: the types summaries need (``rates.results_frame`` builds typed columns from these fields)
+_TYPES = {"sample_id": (str,), "agent": (str,), "grader_version": (str,), "verdict": (str,), "turns": (int,),
+          "corrections": (int,), "cross_task": (bool, _N), "bad_turn": (int, _N), "score": (int, float, _N),
+          "unit_type": (str, _N), "run_id": (str, _N), "config_id": (str, _N)}
+
+
+def check_record(obj: dict, path, n: int) -> dict:
+    """``obj`` if every field a summary reads is present (where required) and of its type."""
+    for k, types in _TYPES.items():
+        if k not in obj:
+            if k in REQUIRED:
+                raise InputError(path, n, k, "missing")
+            continue
+        v = obj[k]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            want = " or ".join("null" if t is _N else t.__name__ for t in types)
+            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**62 < v < 2**62:
+            raise InputError(path, n, k, "integer out of range")
+    return obj
 
 
 def read_records(path) -> list[dict]:
     from .sample import iter_jsonl_objects
-    out = []
-    for n, obj in iter_jsonl_objects(path):
-        for k in REQUIRED:
-            if k not in obj:
-                raise InputError(path, n, k, "missing")
-        out.append(obj)
-    return out
+    return [check_record(obj, path, n) for n, obj in iter_jsonl_objects(path)]

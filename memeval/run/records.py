@@ -104,7 +104,8 @@ def check_record(obj, path, n: int) -> dict:
 #: manifest fields summaries read: (path, type)
 _MANIFEST_TYPES = (("run_id", str), ("status", str), ("config", dict), ("config.system", dict),
                    ("config.system.spec", str), ("config.mode", str), ("config.bench", dict),
-                   ("config.bench.name", str), ("config.tiers", list))
+                   ("config.bench.name", str), ("config.bench.version", str), ("config.tiers", list),
+                   ("config.grader", dict))
 
 
 def check_manifest(obj, path) -> dict:

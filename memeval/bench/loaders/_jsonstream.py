@@ -102,6 +102,12 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                     if err is None:
                         raise
                     raise err from None
+            if "\\ud" in buf[i:end].lower():  # an escaped lone surrogate is not text: refuse it here
+                try:
+                    json.dumps(obj, ensure_ascii=False).encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(path, f"{index}", None, "holds an escaped lone surrogate (\\ud800-\\udfff), "
+                                                             "which is not text") from None
             yield index, obj
             index += 1
             expect_value = False
