@@ -56,7 +56,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
-from .io import MANIFEST, hash_files, iter_jsonl, load_bench, question_from_dict, turn_from_dict
+from .io import MANIFEST, confined, hash_files, is_file, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
 from .model import Bench, Question, Tier, Turn
 
@@ -198,9 +198,14 @@ def _short(s: str, n: int = 60) -> str:
     return repr(s if len(s) <= n else s[: n - 1] + "…")
 
 
-def _image_problem(path: Path) -> str | None:
-    """None for a readable image file, else what is wrong with it."""
-    if not path.is_file():
+def _image_problem(root: Path, rel: str) -> str | None:
+    """None for a readable image file under ``root``, else what is wrong with it. A path leaving the
+    folder is refused before the file system is asked, so the audit never tells whether it exists."""
+    try:
+        path = confined(root, rel, "")
+    except InputError:
+        return "leaves the bench folder (absolute paths and '..' are refused)"
+    if not is_file(path):
         return "not found in the bench folder"
     from PIL import Image, UnidentifiedImageError
 
@@ -339,7 +344,7 @@ class _Audit:
                 self.add("images-resolve", "remote_images_not_checked")  # LoCoMo: URLs, never fetched
             elif t.image is not None:
                 if t.image not in img_seen:
-                    problem = _image_problem(self.root / t.image)
+                    problem = _image_problem(self.root, t.image)
                     img_seen[t.image] = problem is None
                     if problem:
                         self.fail("images-resolve", tier.name, None,

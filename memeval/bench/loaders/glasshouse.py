@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
-from ..io import iter_jsonl_lines, question_from_dict, read_turns, save_bench
+from ..io import confined, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
@@ -95,7 +95,7 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     images = []
     for t in turns:
         if t.image:
-            if not (folder / t.image).is_file():
+            if not is_file(confined(folder, t.image, turns_path, f"turn_id {t.turn_id}", "image")):
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
     return images
@@ -115,7 +115,7 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
     version, tier_files = find_tier_files(folder)
     pairs = {k: list(v) for k, v in (pairs or {}).items()}
     for fname, tiers in pairs.items():
-        if not (folder / fname).is_file():
+        if not is_file(confined(folder, fname, "--pair", None, fname)):
             raise InputError(folder / fname, None, None, "no such question file")
         for t in tiers:
             if t not in tier_files:
