@@ -192,13 +192,17 @@ def _decode_error_line(path: Path) -> InputError:
     return InputError(path, None, None, "not UTF-8 text")
 
 
-def iter_jsonl(path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; bad JSON names the line."""
-    for n, obj, _ in iter_jsonl_lines(path):
+def iter_jsonl(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; bad JSON names the line.
+
+    ``skip_torn_tail``: an append-only file whose last line has no newline is being written (or its
+    writer was killed): that line is left out instead of being an error.
+    """
+    for n, obj, _ in iter_jsonl_lines(path, skip_torn_tail=skip_torn_tail):
         yield n, obj
 
 
-def iter_jsonl_lines(path) -> Iterator[tuple[int, dict, str]]:
+def iter_jsonl_lines(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[int, dict, str]]:
     """Like ``iter_jsonl``, with each line's exact text (newline-terminated) for byte-faithful copies."""
     path = Path(path)
     try:
@@ -216,7 +220,7 @@ def iter_jsonl_lines(path) -> Iterator[tuple[int, dict, str]]:
                 raise _decode_error_line(path) from None
             except OSError as e:
                 raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-            if not line.strip():
+            if not line.strip() or (skip_torn_tail and not line.endswith("\n")):
                 continue
             obj = loads_json(line, path, n)
             if not isinstance(obj, dict):

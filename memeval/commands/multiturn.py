@@ -9,6 +9,7 @@ extractor key-level accuracy of a state extractor against the suite's hand label
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import InputError
 
@@ -104,6 +105,7 @@ def _run(args) -> int:
     print(f"extractor {extractor.name}: key accuracy {score.accuracy:.3f} over {score.units} "
           f"({'trusted' if trusted else 'NOT trusted: its samples are undetermined'})")
     tools = live_tools(suite) if args.live_tools else fixture_tools(suite)
+    failed = []
     for agent in agents:
         recs = run_suite(suite, agent, args.out, cfg, tools_factory=tools, run_id=args.run_id, judge=judge,
                          extractor=extractor, extractor_trusted=trusted)
@@ -111,6 +113,12 @@ def _run(args) -> int:
         for r in recs:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         print(f"{agent.name}: {len(recs)} samples " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+        if not any(r["verdict"] != "incomplete" for r in recs):
+            failed.append(agent.name)
+    if failed:  # nothing completed: the records say why, the exit status must not say success
+        print(f"memeval multiturn run: no sample completed for {', '.join(failed)} "
+              f"(every record is 'incomplete'; see their reasons in {args.out})", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -11,13 +11,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
-from ..atomic import dumps_line
+from ..atomic import dumps_line, repair_tail
 from ..errors import InputError
 from .config import STRATA
 from .grade import RunGrade, SampleResult
 from .replay import RunTrace
 
-__all__ = ["result_record", "RecordWriter", "read_records", "stratum_of"]
+__all__ = ["result_record", "RecordWriter", "read_records", "record_key", "stratum_of"]
 
 
 def stratum_of(turns: int) -> str:
@@ -68,12 +68,20 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
             **({"extra": r.extra} if r.extra else {})}
 
 
+def record_key(rec: dict) -> tuple:
+    """What a rerun into the same file skips when already there: sample, agent and grading config."""
+    return (rec.get("sample_id"), rec.get("agent"), rec.get("config_id"))
+
+
 class RecordWriter:
-    """Append records to a JSONL file, one line each, flushed immediately."""
+    """Append records to a JSONL file, one line each, flushed immediately. Opening it drops a partial
+    last line left by a killed run (as the run layer's store does), so a rerun appends after whole
+    records only."""
 
     def __init__(self, path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(self.path)
         self._fh: IO[str] = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
@@ -115,5 +123,6 @@ def check_record(obj: dict, path, n: int) -> dict:
 
 
 def read_records(path) -> list[dict]:
-    from .sample import iter_jsonl_objects
-    return [check_record(obj, path, n) for n, obj in iter_jsonl_objects(path)]
+    """Every whole record (a partial last line of a run still writing, or killed, is left out)."""
+    from ..bench.io import iter_jsonl
+    return [check_record(obj, path, n) for n, obj in iter_jsonl(path, skip_torn_tail=True)]

@@ -8,12 +8,11 @@ resumed run asks that question again and never holds a duplicate.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..atomic import dumps_line, write_text
+from ..atomic import dumps_line, repair_tail, write_text
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, input_error_from
 
@@ -34,16 +33,7 @@ def record_key(rec: dict) -> tuple:
     return (rec["tier"], rec["qid"], rec["epoch"])
 
 
-def _repair_tail(path: Path) -> None:
-    """Drop a partial last line left by a killed writer."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return
-        data = fh.seek(0) or fh.read()
-        fh.truncate(data.rfind(b"\n") + 1)
+_repair_tail = repair_tail  # one definition, in memeval.atomic (multi-turn records use it too)
 
 
 def read_records(run_dir) -> list[dict]:
