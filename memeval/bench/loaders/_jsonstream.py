@@ -71,7 +71,11 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
             c = buf[i]
             if c == "]" and expect_value is not True:
                 rest = buf[i + 1:].strip()
-                if rest or (not eof and fh.read(1 << 16).strip()):
+                if not rest and not eof:
+                    tail = len(buf)
+                    more(1 << 16)  # bytes after the list that are not UTF-8 are an InputError too
+                    rest = buf[tail:].strip()
+                if rest:
                     raise InputError(path, None, None, "extra data after the top-level list")
                 return
             if c == "," and expect_value is False:
