@@ -63,6 +63,7 @@ _RECORD_TYPES: dict[str, tuple] = {
     "tier": (str,), "qid": (str,), "epoch": (int,), "weight": (int, _N), "retrieval_hit": (bool, _N),
     **{k: (str, _N) for k in _STR}, **{k: (int, float, _N) for k in _NUM}, **{k: (int, _N) for k in _INT},
     "memories_returned": (list, _N), "retrieved_turns": (list, _N), "evidence_turns": (list, _N),
+    "grader": (dict, str, _N),
 }
 _LIST_ITEMS = {"memories_returned": str, "retrieved_turns": int, "evidence_turns": int}
 _REQUIRED = ("tier", "qid", "epoch")
@@ -84,6 +85,9 @@ def check_record(obj, path, n: int) -> dict:
             raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
         if isinstance(v, int) and not isinstance(v, bool) and not -2**31 < v < 2**31:
             raise InputError(path, n, k, "integer out of range")
+        if k == "grader" and isinstance(v, dict) and any(
+                not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model")):
+            raise InputError(path, n, k, "name, version, prompt_hash and model must be strings")
         item = _LIST_ITEMS.get(k)
         if item and v and any(not isinstance(x, item) or isinstance(x, bool) or (item is int and not -2**62 < x < 2**62)
                               for x in v):
