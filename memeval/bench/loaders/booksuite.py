@@ -369,7 +369,7 @@ def _iter_records(run_dir) -> Iterator[tuple[int, dict]]:
     path = Path(run_dir) / "records.jsonl"
     if not path.is_file():
         raise InputError(path, None, None, "no records.jsonl here (is this a run folder?)")
-    yield from iter_jsonl(path)
+    yield from iter_jsonl(path, skip_torn_tail=True)  # a run still writing (or killed) ends mid-line
 
 
 def answers_from_run(run_dir, epoch: int = 0, known: set[str] | None = None) -> dict[str, str]:
