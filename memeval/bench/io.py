@@ -43,9 +43,9 @@ def check_depth(obj, path, record=None, limit: int = MAX_DEPTH):
         o, d = stack.pop()
         if d > limit:
             raise InputError(path, record, None, f"nested deeper than {limit} levels")
-        if id(o) in seen:  # YAML aliases share one object: visit it once
+        if (id(o), d) in seen:  # YAML aliases share one object: once per depth (a cycle still deepens)
             continue
-        seen.add(id(o))
+        seen.add((id(o), d))
         vals = o.values() if isinstance(o, dict) else o
         stack.extend((v, d + 1) for v in vals if isinstance(v, (dict, list)))
     return obj
