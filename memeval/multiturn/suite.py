@@ -350,7 +350,11 @@ def load_suite(folder) -> Suite:
     from .sample import iter_jsonl_objects
     samples = read_samples(folder / "samples.jsonl")
     fixtures = read_fixtures(folder / "fixtures.jsonl")
-    configs = {o.get("config_id"): o for _, o in iter_jsonl_objects(folder / "configs.jsonl")}
+    configs = {}
+    for n, o in iter_jsonl_objects(folder / "configs.jsonl"):
+        if not isinstance(o.get("config_id"), str):
+            raise InputError(folder / "configs.jsonl", n, "config_id", "missing or not a string")
+        configs[o["config_id"]] = o
     sessions = tuple(o for _, o in iter_jsonl_objects(folder / "sessions.jsonl"))
     labels = []
     lpath = folder / "state_labels.jsonl"
