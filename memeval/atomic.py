@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, TextIO
 
-__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line"]
+__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line", "repair_tail"]
 
 
 def _read_umask() -> int:
@@ -18,7 +18,9 @@ def _read_umask() -> int:
     return mask
 
 
-_FILE_MODE = 0o666 & ~_read_umask()  # read once at import: os.umask is process-wide, not thread-safe
+_UMASK = _read_umask()  # read once at import: os.umask is process-wide, not thread-safe
+_FILE_MODE = 0o666 & ~_UMASK
+DIR_MODE = 0o777 & ~_UMASK  #: an ordinary folder's mode (mkdtemp makes 0700)
 
 
 @contextmanager
@@ -57,3 +59,19 @@ def write_jsonl(path, rows: Iterable[dict]) -> int:
             fh.write(dumps_line(row) + "\n")
             n += 1
     return n
+
+
+def repair_tail(path) -> int:
+    """Drop a partial last line left by a killed appender (an append-only JSONL file); returns the
+    number of bytes dropped. A file ending in a newline, or absent, is left alone."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return 0
+        data = fh.seek(0) or fh.read()
+        keep = data.rfind(b"\n") + 1
+        fh.truncate(keep)
+        return len(data) - keep

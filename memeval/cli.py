@@ -37,8 +37,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:
-        print(f"memeval {args.command}: error: {e}", file=sys.stderr)
+        one_line = " ".join(str(e).splitlines())  # an error is one line, whatever a value held
+        print(f"memeval {args.command}: error: {one_line}", file=sys.stderr)
         return e.exit_code
+    except (UnicodeError, RecursionError) as e:
+        # last resort for an input a reader did not name: bytes that are not UTF-8 text, nesting too
+        # deep to parse. Other exceptions are bugs and keep their traceback.
+        what = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "nested too deeply" \
+            if isinstance(e, RecursionError) else "text that cannot be encoded"
+        print(f"memeval {args.command}: error: unreadable input ({what}: {str(e)[:200]})", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"memeval {args.command}: interrupted", file=sys.stderr)
         return 130

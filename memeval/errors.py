@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MemevalError", "InputError"]
+__all__ = ["MemevalError", "InputError", "input_error_from"]
 
 
 class MemevalError(Exception):
@@ -23,7 +23,27 @@ class InputError(MemevalError):
             where += f":{record}" if isinstance(record, int) else f" record {record}"
         if field is not None:
             where += f": field '{field}'"
-        super().__init__(f"{where}: {message}")
+        super().__init__(" ".join(f"{where}: {message}".splitlines()))  # one line, whatever the data held
+
+
+def input_error_from(exc: BaseException, path, record=None, field=None) -> "InputError | None":
+    """The :class:`InputError` for an exception that a malformed file raises while it is decoded or
+    parsed (bad UTF-8, nesting too deep for the parser, an integer too long to convert), or ``None``
+    for any other exception, which is then a bug and must propagate.
+
+    >>> str(input_error_from(RecursionError(), "x.json", 3))
+    'x.json:3: nested too deeply'
+    >>> input_error_from(KeyError("k"), "x.json") is None
+    True
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        bad = exc.object[exc.start:exc.start + 1].hex() if isinstance(exc.object, (bytes, bytearray)) else "?"
+        return InputError(path, record, field, f"not UTF-8 text (byte 0x{bad}: {exc.reason})")
+    if isinstance(exc, RecursionError):
+        return InputError(path, record, field, "nested too deeply")
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return InputError(path, record, field, "integer too long (over 4,300 digits)")
+    return None
 
 
 class UsageError(MemevalError):

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
-from .io import MANIFEST, hash_files, iter_jsonl, load_bench, question_from_dict, turn_from_dict
+from .io import MANIFEST, confined, hash_files, is_file, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
 from .model import SESSION_FIELD_KEY, Bench, Question, Tier, Turn
 
@@ -223,13 +223,15 @@ def image_ref_kind(ref: str) -> str:
     return "file"
 
 
-def _image_problem(path: Path) -> str | None:
-    """None for a readable image file, else what is wrong with it."""
+def _image_problem(root: Path, rel: str) -> str | None:
+    """None for a readable image file under ``root``, else what is wrong with it. A path leaving the
+    folder is refused before the file system is asked, so the audit never tells whether it exists."""
     try:
-        if not path.is_file():
-            return "not found in the bench folder"
-    except OSError as e:  # e.g. a name too long for the file system
-        return f"cannot be looked up ({e.strerror or type(e).__name__})"
+        path = confined(root, rel, "")
+    except InputError:
+        return "leaves the bench folder (absolute paths and '..' are refused)"
+    if not is_file(path):
+        return "not found in the bench folder"
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -377,7 +379,7 @@ class _Audit:
                           "(absolute or '..'); not read")
             elif t.image is not None:
                 if t.image not in img_seen:
-                    problem = _image_problem(self.root / t.image)
+                    problem = _image_problem(self.root, t.image)
                     img_seen[t.image] = problem is None
                     if problem:
                         self.fail("images-resolve", tier.name, None,

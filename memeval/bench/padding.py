@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import InputError, MemevalError
-from .io import load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
+from .io import confined, is_file, load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
 from .loaders._common import TierCounter, link_or_copy, staged_output
 from .model import Bench, Question, Session, Turn, haystacks_of
 
@@ -243,7 +243,8 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
     everything = questions + [q for qs in set_qs.values() for q in qs]
     padded = pad_haystacks(turns, everything, sizes, source=source, seed=seed, path=tpath)
     per_haystack = turns[0].haystack is not None
-    images = sorted({t.image for ts, _ in padded for t in ts if t.image and (root / t.image).is_file()})
+    images = sorted({t.image for ts, _ in padded for t in ts
+                     if t.image and "://" not in t.image and is_file(confined(root, t.image, tpath, None, "image"))})
     with staged_output(out, force) as tmp:
         link_or_copy(tpath, tmp / base.turns_file)
         for f in base.files[1:]:

@@ -21,7 +21,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    records = (obj for _, obj in iter_jsonl(Path(args.run_dir) / "records.jsonl"))
+    records = (obj for _, obj in iter_jsonl(Path(args.run_dir) / "records.jsonl", skip_torn_tail=True))
     summary = export_hypotheses(records, args.out, tier=args.tier, epoch=args.epoch)
     print(json.dumps(summary))
     return 0

@@ -10,6 +10,7 @@ import    chat transcripts (OpenAI messages JSONL) -> samples with recorded fixt
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import InputError
 
@@ -149,6 +150,7 @@ def _run(args) -> int:
     if args.memory:
         from ..systems.registry import make_system
         memory = make_system(args.memory)
+    failed = []
     for agent in agents:
         recs = run_suite(suite, agent, args.out, cfg, tools_factory=tools, run_id=args.run_id, judge=judge,
                          extractor=extractor, extractor_trusted=trusted, memory=memory)
@@ -160,6 +162,12 @@ def _run(args) -> int:
         if untrusted:
             print(f"{agent.name}: {untrusted} samples undetermined because extractor {extractor.name} is NOT "
                   f"trusted (accuracy {score.accuracy:.3f} < {cfg.extractor_threshold})")
+        if not any(r["verdict"] != "incomplete" for r in recs):
+            failed.append(agent.name)
+    if failed:  # nothing completed: the records say why, the exit status must not say success
+        print(f"memeval multiturn run: no sample completed for {', '.join(failed)} "
+              f"(every record is 'incomplete'; see their reasons in {args.out})", file=sys.stderr)
+        return 1
     return 0
 
 

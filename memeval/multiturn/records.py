@@ -11,13 +11,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
-from ..atomic import dumps_line
+from ..atomic import dumps_line, repair_tail
 from ..errors import InputError
 from .config import STRATA
 from .grade import RunGrade, SampleResult
 from .replay import RunTrace
 
-__all__ = ["result_record", "RecordWriter", "read_records", "stratum_of"]
+__all__ = ["result_record", "RecordWriter", "read_records", "record_key", "stratum_of"]
 
 
 def stratum_of(turns: int) -> str:
@@ -88,12 +88,20 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
             **({"extra": r.extra} if r.extra else {})}
 
 
+def record_key(rec: dict) -> tuple:
+    """What a rerun into the same file skips when already there: sample, agent and grading config."""
+    return (rec.get("sample_id"), rec.get("agent"), rec.get("config_id"))
+
+
 class RecordWriter:
-    """Append records to a JSONL file, one line each, flushed immediately."""
+    """Append records to a JSONL file, one line each, flushed immediately. Opening it drops a partial
+    last line left by a killed run (as the run layer's store does), so a rerun appends after whole
+    records only."""
 
     def __init__(self, path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(self.path)
         self._fh: IO[str] = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
@@ -111,14 +119,30 @@ class RecordWriter:
 
 
 REQUIRED = ("sample_id", "agent", "grader_version", "verdict", "turns", "corrections")
+_N = type(None)
+#: the types summaries need (``rates.results_frame`` builds typed columns from these fields)
+_TYPES = {"sample_id": (str,), "agent": (str,), "grader_version": (str,), "verdict": (str,), "turns": (int,),
+          "corrections": (int,), "cross_task": (bool, _N), "bad_turn": (int, _N), "score": (int, float, _N),
+          "unit_type": (str, _N), "run_id": (str, _N), "config_id": (str, _N)}
+
+
+def check_record(obj: dict, path, n: int) -> dict:
+    """``obj`` if every field a summary reads is present (where required) and of its type."""
+    for k, types in _TYPES.items():
+        if k not in obj:
+            if k in REQUIRED:
+                raise InputError(path, n, k, "missing")
+            continue
+        v = obj[k]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            want = " or ".join("null" if t is _N else t.__name__ for t in types)
+            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**62 < v < 2**62:
+            raise InputError(path, n, k, "integer out of range")
+    return obj
 
 
 def read_records(path) -> list[dict]:
-    from .sample import iter_jsonl_objects
-    out = []
-    for n, obj in iter_jsonl_objects(path):
-        for k in REQUIRED:
-            if k not in obj:
-                raise InputError(path, n, k, "missing")
-        out.append(obj)
-    return out
+    """Every whole record (a partial last line of a run still writing, or killed, is left out)."""
+    from ..bench.io import iter_jsonl
+    return [check_record(obj, path, n) for n, obj in iter_jsonl(path, skip_torn_tail=True)]

@@ -16,7 +16,7 @@ from .crosssession import run_user_topic, run_user_topic_memory
 from .domain import LOOKUP_TOOLS, TOOLS, WRITE_TOOLS, World
 from .grade import run_sample
 from .judge import Judge
-from .records import RecordWriter, result_record
+from .records import RecordWriter, read_records, record_key, result_record
 from .replay import StateExtractor
 from .sample import Sample
 from .suite import Suite
@@ -95,17 +95,33 @@ def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = 
 
 def run_suite(suite: Suite, agent: Agent, out_path=None, cfg: GraderConfig = DEFAULT_CONFIG, *, tools_factory=None,
               run_id: str = "", **kw) -> list[dict]:
-    """Records for every sample; appended to ``out_path`` (JSONL) as they finish when given."""
+    """Records for every sample; appended to ``out_path`` (JSONL) as they finish when given.
+
+    A rerun into the same file resumes: a torn last line is dropped, and samples that already have a
+    record for this agent and grading config are not run again (their records are returned as read).
+    """
     tools_factory = tools_factory or fixture_tools(suite)
     records = []
     writer = RecordWriter(out_path) if out_path else None
+    name = getattr(agent, "name", type(agent).__name__)  # as result records name it
+    done: dict[tuple, dict] = {}
+    if writer and writer.path.stat().st_size:
+        for r in read_records(writer.path):
+            if r.get("agent") == name and r.get("config_id") == cfg.config_id:
+                done[record_key(r)] = r
+    todo = [s.sample_id for s in suite.samples if (s.sample_id, name, cfg.config_id) not in done]
+    new: dict[str, dict] = {}
     try:
-        for res in iter_results(suite, agent, tools_factory, cfg, **kw):
+        for res in iter_results(suite, agent, tools_factory, cfg, sample_ids=todo if done else None, **kw):
             rec = result_record(res, run_id)
-            records.append(rec)
+            new[rec["sample_id"]] = rec
             if writer:
                 writer.write(rec)
     finally:
         if writer:
             writer.close()
+    for s in suite.samples:
+        rec = new.get(s.sample_id) or done.get((s.sample_id, name, cfg.config_id))
+        if rec is not None:
+            records.append(rec)
     return records

@@ -187,9 +187,12 @@ def _process(obj, path, n) -> ProcessExpect:
         return ProcessExpect()
     if not isinstance(obj, dict):
         raise InputError(path, n, "process", "expected an object")
+    for key, typ in (("tools", dict), ("clarify", list), ("corrections", list)):
+        if not isinstance(obj.get(key) or typ(), typ):
+            raise InputError(path, n, f"process.{key}", f"expected {'an object' if typ is dict else 'a list'}")
     tools = {}
     for k, v in (obj.get("tools") or {}).items():
-        if not str(k).lstrip("-").isdigit():
+        if not (str(k).lstrip("-").isascii() and str(k).lstrip("-").isdigit()) or len(str(k)) > 9:
             raise InputError(path, n, f"process.tools.{k}", "keys must be turn numbers")
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise InputError(path, n, f"process.tools.{k}", "expected a list of tool names")

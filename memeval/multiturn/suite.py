@@ -379,14 +379,19 @@ def load_suite(folder) -> Suite:
     """Read a suite folder; every sample's fixture and config must exist."""
     folder = Path(folder)
     man_path = folder / "suite.yaml"
-    try:
-        man = yaml.safe_load(man_path.read_text(encoding="utf-8")) or {}
-    except OSError as e:
-        raise InputError(man_path, None, None, f"cannot open: {e.strerror}") from None
+    from ..bench.io import as_int, read_yaml
+    man = read_yaml(man_path) or {}
+    if not isinstance(man, dict):
+        raise InputError(man_path, None, None, f"expected a mapping, got {type(man).__name__}")
+    seeds = {k: as_int(man, k, man_path, hi=2**63) for k in ("seed", "world_seed")}
     from .sample import iter_jsonl_objects
     samples = read_samples(folder / "samples.jsonl")
     fixtures = read_fixtures(folder / "fixtures.jsonl")
-    configs = {o.get("config_id"): o for _, o in iter_jsonl_objects(folder / "configs.jsonl")}
+    configs = {}
+    for n, o in iter_jsonl_objects(folder / "configs.jsonl"):
+        if not isinstance(o.get("config_id"), str):
+            raise InputError(folder / "configs.jsonl", n, "config_id", "missing or not a string")
+        configs[o["config_id"]] = o
     sessions = tuple(o for _, o in iter_jsonl_objects(folder / "sessions.jsonl"))
     labels = []
     lpath = folder / "state_labels.jsonl"
@@ -404,5 +409,4 @@ def load_suite(folder) -> Suite:
         if s.replay.config_snapshot not in configs:
             raise InputError(folder / "samples.jsonl", n, "replay.config_snapshot",
                              f"unknown config '{s.replay.config_snapshot}'")
-    return Suite(int(man.get("seed", 0)), sessions, tuple(samples), fixtures, configs, tuple(labels),
-                 int(man.get("world_seed", 0)))
+    return Suite(seeds["seed"], sessions, tuple(samples), fixtures, configs, tuple(labels), seeds["world_seed"])

@@ -147,8 +147,9 @@ def _fixture_from_dict(obj: dict, path, n) -> Fixture:
         t, _, c = k.partition(":")
         if not (t.isdigit() and c.isdigit()):
             raise InputError(path, n, f"calls.{k}", "key must be 'turn:call_index'")
-        if not isinstance(v, dict) or not isinstance(v.get("tool"), str) or "result" not in v:
-            raise InputError(path, n, f"calls.{k}", "expected {tool, args, result}")
+        if (not isinstance(v, dict) or not isinstance(v.get("tool"), str) or "result" not in v
+                or not isinstance(v.get("args") or {}, dict)):
+            raise InputError(path, n, f"calls.{k}", "expected {tool, args (an object), result}")
         out[k] = RecordedCall(v["tool"], dict(v.get("args") or {}), v["result"])
     return Fixture(fid, out)
 

@@ -8,13 +8,13 @@ resumed run asks that question again and never holds a duplicate.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..atomic import dumps_line, write_text
-from ..errors import InputError, MemevalError
+from ..atomic import dumps_line, repair_tail, write_text
+from ..bench.io import loads_json, read_json
+from ..errors import InputError, MemevalError, input_error_from
 
 __all__ = ["RECORD_FIELDS", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key", "RunLock"]
 
@@ -33,16 +33,6 @@ def record_key(rec: dict) -> tuple:
     return (rec["tier"], rec["qid"], rec["epoch"])
 
 
-def _repair_tail(path: Path) -> None:
-    """Drop a partial last line left by a killed writer."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return
-        data = fh.seek(0) or fh.read()
-        fh.truncate(data.rfind(b"\n") + 1)
 
 
 def read_records(run_dir) -> list[dict]:
@@ -51,15 +41,83 @@ def read_records(run_dir) -> list[dict]:
     if not path.exists():
         return []
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.endswith("\n"):
-                break  # partial tail of a killed run
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise InputError(path, n, None, f"not valid JSON ({e.msg})") from None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.endswith("\n"):
+                    break  # partial tail of a killed run
+                out.append(check_record(loads_json(line, path, n), path, n))
+    except UnicodeDecodeError as e:
+        raise input_error_from(e, path, len(out) + 1) from None
     return out
+
+
+_N = type(None)
+_STR = ("run_id", "system", "axis", "question_asked", "query_lang", "answer", "rule", "verdict", "ungraded_reason",
+        "speed_status", "speed_reason", "error", "started_at", "mode", "haystack", "gold_answer")
+_NUM = ("score", "latency_ms", "network_ms", "latency_minus_rtt_ms", "speed_points")
+_INT = ("chars_returned", "response_bytes", "attempts")
+#: the type each record field must have where present (analysis builds typed columns from them)
+_RECORD_TYPES: dict[str, tuple] = {
+    "tier": (str,), "qid": (str,), "epoch": (int,), "weight": (int, _N), "retrieval_hit": (bool, _N),
+    **{k: (str, _N) for k in _STR}, **{k: (int, float, _N) for k in _NUM}, **{k: (int, _N) for k in _INT},
+    "memories_returned": (list, _N), "retrieved_turns": (list, _N), "evidence_turns": (list, _N),
+    "grader": (dict, str, _N),
+}
+_LIST_ITEMS = {"memories_returned": str, "retrieved_turns": int, "evidence_turns": int}
+_REQUIRED = ("tier", "qid", "epoch")
+
+
+def check_record(obj, path, n: int) -> dict:
+    """``obj`` if it is a record whose fields have the types analysis needs, else :class:`InputError`
+    naming the line and the field."""
+    if not isinstance(obj, dict):
+        raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
+    for k, types in _RECORD_TYPES.items():
+        if k not in obj:
+            if k in _REQUIRED:
+                raise InputError(path, n, k, "missing")
+            continue
+        v = obj[k]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            want = " or ".join("null" if t is _N else t.__name__ for t in types)
+            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**31 < v < 2**31:
+            raise InputError(path, n, k, "integer out of range")
+        if k == "grader" and isinstance(v, dict) and any(
+                not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model")):
+            raise InputError(path, n, k, "name, version, prompt_hash and model must be strings")
+        item = _LIST_ITEMS.get(k)
+        if item and v and any(not isinstance(x, item) or isinstance(x, bool) or (item is int and not -2**62 < x < 2**62)
+                              for x in v):
+            raise InputError(path, n, k, f"expected a list of {item.__name__}")
+    return obj
+
+
+#: manifest fields summaries read: (path, type)
+_MANIFEST_TYPES = (("run_id", str), ("status", str), ("config", dict), ("config.system", dict),
+                   ("config.system.spec", str), ("config.mode", str), ("config.bench", dict),
+                   ("config.bench.name", str), ("config.bench.version", str), ("config.tiers", list),
+                   ("config.grader", dict))
+
+
+def check_manifest(obj, path) -> dict:
+    """``obj`` if it has the fields (and types) a summary reads, else :class:`InputError`."""
+    if not isinstance(obj, dict):
+        raise InputError(path, None, None, f"expected a JSON object, got {type(obj).__name__}")
+    for dotted, typ in _MANIFEST_TYPES:
+        v = obj
+        for k in dotted.split("."):
+            v = v.get(k) if isinstance(v, dict) else None
+        if not isinstance(v, typ):
+            raise InputError(path, None, dotted, "missing" if v is None else f"expected {typ.__name__}, got {type(v).__name__}")
+    for i, t in enumerate(obj["config"]["tiers"]):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise InputError(path, f"config.tiers[{i}]", "name", "missing or not a string")
+        for k in ("n_turns", "n_tokens"):
+            if t.get(k) is not None and (not isinstance(t[k], int) or isinstance(t[k], bool) or not 0 <= t[k] < 2**62):
+                raise InputError(path, f"config.tiers[{i}]", k, "expected a whole number")
+    return obj
 
 
 class RecordStore:
@@ -68,7 +126,7 @@ class RecordStore:
     def __init__(self, run_dir):
         self.path = Path(run_dir) / "records.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _repair_tail(self.path)
+        repair_tail(self.path)
         self.done: set[tuple] = {record_key(r) for r in read_records(run_dir)}
         self._fh = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
@@ -92,12 +150,9 @@ class RecordStore:
 
 def read_manifest(run_dir) -> dict:
     path = Path(run_dir) / "manifest.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, None, None, "no run manifest here (is this a run folder?)") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+    if not path.is_file():
+        raise InputError(path, None, None, "no run manifest here (is this a run folder?)")
+    return check_manifest(read_json(path), path)
 
 
 def write_manifest(run_dir, manifest: dict) -> None:

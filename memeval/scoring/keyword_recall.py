@@ -15,7 +15,6 @@ reproduce exactly). A fact counts when any of its variants is a substring of the
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,14 +94,9 @@ def _gold_from(obj: Any, path) -> dict[str, tuple[Fact, ...]]:
 
 def read_gold_facts(path) -> dict[str, tuple[Fact, ...]]:
     """Read ``gold_facts.json``: ``{test_id: {"required_facts": [str | [variants...]]}}``."""
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
-    return _gold_from(obj, path)
+    from ..bench.io import read_json
+
+    return _gold_from(read_json(path), Path(path))
 
 
 def facts_as_json(facts: Iterable[Fact]) -> list[str | list[str]]:

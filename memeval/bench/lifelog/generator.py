@@ -7,17 +7,15 @@ below's turns in the same order with filler sessions interleaved by date.
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-import yaml
 
 from ...errors import InputError
 from ..axes import AXES
-from ..io import MANIFEST, save_bench, write_questions, write_turns
+from ..io import MANIFEST, read_yaml, save_bench, write_questions, write_turns
+from ..loaders._common import staged_output
 from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
 from .data import LANGUAGES, load
@@ -221,8 +219,8 @@ def write(built: Built, root: Path) -> Bench:
 
 def _is_previous_generation(out: Path) -> bool:
     try:
-        meta = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        meta = read_yaml(out / MANIFEST)
+    except InputError:
         return False
     return isinstance(meta, dict) and (meta.get("generator") or {}).get("name") == GENERATOR_NAME
 
@@ -242,25 +240,9 @@ def generate(preset: str, seed: int, out: Path, *, force: bool = False) -> Path:
             raise InputError(out, None, None, "folder is not empty and holds no previous generation; "
                                               "use --force to replace it")
     built = build(preset, seed)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
+    try:  # staged beside ``out`` and renamed into place (what a killed run left is cleaned next time)
+        with staged_output(out, force=True) as tmp:
+            write(built, tmp)
     except OSError as e:
-        raise InputError(out, None, None, f"cannot create the output folder: {e.strerror or e}") from None
-    try:
-        write(built, tmp)
-        if out.exists():
-            os.replace(out, old)
-        os.replace(tmp, out)
-    except BaseException as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old.exists() and not out.exists():
-            os.replace(old, out)
-        if isinstance(e, OSError):
-            raise InputError(out, None, None, f"cannot write the bench: {e.strerror or e}") from None
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+        raise InputError(out, None, None, f"cannot write the bench: {e.strerror or e}") from None
     return out

@@ -150,6 +150,10 @@ class Story:
         key = "ask" if axis == "BASIC" else "para"
         for _ in range(n):
             kind = self._next_kind()
+            for _skip in range(4 * len(self.d["keyed"])):  # a kind whose values ran out gives way
+                if self.values.has(self.d["keyed"][kind]["value"]):
+                    break
+                kind = self._next_kind()
             spec = self.d["keyed"][kind]
             st, value, person, extra = self._keyed(kind, self.rng.randrange(len(self.dates)))
             q = self._ask(DQuestion(axis, spec[key].format(who=person, **extra), value, [st], [st.fact]))
@@ -261,6 +265,8 @@ class Story:
             a, b = self._sessions(2)
             st_a = self._say(a, intro["at"].format(**slots))
             kind = self.rng.choice(kinds)
+            if not self.values.has(self.d["keyed"][kind]["value"]):  # its values ran out: another kind
+                kind = self.rng.choice([k for k in kinds if self.values.has(self.d["keyed"][k]["value"])] or [kind])
             spec = self.d["keyed"][kind]
             st_b, value, person, extra = self._keyed(kind, b, person=slots["P"], rel=rel)
             ask = spec.get("ask_of", spec["ask"])
@@ -320,7 +326,7 @@ class Story:
             raise ValueError(f"{invert} more invert probes need as many unused polar facts")
         for f in self._swap_facts[:swap]:
             spec = self.d["keyed"][f.kind]
-            wrong = self.values.draw(spec["value"])
+            wrong = self.values.wrong(spec["value"])
             self._probe(spec["claim"].format(P=f.person, X=wrong, **f.extra), "swap", f.statement, qset)
         del self._swap_facts[:swap]
         for claim, st in self.polar[self._polar_used:self._polar_used + invert]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import random
 
+from ...errors import MemevalError
 from .data import load
 
 __all__ = ["Values", "PoolExhausted"]
 
 
-class PoolExhausted(RuntimeError):
+class PoolExhausted(MemevalError, RuntimeError):
     """A preset asked for more distinct values of a kind than the vocabulary can make."""
 
 
@@ -26,6 +27,7 @@ class Values:
         self._decks: dict[str, list[str]] = {}
         self._forbidden_words = names
         self.used: set[str] = set()
+        self._wrong: dict[str, list[str]] = {}  # kind -> values drawn as false claims (never planted)
 
     def _deck(self, kind: str, make) -> list[str]:
         deck = self._decks.get(kind)
@@ -89,6 +91,25 @@ class Values:
         return self._pop("code", lambda: [str(n) for n in range(1201, 9890) if n % 100])
 
     number4 = code
+
+    def has(self, kind: str) -> bool:
+        """Whether ``draw(kind)`` can still give a distinct value (asks no random numbers, so checking
+        leaves every later draw unchanged)."""
+        deck = self._decks.get("code" if kind == "number4" else kind)
+        return deck is None or any(x not in self.used for x in deck)
+
+    def wrong(self, kind: str) -> str:
+        """A value for a false claim: never one planted as a fact. Distinct while the pool lasts (as
+        ``draw``); after that an earlier false-claim value is reused, since a wrong value only has to
+        differ from the planted ones, not from other wrong claims."""
+        try:
+            v = self.draw(kind)
+        except PoolExhausted:
+            if not self._wrong.get(kind):
+                raise
+            return self.rng.choice(self._wrong[kind])
+        self._wrong.setdefault(kind, []).append(v)
+        return v
 
     def pick(self, pool: str) -> str:
         """A value from a plain list that may repeat (professions, animals, courses, ...)."""

@@ -4,17 +4,19 @@ error context for one record of a source file."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ...atomic import DIR_MODE
 from ...errors import InputError, MemevalError
 from ..model import Tier, Turn
 from ..tokens import count_tokens
 
-__all__ = ["staged_output", "TierCounter", "link_or_copy", "SourceRecord"]
+__all__ = ["staged_output", "clean_stale", "TierCounter", "link_or_copy", "SourceRecord"]
 
 
 class SourceRecord:
@@ -41,20 +43,56 @@ class SourceRecord:
         return v
 
 
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid < 2**31  # another user's live process (or a pid no process can have)
+    return True
+
+
+def clean_stale(out) -> list[Path]:
+    """Remove what killed writers left beside ``out``: ``.OUT.<pid>.*.partial`` staging folders and
+    ``.OUT.<pid>.old`` folders whose process is gone (and pid-less ``.OUT.*.partial`` ones written by
+    versions that did not record the pid). Folders of a live writer are left alone. Returns the removed."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        return []
+    name = re.escape(out.name)
+    pat = re.compile(rf"\.{name}\.(?:(\d+)\.)?[A-Za-z0-9_]+\.partial|\.{name}\.(\d+)\.old")
+    removed = []
+    for p in out.parent.iterdir():
+        m = pat.fullmatch(p.name)
+        if not m or not p.is_dir() or p.is_symlink():
+            continue
+        pid = m.group(1) or m.group(2)
+        if pid is None or not _pid_alive(int(pid)):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
 @contextmanager
 def staged_output(out, force: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside ``out``; on success it replaces ``out`` in one rename.
 
     A failure (any exception) removes the temporary folder, so a bench folder is either complete
-    or absent. An existing non-empty ``out`` is refused unless ``force``.
+    or absent; what a killed (SIGKILL) writer left is removed by the next call for the same ``out``.
+    An existing non-empty ``out`` is refused unless ``force``.
     """
     out = Path(out)
+    clean_stale(out)
     if out.exists() and not out.is_dir():
         raise MemevalError(f"{out}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise MemevalError(f"{out}: folder exists and is not empty (use --force to replace it)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".partial", dir=out.parent))
+    os.chmod(tmp, DIR_MODE)  # the bench folder it becomes is an ordinary folder
     try:
         yield tmp
     except BaseException:

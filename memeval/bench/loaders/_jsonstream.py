@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from ...errors import InputError
+from ...errors import InputError, input_error_from
 
 __all__ = ["iter_json_array"]
 
@@ -71,7 +71,11 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
             c = buf[i]
             if c == "]" and expect_value is not True:
                 rest = buf[i + 1:].strip()
-                if rest or (not eof and fh.read(1 << 16).strip()):
+                if not rest and not eof:
+                    tail = len(buf)
+                    more(1 << 16)  # bytes after the list that are not UTF-8 are an InputError too
+                    rest = buf[tail:].strip()
+                if rest:
                     raise InputError(path, None, None, "extra data after the top-level list")
                 return
             if c == "," and expect_value is False:
@@ -97,6 +101,17 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                     last_err = sig
                     more(step)
                     step *= 2
+                except (RecursionError, ValueError) as e:  # nesting too deep, an over-long integer
+                    err = input_error_from(e, path, f"{index}")
+                    if err is None:
+                        raise
+                    raise err from None
+            if "\\ud" in buf[i:end].lower():  # an escaped lone surrogate is not text: refuse it here
+                try:
+                    json.dumps(obj, ensure_ascii=False).encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(path, f"{index}", None, "holds an escaped lone surrogate (\\ud800-\\udfff), "
+                                                             "which is not text") from None
             yield index, obj
             index += 1
             expect_value = False

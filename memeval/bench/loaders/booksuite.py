@@ -24,18 +24,16 @@ Conversion (one haystack per case, ``haystack = test_id``):
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-import yaml
 
 from ...errors import InputError
 from ...scoring.keyword_recall import Fact, facts_as_json, normalize, read_gold_facts
-from ..io import iter_jsonl, save_bench, write_questions, write_turns
+from ..io import iter_jsonl, read_json, read_yaml, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
 
@@ -185,14 +183,7 @@ def _history(obj: Any, path, record: str) -> History:
 def read_case(path) -> BookCase:
     """Read and validate one case file; errors name the file, the record and the field."""
     path = Path(path)
-    try:
-        obj = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(path, None if mark is None else mark.line + 1, None,
-                         f"not valid YAML ({getattr(e, 'problem', None) or 'parse error'})") from None
+    obj = read_yaml(path)
     if not isinstance(obj, dict):
         raise InputError(path, None, None, "expected a mapping (one test case per file)")
     test_id = _str(obj, "test_id", path, None)
@@ -327,13 +318,7 @@ def import_booksuite(src_dir, out_dir, gold_path=None, *, force: bool = False) -
 # --- answers ------------------------------------------------------------------------------------
 
 def _read_json(path):
-    path = Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+    return read_json(path)
 
 
 def _answers(obj: Any, path, record: str | None, known: set[str] | None) -> dict[str, str]:
@@ -390,7 +375,7 @@ def _iter_records(run_dir) -> Iterator[tuple[int, dict]]:
     path = Path(run_dir) / "records.jsonl"
     if not path.is_file():
         raise InputError(path, None, None, "no records.jsonl here (is this a run folder?)")
-    yield from iter_jsonl(path)
+    yield from iter_jsonl(path, skip_torn_tail=True)  # a run still writing (or killed) ends mid-line
 
 
 def answers_from_run(run_dir, epoch: int = 0, known: set[str] | None = None) -> dict[str, str]:

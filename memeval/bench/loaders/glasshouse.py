@@ -17,7 +17,7 @@ from pathlib import Path
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
 from ..audit import image_ref_kind
-from ..io import iter_jsonl_lines, question_from_dict, read_turns, save_bench
+from ..io import confined, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
@@ -138,7 +138,7 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
             if image_ref_kind(t.image) != "file":
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image",
                                  "expected a file path inside the folder (not a URL, an absolute path or '..')")
-            if not (folder / t.image).is_file():
+            if not is_file(confined(folder, t.image, turns_path, f"turn_id {t.turn_id}", "image")):
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
     return images
@@ -158,7 +158,7 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
     version, tier_files = find_tier_files(folder)
     pairs = {k: list(v) for k, v in (pairs or {}).items()}
     for fname, tiers in pairs.items():
-        if not (folder / fname).is_file():
+        if not is_file(confined(folder, fname, "--pair", None, fname)):
             raise InputError(folder / fname, None, None, "no such question file")
         for t in tiers:
             if t not in tier_files:

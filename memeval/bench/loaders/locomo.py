@@ -45,7 +45,7 @@ NOTES = [
     "questions are dated (asked_at) at the last session of their conversation",
 ]
 
-_DIA = re.compile(r"D\s*(\d+)\s*:\s*(\d+)")
+_DIA = re.compile(r"D\s*(\d{1,9})\s*:\s*(\d{1,9})(?!\d)")  # bounded: ids are small numbers
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y",
                  "%I:%M %p on %d %B %Y")
