@@ -116,7 +116,7 @@ def test_bad_transcripts_name_line_and_field_and_write_nothing(tmp_path, capsys,
     out = tmp_path / "suite"
     assert main(["multiturn", "import", str(src), "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"t.jsonl:2" in err and field in err
+    assert len(err.splitlines()) == 1 and "t.jsonl:2" in err and field in err
     assert not out.exists()
 
 

@@ -11,7 +11,6 @@ from test_loaders_glasshouse import make_folder
 from memeval.bench.audit import audit
 from memeval.bench.io import confined, load_bench
 from memeval.bench.loaders import import_bench
-from memeval.bench.padding import pad
 from memeval.cli import main
 from memeval.errors import InputError
 

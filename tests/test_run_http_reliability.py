@@ -3,7 +3,6 @@ cancellation, reply validation and credentials never written. Loopback servers o
 
 import base64
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -16,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, save_bench, write_questions
+from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, save_bench
 from memeval.errors import InputError, MemevalError
 from memeval.run import read_manifest, read_records, run_system
-from memeval.systems import BM25, NoMemory
+from memeval.systems import BM25
 from memeval.systems.base import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import ROUTES, Faults, ReferenceServer

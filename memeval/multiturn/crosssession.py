@@ -119,7 +119,6 @@ def run_user_topic_memory(sample: Sample, priors: Sequence[Sample], agent: Agent
     first), and the later session's agent starts from what ``memory`` returns for its first user
     turn -- never from the pasted transcript. Remembered vs guessed right is decided by whether the
     sample's ``memory_needs`` were among the returned memories."""
-    msgs: list[dict] = []
     status = "done"
     begin = getattr(agent, "begin_run", None)
     memory.reset()

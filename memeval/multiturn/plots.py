@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import polars as pl
+
 import plotly.graph_objects as go
 
 from .rates import EXCLUDED, PassRates
@@ -39,7 +41,7 @@ def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
     return fig
 
 
-def bad_turn_figure(hists: Mapping[str, "pl.DataFrame"]) -> go.Figure:
+def bad_turn_figure(hists: Mapping[str, pl.DataFrame]) -> go.Figure:
     """Failed samples by the position of their breaking turn, one bar group per (agent, stratum)."""
     fig = go.Figure()
     for agent, h in hists.items():

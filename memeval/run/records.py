@@ -8,6 +8,7 @@ resumed run asks that question again and never holds a duplicate.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
