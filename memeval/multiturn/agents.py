@@ -72,7 +72,7 @@ def reply_text(desk: Desk, ev: dict | None, seed: int, turn: int, extra: str = "
 
 
 MEMORY_HEADER = "Memory from earlier sessions"
-_MEMORY_LINE = re.compile(r"^\[[^\]]*\] (?P<speaker>\w+): (?P<text>.*)$")
+_MEMORY_LINE = re.compile(r"^(?:\[[^\]]*\] )?(?P<speaker>\w+): (?P<text>.*)$")  # "[date] " only when dated
 
 
 def recall_terms(desk: Desk, memory: str) -> None:
