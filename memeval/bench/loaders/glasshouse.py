@@ -135,9 +135,9 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     images = []
     for t in turns:
         if t.image:
-            if image_ref_kind(t.image) != "file":
+            if image_ref_kind(t.image) in ("data", "remote"):
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image",
-                                 "expected a file path inside the folder (not a URL, an absolute path or '..')")
+                                 "expected a file path inside the folder, not a URL")
             if not is_file(confined(folder, t.image, turns_path, f"turn_id {t.turn_id}", "image")):
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
