@@ -26,8 +26,7 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
-from ..scoring import dry, retrieval, speed
-from ..scoring.keyword_recall import facts_from_json, keyword_recall
+from ..scoring import bounds, dry, retrieval, speed
 from ..systems.base import Recall, SystemCallError
 from ..systems.registry import make_system
 from .records import RecordStore, read_manifest, write_manifest
@@ -180,13 +179,6 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     return run_dir
 
 
-def _has_gold(q: Question) -> bool:
-    """Dry rules need a gold (or parts, clash values, sides); an abstention's gold is the absence itself."""
-    if q.expect == "no_memory" or q.axis in ("ABSTAIN", "FALSE_MEMORY"):
-        return True
-    return any(v for v in (q.gold_answer, *q.gold_alts, *q.gold_parts, q.clash_a, q.clash_b, q.side_a, q.side_b))
-
-
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -309,16 +301,9 @@ class _Runner:
         mode = self.cfg.mode
         if mode == "dry":
             text = recall.answer if recall.answer is not None else "\n".join(memories)
-            if "required_facts" in q.extra:  # the book suite's own offline metric (external-formats.md)
-                r = keyword_recall(text, facts_from_json(q.extra["required_facts"], "question", q.id))
-                verdict = "correct" if r.reward == 1 else "partial" if r.reward > 0 else "wrong"
-                return {"answer": text, "score": r.reward, "verdict": verdict, "rule": "keyword-recall",
-                        "ungraded_reason": None}
-            if not _has_gold(q):
-                return {"answer": text, "score": None, "verdict": None, "rule": None,
-                        "ungraded_reason": "no gold answer: not gradable in dry mode"}
-            s = dry.score_answer(q, text)
-            return {"answer": text, "score": s.score, "verdict": s.verdict, "rule": s.rule, "ungraded_reason": None}
+            g = bounds.dry_grade(q, text)  # one definition with the audit's floor/IDK/ceiling check
+            return {"answer": text, "score": g.score, "verdict": g.verdict, "rule": g.rule,
+                    "ungraded_reason": g.ungraded_reason}
         if mode == "memory":
             text = "\n".join(memories)
             v = self.cfg.judge.grade(q, text, kind="memory")
