@@ -15,9 +15,13 @@ import polars as pl
 
 from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import read_manifest, read_records
+from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
-           "question_set"]
+           "question_set", "retrieval_table", "RETRIEVAL_METRICS"]
+
+#: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
+RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
 
 FLOOR, CEILING = "no_memory", "oracle"
 WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEIGHTS.values())})
@@ -31,7 +35,8 @@ _SCHEMA = {
     "score": pl.Float64, "verdict": pl.Utf8, "grader": pl.Utf8, "ungraded_reason": pl.Utf8,
     "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
     "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.Utf8, "speed_reason": pl.Utf8,
-    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8,
+    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8, "retrieval_source": pl.Utf8,
+    **{m: pl.Float64 for m in metric_names()},
 }
 
 
@@ -52,6 +57,7 @@ def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
         for r in read_records(rd):
             i, t = tiers.get(r["tier"], (None, {}))
             row = {k: r.get(k) for k in _SCHEMA}
+            row.update(r.get("retrieval_metrics") or {})
             row.update(tier_index=i, tier_turns=t.get("n_turns"), tier_tokens=t.get("n_tokens"),
                        grader=_grader_label(r.get("grader")))
             rows.append(row)
@@ -133,3 +139,18 @@ def manifest_summary(run_dir) -> dict:
     return {"run_id": m["run_id"], "status": m["status"], "system": c["system"]["spec"], "mode": c["mode"],
             "bench": f"{c['bench']['name']} {c['bench']['version']}", "grader": json.dumps(c["grader"]),
             "network_floor_ms": m.get("network_floor_ms")}
+
+
+def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
+    """Per system × tier: mean evidence recall_any/recall_all/NDCG at k (LongMemEval's definitions) at
+    ``level`` ("turn" or "session"), over the questions with evidence turns (``n``); questions without
+    evidence are excluded for every system alike and counted (``excluded``)."""
+    if level not in LEVELS:
+        raise ValueError(f"level is one of {LEVELS}")
+    cols = [f"{level}_{m}@{k}" for m in METRICS for k in KS]
+    has = pl.col(cols[0]).is_not_null()
+    return (df.filter(pl.col("error").is_null())
+            .group_by("system", "tier_index", "tier")
+            .agg(has.sum().alias("n"), (~has).sum().alias("excluded"),
+                 *[pl.col(c).mean().alias(c.removeprefix(level + "_")) for c in cols])
+            .sort("system", "tier_index"))

@@ -26,8 +26,8 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
-from ..scoring import bounds, dry, retrieval, speed
-from ..systems.base import Recall, SystemCallError
+from ..scoring import bounds, dry, retrieval, speed, validity
+from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.registry import make_system
 from .records import RecordStore, read_manifest, write_manifest
 
@@ -143,6 +143,8 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
         manifest = {"run_id": run_id, "config_id": config_id, "config": snapshot, "memeval_version": __version__,
                     "host": _host(), "created_at": _now()}
     manifest["status"] = "started"
+    if mode == "dry" and "dry_validity" not in manifest:  # the validity gate (scoring/validity.py)
+        manifest["dry_validity"] = validity.dry_validity(bench_dir, [t.name for t in chosen])
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(run_dir, manifest)
 
@@ -189,6 +191,7 @@ class _Runner:
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.grader = _grader(cfg)
+        self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:
@@ -213,6 +216,7 @@ class _Runner:
         try:
             for hay, items in by_hay.items():
                 self._reset_and_ingest(haystacks.get(hay, []), ingest_bar)
+                self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
             ingest_bar.close()
@@ -276,6 +280,8 @@ class _Runner:
                    retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
                    chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
                    retrieval_hit=retrieval.retrieval_hit(q, recall.turn_ids, memories),
+                   **dict(zip(("retrieval_metrics", "retrieval_source"),
+                              retrieval.ranking_metrics(q, recall.turn_ids, memories, self.corpus))),
                    response_bytes=recall.response_bytes, attempts=recall.attempts)
         rec.update(self._speed(recall, wall_ms))
         rec.update(self._grade(q, recall, memories))
