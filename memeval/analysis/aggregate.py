@@ -18,7 +18,7 @@ from ..run.records import read_manifest, read_records
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
-           "question_set", "retrieval_table", "RETRIEVAL_METRICS"]
+           "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate"]
 
 #: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
@@ -154,3 +154,19 @@ def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
             .agg(has.sum().alias("n"), (~has).sum().alias("excluded"),
                  *[pl.col(c).mean().alias(c.removeprefix(level + "_")) for c in cols])
             .sort("system", "tier_index"))
+
+
+def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
+    """The one-line statement that dry answer scores are not valid on these runs' bench (from the
+    ``dry_validity`` the runner stores in each dry run's manifest, read off the bench's audit), or
+    None when they are valid or no run is dry."""
+    from ..scoring.validity import gate_line
+
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    for rd in run_dirs:
+        m = read_manifest(rd)
+        line = gate_line(m["config"]["bench"]["name"], m.get("dry_validity"))
+        if line:
+            return line
+    return None
