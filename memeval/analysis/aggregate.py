@@ -18,7 +18,8 @@ from ..run.records import read_manifest, read_records
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
-           "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate"]
+           "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
+           "official_table"]
 
 #: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
@@ -36,6 +37,7 @@ _SCHEMA = {
     "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
     "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.Utf8, "speed_reason": pl.Utf8,
     "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8, "retrieval_source": pl.Utf8,
+    "official_metric": pl.Utf8, "official_score": pl.Float64,
     **{m: pl.Float64 for m in metric_names()},
 }
 
@@ -170,3 +172,14 @@ def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
         if line:
             return line
     return None
+
+
+def official_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system × tier × metric: the bench's own published answer metric (answer mode: LoCoMo's QA F1,
+    LongMemEval's judge, named with its prompt and hash), mean over the records that carry it (n)."""
+    d = df.filter(pl.col("official_metric").is_not_null())
+    metric = pl.col("official_metric").str.split(":").list.first().alias("metric")
+    return (d.with_columns(metric).group_by("system", "tier_index", "tier", "metric")
+            .agg(pl.col("official_score").mean().alias("score"), pl.col("official_score").is_not_null().sum().alias("n"),
+                 pl.col("official_score").is_null().sum().alias("ungraded"))
+            .sort("system", "tier_index", "metric"))

@@ -29,6 +29,8 @@ RECORD_FIELDS = (
     # ranked evidence retrieval (scoring/retrieval.py): {turn_recall_any@1: ..., session_ndcg@10: ...} or
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
     "retrieval_metrics", "retrieval_source",
+    # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
+    "official_metric", "official_score",
 )
 
 

@@ -323,7 +323,25 @@ class _Runner:
             except ChatError as e:
                 return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
         if not answer.strip():
-            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None}
+            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None,
+                    **self._official(q, answer)}
         v = self.cfg.judge.grade(q, answer, kind="answer")
         return {"answer": answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
-                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
+                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence, **self._official(q, answer)}
+
+    def _official(self, q: Question, answer: str) -> dict:
+        """The bench's own published answer metric, beside memeval's verdict (answer mode): LoCoMo's QA
+        F1, LongMemEval's per-type judge; nothing for other benches."""
+        from ..scoring import judge_longmemeval, locomo_f1
+
+        f1 = locomo_f1.score_question(q, answer)
+        if f1 is not None:
+            return {"official_metric": locomo_f1.METRIC, "official_score": f1}
+        if judge_longmemeval.prompt_name(q) is None:
+            return {}
+        if not answer.strip():
+            return {"official_metric": judge_longmemeval.METRIC, "official_score": 0.0}
+        if getattr(self, "_lme", None) is None:
+            self._lme = judge_longmemeval.LongMemEvalJudge(self.cfg.judge.client)
+        v, ident = self._lme.grade(q, answer)
+        return {"official_metric": ident, "official_score": v.score}
