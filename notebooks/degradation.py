@@ -39,14 +39,12 @@ runs_root = "runs"
 x = "turns"  # or "tokens"
 
 # %%
-import html
-
 import polars as pl
 from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.tables import html_table, side_by_side
+from memeval.analysis.tables import gate_html, html_table, side_by_side
 from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
 from memeval.bench import load_bench
 
@@ -81,7 +79,7 @@ display(HTML(html_table(tier_sizes, caption="tiers, smallest first")))
 
 # %%
 if gate:
-    display(HTML(f'<p class="validity-gate"><strong>{html.escape(gate)}</strong></p>'))
+    display(HTML(gate_html(gate)))
     for metric in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5"):
         plots.retrieval_curve(df, metric, x=x).show()
 else:

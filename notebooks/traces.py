@@ -40,7 +40,9 @@ n_traces = 5
 import polars as pl
 from IPython.display import HTML, display
 
+from memeval.analysis.aggregate import dry_validity_gate
 from memeval.analysis.report import setup_notebook
+from memeval.analysis.tables import gate_html
 from memeval.analysis.widgets import TraceBrowser, render_trace_html, worst_questions_table
 from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
 
@@ -49,6 +51,7 @@ if run_dirs is None:
     run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
 print(f"{df.height} records from", ", ".join(str(d) for d in run_dirs))
+display(HTML(gate_html(dry_validity_gate(run_dirs))))
 
 # %% [markdown]
 # ## Browse (live sessions)

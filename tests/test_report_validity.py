@@ -4,6 +4,7 @@ curves and says dry answer scores are not valid there; no dry score curve is dra
 import json
 from pathlib import Path
 
+import pytest
 from browser import load_html, require_chromium
 from test_loaders_locomo import _conv, _write
 
@@ -45,3 +46,22 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
     assert gate < seen.index("dry answer-score curves are not drawn")
     assert gate < seen.index("NOT VALID on this bench")  # the dry table is labelled too
     assert "evidence ceiling" in seen[gate:gate + 300]
+
+
+@pytest.mark.parametrize("name", ["compare", "traces", "latency"])
+def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, tmp_path):
+    load_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    out = tmp_path / "reports" / f"{name}.html"
+    params = {"bench_dir": str(tmp_path / "locomo"), "systems": ["bm25"]}
+    if name == "compare":
+        params["systems"] = ["no_memory", "bm25", "oracle"]
+    if name == "latency":
+        params["served"] = []
+    render_report(NOTEBOOKS / f"{name}.ipynb", out, params, cwd=tmp_path)
+    text = out.read_text()
+    assert text.count('class="validity-gate"') == 1
+    assert not [t for t in _figure_titles(text) if t.startswith(("Degradation", "Outcome"))]
+    require_chromium()
+    page = load_html(out, tmp_path / f"{name}.png")
+    assert page.page_errors == () and page.blocked_requests == ()
+    assert page.text.count("NOT VALID: dry answer scores on locomo") == 1
