@@ -177,3 +177,50 @@ def test_generated_bench_is_not_gated(tmp_path, capsys):
     assert main(["summary", str(tmp_path / "r")]) == 0
     out = capsys.readouterr().out
     assert "NOT VALID" not in out and out.index("Overall dry answer scores") < out.index("Evidence retrieval")
+
+
+def _lme_reference(ranking_idx, correct, corpus_ids, k):
+    """LongMemEval's formulas as its eval_utils states them (indices into the corpus, the whole
+    corpus's relevances sorted for the ideal), written out plainly as the test's reference."""
+    def dcg(rel, k):
+        rel = rel[:k]
+        return (rel[0] + sum(r / math.log2(i) for i, r in enumerate(rel[1:], start=2))) if rel else 0.0
+    recalled = {corpus_ids[i] for i in ranking_idx[:k]}
+    rel_all = [1 if c in correct else 0 for c in corpus_ids]
+    ideal = dcg(sorted(rel_all, reverse=True), k)
+    actual = dcg([rel_all[i] for i in ranking_idx[:k]], k)
+    return (float(any(c in recalled for c in correct)), float(all(c in recalled for c in correct)),
+            actual / ideal if ideal else 0.0)
+
+
+def _lme_turn2session(ranking_idx, correct, corpus_ids, session_of, k):
+    sess_correct = list({session_of[c] for c in correct})
+    sess_corpus = [session_of[c] for c in corpus_ids]
+    eff = k
+    while eff <= len(sess_corpus) and len({sess_corpus[i] for i in ranking_idx[:eff]}) < k:
+        eff += 1
+    return _lme_reference(ranking_idx, sess_correct, sess_corpus, eff)
+
+
+def test_metrics_equal_longmemeval_formulas_on_random_rankings():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n_sess = rng.randint(1, 6)
+        turns = []
+        for s in range(n_sess):
+            for _ in range(rng.randint(1, 5)):
+                turns.append(Turn(len(turns) + 1, f"S{s}", "me", f"t{len(turns) + 1}", "2026-01-01"))
+        corpus = Corpus.of(turns)
+        ids = [t.turn_id for t in turns]
+        ev = tuple(rng.sample(ids, rng.randint(1, min(3, len(ids)))))
+        ranked = rng.sample(ids, rng.randint(0, len(ids)))  # a returned prefix of some ranking
+        got, _ = ranking_metrics(Question("q", "BASIC", "?", "x", evidence_turns=ev), ranked, [], corpus)
+        idx = [ids.index(t) for t in ranked]
+        session_of = {t.turn_id: t.session_id for t in turns}
+        for k in (1, 3, 5, 10):
+            want_t = _lme_reference(idx, list(ev), ids, k)
+            want_s = _lme_turn2session(idx, list(ev), ids, session_of, k)
+            assert [got[f"turn_{m}@{k}"] for m in ("recall_any", "recall_all", "ndcg")] == pytest.approx(want_t)
+            assert [got[f"session_{m}@{k}"] for m in ("recall_any", "recall_all", "ndcg")] == pytest.approx(want_s)

@@ -107,6 +107,29 @@ def dcg(relevances: Sequence[float], k: int) -> float:
     return float(rel[0]) + sum(r / math.log2(i) for i, r in enumerate(rel[1:], start=2))
 
 
+def _scores(ranked: Sequence[Hashable | None], gold: list, n_relevant: int, k: int) -> tuple[float, float, float]:
+    """recall_any, recall_all, ndcg at ``k``; ``n_relevant``: relevant items in the corpus (ideal DCG)."""
+    wanted = set(gold)
+    top = set(ranked[:k])
+    r_any = float(any(g in top for g in gold))
+    r_all = float(all(g in top for g in gold))
+    ideal = dcg([1.0] * min(n_relevant, k), k)  # the corpus's relevances sorted best first
+    actual = dcg([1.0 if d is not None and d in wanted else 0.0 for d in ranked[:k]], k)
+    return r_any, r_all, (actual / ideal if ideal else 0.0)
+
+
+def _effective_k(ranked: Sequence[Hashable | None], corpus_size: int, k: int) -> int:
+    """LongMemEval's turn2session k: grown until the first k ranked items span k distinct sessions, or
+    past the corpus size (a ranking that runs out never gets there: straight to ``corpus_size + 1``)."""
+    seen: set = set()
+    for i, s in enumerate(ranked, start=1):
+        if s is not None:
+            seen.add(s)
+        if i >= k and len(seen) >= k:
+            return i
+    return max(k, corpus_size + 1) if len(seen) < k else k
+
+
 def evaluate_ranking(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
                      k: int) -> tuple[float, float, float]:
     """(recall_any, recall_all, ndcg) at ``k`` of a ranking of corpus ids (None: an unmapped item).
@@ -116,12 +139,7 @@ def evaluate_ranking(ranked: Sequence[Hashable | None], gold: Iterable[Hashable]
     """
     gold = list(dict.fromkeys(gold))
     wanted = set(gold)
-    top = set(ranked[:k])
-    r_any = float(any(g in top for g in gold))
-    r_all = float(all(g in top for g in gold))
-    ideal = dcg(sorted((1.0 if c in wanted else 0.0 for c in corpus), reverse=True), k)
-    actual = dcg([1.0 if d is not None and d in wanted else 0.0 for d in ranked[:k]], k)
-    return r_any, r_all, (actual / ideal if ideal else 0.0)
+    return _scores(ranked, gold, sum(1 for c in corpus if c in wanted), k)
 
 
 def evaluate_turn2session(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
@@ -133,10 +151,7 @@ def evaluate_turn2session(ranked: Sequence[Hashable | None], gold: Iterable[Hash
     >>> (r_any, r_all, round(ndcg, 4))  # k grew to 3; s2 at rank 3: 1/log2(3)
     (1.0, 1.0, 0.6309)
     """
-    eff = k
-    while eff <= len(corpus) and len({s for s in ranked[:eff] if s is not None}) < k:
-        eff += 1
-    return evaluate_ranking(ranked, gold, corpus, eff)
+    return evaluate_ranking(ranked, gold, corpus, _effective_k(ranked, len(corpus), k))
 
 
 _MEMORY_PREFIX = re.compile(r"^\[[^\]\n]{0,40}\]\s*[^:\n]{0,80}:\s*")
@@ -149,6 +164,7 @@ class Corpus:
     turn_ids: tuple
     session_of: Mapping
     by_text: Mapping[str, Hashable]
+    session_sizes: Mapping = None  # session -> turns in the corpus (filled by ``of``)
 
     @classmethod
     def of(cls, turns, shown=None) -> "Corpus":
@@ -161,7 +177,10 @@ class Corpus:
             for s in (t.text, shown(t) if shown else None):
                 if s and s.strip():
                     text.setdefault(s.strip(), key)
-        return cls(tuple(ids), sess, text)
+        sizes: dict = {}
+        for key in ids:
+            sizes[sess[key]] = sizes.get(sess[key], 0) + 1
+        return cls(tuple(ids), sess, text, sizes)
 
 
 def map_memories(memories: Iterable[str], corpus: Corpus) -> list[Hashable | None]:
@@ -187,17 +206,20 @@ def ranking_metrics(q: Question, turn_ids: Sequence | None, memories: Sequence[s
         ranked, source = [None if t is None else _id_key(t) for t in turn_ids], "turn_ids"
     else:
         ranked, source = map_memories([m for m in (memories or ()) if m], corpus), "text"
-    gold = [_id_key(t) for t in q.evidence_turns]
+    gold = list(dict.fromkeys(_id_key(t) for t in q.evidence_turns))
+    n_turns = sum(1 for g in gold if g in corpus.session_of)
     out: dict[str, float] = {}
     for k in KS:
-        for m, v in zip(METRICS, evaluate_ranking(ranked, gold, corpus.turn_ids, k)):
+        for m, v in zip(METRICS, _scores(ranked, gold, n_turns, k)):
             out[f"turn_{m}@{k}"] = v
     sess_ranked = [None if t is None else corpus.session_of.get(t) for t in ranked]
-    sess_corpus = [corpus.session_of[t] for t in corpus.turn_ids]
     sess_gold = list(dict.fromkeys(corpus.session_of[t] for t in gold if t in corpus.session_of))
     if not sess_gold:
-        sess_gold = [str(s) for s in q.evidence_sessions]
+        sess_gold = list(dict.fromkeys(str(s) for s in q.evidence_sessions))
+    sizes = corpus.session_sizes or {}
+    n_sess = sum(sizes.get(s, 0) for s in sess_gold)  # every turn of a gold session is relevant
     for k in KS:
-        for m, v in zip(METRICS, evaluate_turn2session(sess_ranked, sess_gold, sess_corpus, k)):
+        eff = _effective_k(sess_ranked, len(corpus.turn_ids), k)
+        for m, v in zip(METRICS, _scores(sess_ranked, sess_gold, n_sess, eff)):
             out[f"session_{m}@{k}"] = v
     return {k: out[k] for k in metric_names()}, source
