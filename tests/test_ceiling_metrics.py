@@ -224,3 +224,21 @@ def test_metrics_equal_longmemeval_formulas_on_random_rankings():
             want_s = _lme_turn2session(idx, list(ev), ids, session_of, k)
             assert [got[f"turn_{m}@{k}"] for m in ("recall_any", "recall_all", "ndcg")] == pytest.approx(want_t)
             assert [got[f"session_{m}@{k}"] for m in ("recall_any", "recall_all", "ndcg")] == pytest.approx(want_s)
+
+
+def test_validity_reads_the_dry_rules_answerable_ceiling_not_keyword_recall(tmp_path):
+    from booksuite_paths import SUITE
+
+    from memeval.bench.loaders.booksuite import import_booksuite
+    from memeval.scoring.validity import dry_validity, gate_line
+
+    import_booksuite(SUITE, tmp_path / "book")  # graded by its own keyword recall: no dry-rule ceiling
+    v = dry_validity(tmp_path / "book")
+    assert v["valid"] is None and gate_line("book", v) is None
+    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    v = dry_validity(tmp_path / "locomo")
+    # LoCoMo-shaped: "7 May 2023" for a turn saying "yesterday", "Likely yes" for a lake photo, ...
+    assert v["valid"] is False and v["evidence_ceiling"]["all"] < 0.9
+    generate("tiny", 0, tmp_path / "tiny")
+    v = dry_validity(tmp_path / "tiny")
+    assert v["valid"] is True and set(v["evidence_ceiling"].values()) == {1.0}

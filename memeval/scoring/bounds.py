@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..bench.axes import AXIS_WEIGHTS
+from ..bench.axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from ..bench.model import Question, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from . import dry
@@ -93,10 +93,17 @@ class TierBounds:
     n: int
     ceiling_by_axis: Mapping[str, float] = field(default_factory=dict)
     unreachable: Mapping[str, int] = field(default_factory=dict)
+    #: The ceiling on the answerable questions graded by memeval's dry rules (evidence given and
+    #: visible to a text system; not the book suite's keyword recall): what the validity gate reads.
+    answerable: Mean | None = None
+    n_answerable: int = 0
 
     def as_numbers(self) -> dict:
         out = {"floor": self.floor.weighted, "idk": self.idk.weighted, "ceiling": self.ceiling.weighted,
                "n": self.n}
+        if self.answerable is not None:
+            out["answerable_ceiling"] = {"weighted": self.answerable.weighted,
+                                         "unweighted": self.answerable.unweighted, "n": self.n_answerable}
         if self.unreachable:
             out["ceiling_cannot_reach"] = dict(self.unreachable)
         return out
@@ -115,6 +122,7 @@ def tier_bounds(questions: Iterable[Question], evidence: Callable[[Question], Se
     wsum = n = 0
     by_axis: dict[str, list[float]] = {}
     unreachable: Counter = Counter()
+    ans = [0.0, 0.0, 0.0, 0]  # weighted sum, weight, plain sum, n
     for q in questions:
         ev = list(evidence(q) or ())
         answers = {"floor": "", "idk": idk_answer(q), "ceiling": oracle_text(q, ev)}
@@ -133,14 +141,22 @@ def tier_bounds(questions: Iterable[Question], evidence: Callable[[Question], Se
                 unreachable["no evidence turns"] += 1
             elif _image_only(q, ev) and grades["ceiling"] < 1:
                 unreachable["IMAGE (photo only)"] += 1
+            elif q.axis in ANSWERABLE_AXES and "required_facts" not in q.extra:
+                c = grades["ceiling"]
+                ans[0] += w * c
+                ans[1] += w
+                ans[2] += c
+                ans[3] += 1
     if not n:
         return None
 
     def mean(k):
         return Mean(sums[k][0] / wsum if wsum else 0.0, sums[k][1] / n)
 
+    answerable = Mean(ans[0] / ans[1], ans[2] / ans[3]) if ans[3] else None
     return TierBounds(mean("floor"), mean("idk"), mean("ceiling"), n,
-                      {a: sum(v) / len(v) for a, v in sorted(by_axis.items())}, dict(unreachable))
+                      {a: sum(v) / len(v) for a, v in sorted(by_axis.items())}, dict(unreachable),
+                      answerable, ans[3])
 
 
 def order_problems(b: TierBounds, tol: float = 1e-9) -> list[str]:
