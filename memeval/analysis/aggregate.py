@@ -85,15 +85,21 @@ def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
 
 
 _graded = pl.col("score").is_not_null()
+#: Ranked evidence retrieval beside every score (means over questions with evidence turns; the full
+#: set of k and levels is in ``retrieval_table``).
+_RETRIEVAL_HEADLINE = (pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
+                       pl.col("turn_ndcg@10").mean().alias("ndcg@10"))
 
 
 def tier_axis_table(df: pl.DataFrame) -> pl.DataFrame:
-    """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, median chars returned."""
+    """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, turn-level
+    evidence recall_any@5 and NDCG@10, median chars returned."""
     return (df.group_by("system", "tier_index", "tier", "axis")
             .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"), _graded.sum().alias("graded"),
                  pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
                  pl.col("error").is_not_null().sum().alias("errors"),
                  pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+                 *_RETRIEVAL_HEADLINE,
                  pl.col("chars_returned").median().alias("median_chars"))
             .sort("system", "tier_index", "axis"))
 
@@ -106,6 +112,7 @@ def overall_table(df: pl.DataFrame) -> pl.DataFrame:
               pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
               pl.col("error").is_not_null().sum().alias("errors"),
               pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+              *_RETRIEVAL_HEADLINE,
               pl.col("chars_returned").median().alias("median_chars"))
          .sort("system", "tier_index"))
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
