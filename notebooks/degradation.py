@@ -120,9 +120,11 @@ else:
 
 # %%
 overall = aggregate.overall_table(df).drop("tier_index")
+gap = aggregate.ceiling_gap_line(df)  # what the ceiling cannot reach, beside it
 display(HTML(side_by_side(
     html_table(overall, caption="per system × tier (all questions of each tier)"
-               + (" -- dry answer scores, NOT VALID on this bench" if gate else "")),
+               + (" -- dry answer scores, NOT VALID on this bench" if gate else "")
+               + (f"; {gap}" if gap else "")),
     html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
 )))
 

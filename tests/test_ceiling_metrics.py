@@ -242,3 +242,19 @@ def test_validity_reads_the_dry_rules_answerable_ceiling_not_keyword_recall(tmp_
     generate("tiny", 0, tmp_path / "tiny")
     v = dry_validity(tmp_path / "tiny")
     assert v["valid"] is True and set(v["evidence_ceiling"].values()) == {1.0}
+
+
+def test_reports_name_what_the_ceiling_cannot_reach(tmp_path, capsys):
+    from memeval.analysis.aggregate import ceiling_gap_line, load_records
+    from memeval.analysis.plots import degradation_curve
+
+    generate("tiny", 0, tmp_path / "tiny")
+    runs = [run_system(tmp_path / "tiny", s, out=tmp_path / s, progress=False) for s in ("no_memory", "oracle", "bm25")]
+    df = load_records(runs)
+    # tiny: 9 IMAGE questions about uncaptioned photos in each of the three tiers above core
+    assert ceiling_gap_line(df) == "ceiling (oracle) cannot reach: IMAGE 0.00 (n=27)"
+    names = [t.name for t in degradation_curve(df, core=False).data]
+    assert "ceiling: oracle, cannot reach IMAGE" in names
+    assert main(["summary", *map(str, runs)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("ceiling (oracle) cannot reach: IMAGE") > out.index("Overall dry answer scores")

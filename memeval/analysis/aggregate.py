@@ -19,7 +19,7 @@ from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
            "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
-           "official_table"]
+           "official_table", "ceiling_gaps", "ceiling_gap_line"]
 
 #: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
@@ -190,3 +190,21 @@ def official_table(df: pl.DataFrame) -> pl.DataFrame:
             .agg(pl.col("official_score").mean().alias("score"), pl.col("official_score").is_not_null().sum().alias("n"),
                  pl.col("official_score").is_null().sum().alias("ungraded"))
             .sort("system", "tier_index", "metric"))
+
+
+def ceiling_gaps(df: pl.DataFrame, ceiling: str = CEILING) -> pl.DataFrame:
+    """The axes where the ceiling system (``oracle``) scores below 1 over all tiers: what the ceiling
+    cannot reach (for a text-only oracle in dry mode, IMAGE questions about photos), with n."""
+    d = df.filter((pl.col("system") == ceiling) & pl.col("score").is_not_null())
+    return (d.group_by("axis").agg(pl.col("score").mean().alias("score"), pl.len().alias("n"))
+            .filter(pl.col("score") < 1).sort("score", "axis"))
+
+
+def ceiling_gap_line(df: pl.DataFrame, ceiling: str = CEILING) -> str | None:
+    """One line naming what the ceiling cannot reach, e.g. "ceiling (oracle) cannot reach: IMAGE 0.00
+    (n=9)"; None when it reaches 1 everywhere or was not run."""
+    gaps = ceiling_gaps(df, ceiling)
+    if not gaps.height:
+        return None
+    parts = ", ".join(f"{r['axis']} {r['score']:.2f} (n={r['n']})" for r in gaps.to_dicts())
+    return f"ceiling ({ceiling}) cannot reach: {parts}"

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from ..bench.axes import AXES
 from ..scoring.speed import quantile
 from .aggregate import CEILING as CEILING_SYSTEM
+from .aggregate import ceiling_gaps
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
 
@@ -90,8 +91,12 @@ def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", fl
     for name, kind, asked in ((floor_name, "floor", floor), (ceiling_name, "ceiling", ceiling)):
         # per-axis lines against an all-axes band would mislead: bands there only when asked for
         if name is not None and (by == "system" or isinstance(asked, str)):
+            label = name
+            if kind == "ceiling":  # name what the ceiling cannot reach beside its line
+                gaps = ceiling_gaps(rows, name)["axis"].to_list()
+                label = f"{name}, cannot reach {', '.join(gaps)}" if gaps else name
             _add_band(fig, mean_scores(rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol],
-                                       weighted), xcol, name, kind)
+                                       weighted), xcol, label, kind)
     lines = [s for s in systems if s not in (floor_name, ceiling_name)]
     if by == "axis":
         if system is None:

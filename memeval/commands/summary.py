@@ -14,7 +14,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import polars as pl
 
-    from ..analysis.aggregate import (WEIGHT_TABLE, latency_table, load_records, manifest_summary, overall_table,
+    from ..analysis.aggregate import (WEIGHT_TABLE, ceiling_gap_line, latency_table, load_records, manifest_summary, overall_table,
                                       official_table, question_set, retrieval_table, tier_axis_table)
     from ..run.records import read_manifest
     from ..scoring.validity import gate_line
@@ -35,6 +35,9 @@ def run(args) -> int:
         print(f"\nOverall dry answer scores{label} (weighted and unweighted; floor = no_memory, ceiling = oracle "
               "when run on the same bench)")
         print(overall_table(df).drop("tier_index"))
+        gap = ceiling_gap_line(df)
+        if gap:
+            print(gap)
         official = official_table(df)
         if official.height:
             print("\nThe bench's own answer metric (answer mode), beside memeval's verdicts")
