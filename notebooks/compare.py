@@ -39,14 +39,26 @@ from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.tables import html_table, side_by_side
+from memeval.analysis.tables import gate_html, html_table, side_by_side
 from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
 
 setup_notebook()
 if run_dirs is None:
     run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
 print("runs:", ", ".join(str(d) for d in run_dirs))
+
+# %% [markdown]
+# ## Evidence retrieval
+#
+# Evidence recall and NDCG at k (LongMemEval's definitions) over questions with evidence turns;
+# where dry answer scores are not valid on the bench, this is the comparison to read.
+
+# %%
+display(HTML(gate_html(gate) + html_table(aggregate.retrieval_table(df, "turn").drop("tier_index"),
+                                          caption="evidence retrieval, turn level (n = questions with evidence, "
+                                                  "excluded = without)")))
 
 # %% [markdown]
 # ## Overall, per tier
@@ -54,12 +66,16 @@ print("runs:", ", ".join(str(d) for d in run_dirs))
 # %%
 overall = aggregate.overall_table(df)
 wide = {k: overall.pivot(on="tier", index="system", values=k, sort_columns=False) for k in ("weighted", "unweighted")}
-display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier"),
+label = " (dry answer scores: NOT VALID on this bench)" if gate else ""
+display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier" + label),
                           html_table(wide["unweighted"], caption="unweighted mean per tier"),
                           html_table(aggregate.WEIGHT_TABLE, caption="axis weights"))))
 
 # %%
-plots.degradation_curve(df)
+if gate:
+    print("dry answer-score curves are not drawn: dry scores are not valid on this bench (see above)")
+else:
+    plots.degradation_curve(df).show()
 
 # %% [markdown]
 # ## Largest tier, per axis
@@ -81,4 +97,7 @@ returned = (df.group_by("system").agg(pl.col("chars_returned").median().alias("m
 display(HTML(html_table(returned, caption="median characters returned, retrieval hit rate, latency minus round trip (ms)")))
 
 # %%
-plots.failure_split(df)
+if gate:
+    print("the outcome split reads dry scores, which are not valid on this bench (see above)")
+else:
+    plots.failure_split(df).show()

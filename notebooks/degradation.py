@@ -19,8 +19,10 @@
 # Each system ingests every tier of the bench (the tiers nest: only filler grows) and answers the
 # same questions. The curves compare tiers on the **core set** (questions present in every tier);
 # the heatmap reads every question of each tier. `no_memory` is the floor and `oracle` (handed the
-# evidence turns) the ceiling. Scores here are `dry` mode (rule-based, on the text returned) unless
-# the `mode` parameter says otherwise.
+# evidence turns, or an explicit "I don't know" where none is expected) the ceiling. Scores here are
+# `dry` mode (rule-based, on the text returned) unless the `mode` parameter says otherwise. Where the
+# bench's audit shows dry answer scores cannot grade it (abstractive golds), the report says so and
+# leads with evidence retrieval; no dry score curve is drawn.
 
 # %% tags=["parameters"]
 # bench_dir: a bench folder; None = the lifelog bench generated from preset + seed into data/
@@ -42,7 +44,7 @@ from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.tables import html_table, side_by_side
+from memeval.analysis.tables import gate_html, html_table, side_by_side
 from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
 from memeval.bench import load_bench
 
@@ -52,6 +54,7 @@ if run_dirs is None:
     bench_path = ensure_bench(bench_dir, preset, seed)
     run_dirs = run_systems(bench_path, systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
 
 # %% [markdown]
 # ## Bench and runs
@@ -69,18 +72,28 @@ tier_sizes = (df.group_by("tier_index", "tier", "tier_turns", "tier_tokens")
 display(HTML(html_table(tier_sizes, caption="tiers, smallest first (tier_tokens: memeval's approx-v1 count)")))
 
 # %% [markdown]
-# ## Degradation curves
+# ## Evidence retrieval and degradation curves
+#
+# Evidence recall (any / all evidence turns among the first k returned, LongMemEval's definitions)
+# over the questions that have evidence; questions without evidence are excluded for every system.
 
 # %%
-plots.degradation_curve(df, x=x)
+if gate:
+    display(HTML(gate_html(gate)))
+    for metric in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5"):
+        plots.retrieval_curve(df, metric, x=x).show()
+else:
+    plots.degradation_curve(df, x=x).show()
+    plots.degradation_curve(df, x=x, weighted=True).show()
+    plots.retrieval_curve(df, "turn_recall_any@5", x=x).show()
 
 # %%
-plots.degradation_curve(df, x=x, weighted=True)
-
-# %%
-for name in df["system"].unique(maintain_order=True):
-    if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
-        plots.degradation_curve(df, by="axis", system=name, x=x).show()
+if gate:
+    print("dry answer-score curves are not drawn: dry scores are not valid on this bench (see above)")
+else:
+    for name in df["system"].unique(maintain_order=True):
+        if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
+            plots.degradation_curve(df, by="axis", system=name, x=x).show()
 
 # %% [markdown]
 # ## Questions outside the core set
@@ -107,22 +120,40 @@ else:
 
 # %%
 overall = aggregate.overall_table(df).drop("tier_index")
+gap = aggregate.ceiling_gap_line(df)  # what the ceiling cannot reach, beside it
 display(HTML(side_by_side(
-    html_table(overall, caption="per system × tier (all questions of each tier)"),
+    html_table(overall, caption="per system × tier (all questions of each tier)"
+               + (" -- dry answer scores, NOT VALID on this bench" if gate else "")
+               + (f"; {gap}" if gap else "")),
     html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
 )))
+
+# %% [markdown]
+# ## Evidence retrieval per tier (turn and session level)
+
+# %%
+for level in ("turn", "session"):
+    display(HTML(html_table(aggregate.retrieval_table(df, level).drop("tier_index"),
+                            caption=f"evidence retrieval, {level} level: n = questions with evidence, "
+                                    "excluded = without")))
 
 # %% [markdown]
 # ## Per axis × tier
 
 # %%
-plots.axis_tier_heatmap(df)
+if gate:
+    print("per-axis dry scores are not drawn: dry scores are not valid on this bench (see above)")
+else:
+    plots.axis_tier_heatmap(df).show()
 
 # %% [markdown]
 # ## Where answers fail: retrieval or reading
 
 # %%
-plots.failure_split(df)
+if gate:
+    print("the outcome split reads dry scores, which are not valid on this bench (see above)")
+else:
+    plots.failure_split(df).show()
 
 # %% [markdown]
 # ## Speed (beside accuracy, never folded in)

@@ -45,7 +45,7 @@ from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.tables import html_table
+from memeval.analysis.tables import gate_html, html_table
 from memeval.analysis.workbench import ensure_bench, label_systems, load_runs, run_served, run_systems
 
 setup_notebook()
@@ -57,6 +57,7 @@ if run_dirs is None:
     run_dirs = run_dirs + list(labels.values())
 df = label_systems(load_runs(run_dirs), labels)
 print("runs:", ", ".join(str(d) for d in run_dirs))
+display(HTML(gate_html(aggregate.dry_validity_gate(run_dirs))))  # speed stands; dry scores may not
 
 # %% [markdown]
 # ## Percentiles per system (ms, latency minus round trip)

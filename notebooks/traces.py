@@ -40,7 +40,9 @@ n_traces = 5
 import polars as pl
 from IPython.display import HTML, display
 
+from memeval.analysis.aggregate import dry_validity_gate
 from memeval.analysis.report import setup_notebook
+from memeval.analysis.tables import gate_html
 from memeval.analysis.widgets import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
 from memeval.analysis.workbench import bench_of_run, ensure_bench, load_runs, run_systems
 
@@ -51,6 +53,7 @@ df = load_runs(run_dirs)
 bench = bench_of_run(run_dirs[0])
 evidence = evidence_texts(df, bench) if bench is not None else None
 print(f"{df.height} records from", ", ".join(str(d) for d in run_dirs))
+display(HTML(gate_html(dry_validity_gate(run_dirs))))
 
 # %% [markdown]
 # ## Browse (live sessions)

@@ -153,7 +153,7 @@ def test_cli_passes_exit_0_and_writes_json(bench, tmp_path, capsys):
     code, lines, err = _cli(capsys, bench, "--json", out)
     assert code == 0, lines
     assert not _fails(lines) and err == ""
-    assert lines[-1].startswith("audit PASS: 13/13 checks passed")
+    assert lines[-1].startswith("audit PASS: 14/14 checks passed")
     assert "  PASS evidence-contains-gold  checked=18 exempt=2" in lines
     data = json.loads(out.read_text())
     assert data["passed"] is True and data["tiers"] == ["core", "small"]
@@ -532,7 +532,7 @@ def test_generated_demo_passes(tmp_path, capsys):
     lifelog.generate("demo", 1, out)
     code, lines, _ = _cli(capsys, out)
     assert code == 0, "\n".join(_fails(lines))
-    assert lines[-1].startswith("audit PASS: 13/13 checks passed")
+    assert lines[-1].startswith("audit PASS: 14/14 checks passed")
     assert "  PASS tiers-nested  pairs=['core<small', 'small<medium', 'medium<full']" in "\n".join(lines)
 
 

@@ -73,9 +73,9 @@ def test_categories_haystacks_captions(tmp_path):
         ("conv-26", 1, 1), ("conv-26", 2, 1), ("conv-26", 3, 1), ("conv-26", 4, 2), ("conv-26", 5, 2),
         ("conv-30", 1, 1)]
     assert turns[0].date == "2023-05-08" and turns[3].date == "2023-06-27"
-    # the image turn: caption and URL kept apart from the text
+    # the image turn: systems see the caption in the text, as LoCoMo's evaluation shows it; URL apart
     img = turns[1]
-    assert (img.text, img.caption, img.image) == ("That's great! Look at this.", "a photo of a lake",
+    assert (img.text, img.caption, img.image) == ("That's great! Look at this. and shared a photo of a lake", "a photo of a lake",
                                                   "https://example.org/a.jpg")
     assert turns[0].caption is None and turns[0].image is None
     # evidence: dia ids → turn ids; "D1:2; D2:1" split; "D1:03" read as D1:3

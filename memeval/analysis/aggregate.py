@@ -15,9 +15,14 @@ import polars as pl
 
 from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import read_manifest, read_records
+from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
-           "question_set"]
+           "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
+           "official_table", "ceiling_gaps", "ceiling_gap_line"]
+
+#: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
+RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
 
 FLOOR, CEILING = "no_memory", "oracle"
 WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEIGHTS.values())})
@@ -31,7 +36,9 @@ _SCHEMA = {
     "score": pl.Float64, "verdict": pl.Utf8, "grader": pl.Utf8, "ungraded_reason": pl.Utf8,
     "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
     "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.Utf8, "speed_reason": pl.Utf8,
-    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8,
+    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8, "retrieval_source": pl.Utf8,
+    "official_metric": pl.Utf8, "official_score": pl.Float64,
+    **{m: pl.Float64 for m in metric_names()},
 }
 
 
@@ -52,6 +59,7 @@ def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
         for r in read_records(rd):
             i, t = tiers.get(r["tier"], (None, {}))
             row = {k: r.get(k) for k in _SCHEMA}
+            row.update(r.get("retrieval_metrics") or {})
             row.update(tier_index=i, tier_turns=t.get("n_turns"), tier_tokens=t.get("n_tokens"),
                        grader=_grader_label(r.get("grader")))
             rows.append(row)
@@ -77,15 +85,21 @@ def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
 
 
 _graded = pl.col("score").is_not_null()
+#: Ranked evidence retrieval beside every score (means over questions with evidence turns; the full
+#: set of k and levels is in ``retrieval_table``).
+_RETRIEVAL_HEADLINE = (pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
+                       pl.col("turn_ndcg@10").mean().alias("ndcg@10"))
 
 
 def tier_axis_table(df: pl.DataFrame) -> pl.DataFrame:
-    """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, median chars returned."""
+    """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, turn-level
+    evidence recall_any@5 and NDCG@10, median chars returned."""
     return (df.group_by("system", "tier_index", "tier", "axis")
             .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"), _graded.sum().alias("graded"),
                  pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
                  pl.col("error").is_not_null().sum().alias("errors"),
                  pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+                 *_RETRIEVAL_HEADLINE,
                  pl.col("chars_returned").median().alias("median_chars"))
             .sort("system", "tier_index", "axis"))
 
@@ -98,6 +112,7 @@ def overall_table(df: pl.DataFrame) -> pl.DataFrame:
               pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
               pl.col("error").is_not_null().sum().alias("errors"),
               pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+              *_RETRIEVAL_HEADLINE,
               pl.col("chars_returned").median().alias("median_chars"))
          .sort("system", "tier_index"))
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
@@ -133,3 +148,63 @@ def manifest_summary(run_dir) -> dict:
     return {"run_id": m["run_id"], "status": m["status"], "system": c["system"]["spec"], "mode": c["mode"],
             "bench": f"{c['bench']['name']} {c['bench']['version']}", "grader": json.dumps(c["grader"]),
             "network_floor_ms": m.get("network_floor_ms")}
+
+
+def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
+    """Per system × tier: mean evidence recall_any/recall_all/NDCG at k (LongMemEval's definitions) at
+    ``level`` ("turn" or "session"), over the questions with evidence turns (``n``); questions without
+    evidence are excluded for every system alike and counted (``excluded``)."""
+    if level not in LEVELS:
+        raise ValueError(f"level is one of {LEVELS}")
+    cols = [f"{level}_{m}@{k}" for m in METRICS for k in KS]
+    has = pl.col(cols[0]).is_not_null()
+    return (df.filter(pl.col("error").is_null())
+            .group_by("system", "tier_index", "tier")
+            .agg(has.sum().alias("n"), (~has).sum().alias("excluded"),
+                 *[pl.col(c).mean().alias(c.removeprefix(level + "_")) for c in cols])
+            .sort("system", "tier_index"))
+
+
+def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
+    """The one-line statement that dry answer scores are not valid on these runs' bench (from the
+    ``dry_validity`` the runner stores in each dry run's manifest, read off the bench's audit), or
+    None when they are valid or no run is dry."""
+    from ..scoring.validity import gate_line
+
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    for rd in run_dirs:
+        m = read_manifest(rd)
+        line = gate_line(m["config"]["bench"]["name"], m.get("dry_validity"))
+        if line:
+            return line
+    return None
+
+
+def official_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system × tier × metric: the bench's own published answer metric (answer mode: LoCoMo's QA F1,
+    LongMemEval's judge, named with its prompt and hash), mean over the records that carry it (n)."""
+    d = df.filter(pl.col("official_metric").is_not_null())
+    metric = pl.col("official_metric").str.split(":").list.first().alias("metric")
+    return (d.with_columns(metric).group_by("system", "tier_index", "tier", "metric")
+            .agg(pl.col("official_score").mean().alias("score"), pl.col("official_score").is_not_null().sum().alias("n"),
+                 pl.col("official_score").is_null().sum().alias("ungraded"))
+            .sort("system", "tier_index", "metric"))
+
+
+def ceiling_gaps(df: pl.DataFrame, ceiling: str = CEILING) -> pl.DataFrame:
+    """The axes where the ceiling system (``oracle``) scores below 1 over all tiers: what the ceiling
+    cannot reach (for a text-only oracle in dry mode, IMAGE questions about photos), with n."""
+    d = df.filter((pl.col("system") == ceiling) & pl.col("score").is_not_null())
+    return (d.group_by("axis").agg(pl.col("score").mean().alias("score"), pl.len().alias("n"))
+            .filter(pl.col("score") < 1).sort("score", "axis"))
+
+
+def ceiling_gap_line(df: pl.DataFrame, ceiling: str = CEILING) -> str | None:
+    """One line naming what the ceiling cannot reach, e.g. "ceiling (oracle) cannot reach: IMAGE 0.00
+    (n=9)"; None when it reaches 1 everywhere or was not run."""
+    gaps = ceiling_gaps(df, ceiling)
+    if not gaps.height:
+        return None
+    parts = ", ".join(f"{r['axis']} {r['score']:.2f} (n={r['n']})" for r in gaps.to_dicts())
+    return f"ceiling ({ceiling}) cannot reach: {parts}"

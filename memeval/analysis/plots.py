@@ -15,13 +15,14 @@ from plotly.subplots import make_subplots
 from ..bench.axes import AXES
 from ..scoring.speed import quantile
 from .aggregate import CEILING as CEILING_SYSTEM
+from .aggregate import ceiling_gaps
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
 
 __all__ = [
     "FLOOR_SYSTEM", "CEILING_SYSTEM", "question_set", "mean_scores", "percentile",
     "degradation_curve", "axis_tier_heatmap", "latency_histogram", "failure_split", "failure_class",
-    "FAILURE_CLASSES",
+    "FAILURE_CLASSES", "retrieval_curve",
 ]
 
 _X_COLUMNS = {"turns": ("tier_turns", "turns in the haystack"), "tokens": ("tier_tokens", "tokens in the haystack (memeval's approx-v1 count)")}
@@ -90,8 +91,12 @@ def degradation_curve(df: pl.DataFrame, by: str = "system", x: str = "turns", fl
     for name, kind, asked in ((floor_name, "floor", floor), (ceiling_name, "ceiling", ceiling)):
         # per-axis lines against an all-axes band would mislead: bands there only when asked for
         if name is not None and (by == "system" or isinstance(asked, str)):
+            label = name
+            if kind == "ceiling":  # name what the ceiling cannot reach beside its line
+                gaps = ceiling_gaps(rows, name)["axis"].to_list()
+                label = f"{name}, cannot reach {', '.join(gaps)}" if gaps else name
             _add_band(fig, mean_scores(rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol],
-                                       weighted), xcol, name, kind)
+                                       weighted), xcol, label, kind)
     lines = [s for s in systems if s not in (floor_name, ceiling_name)]
     if by == "axis":
         if system is None:
@@ -275,4 +280,37 @@ def failure_split(df: pl.DataFrame, by: str = "tier") -> go.Figure:
             ), row=1, col=c)
     fig.update_layout(barmode="stack", template="plotly_white", yaxis={"tickformat": ".0%", "title": "share"},
                       title=f"Outcome per {by}: wrong with evidence returned vs evidence not returned vs correct")
+    return fig
+
+
+def retrieval_curve(df: pl.DataFrame, metric: str = "turn_recall_any@5", x: str = "turns", core: bool = True) -> go.Figure:
+    """Mean evidence-retrieval ``metric`` (a ``aggregate.RETRIEVAL_METRICS`` column, LongMemEval's
+    definitions) per tier against tier size, one line per system. Questions without evidence turns
+    are excluded for every system alike; the hover gives n and the excluded count."""
+    if metric not in df.columns:
+        raise ValueError(f"{metric!r} is not a retrieval metric column")
+    if x not in _X_COLUMNS:
+        raise ValueError(f"x must be 'turns' or 'tokens', not {x!r}")
+    xcol, xlabel = _X_COLUMNS[x]
+    rows, set_label = _question_set(df.filter(pl.col("error").is_null()), core)
+    fig = go.Figure()
+    for i, name in enumerate(rows["system"].unique(maintain_order=True).to_list()):
+        has = pl.col(metric).is_not_null()
+        m = (rows.filter(pl.col("system") == name).group_by("tier_index", "tier", xcol)
+             .agg(pl.col(metric).mean().alias("mean"), has.sum().alias("n"), (~has).sum().alias("excluded"))
+             .sort("tier_index"))
+        fig.add_trace(go.Scatter(
+            x=m[xcol].to_list(), y=m["mean"].to_list(), mode="lines+markers", name=name,
+            line={"color": _PALETTE[i % len(_PALETTE)]},
+            customdata=list(zip(m["tier"].to_list(), m["n"].to_list(), m["excluded"].to_list())),
+            hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}}<br>n=%{{customdata[1]}} with evidence, "
+                          "excluded (no evidence)=%{customdata[2]}<extra></extra>",
+        ))
+    tiers = _tier_order(rows)
+    fig.update_layout(
+        title=f"Evidence retrieval: {metric} per tier ({set_label})",
+        xaxis={"type": "log", "title": xlabel, "tickvals": tiers[xcol].to_list(),
+               "ticktext": [f"{t}<br>{v:,}" for t, v in zip(tiers["tier"].to_list(), tiers[xcol].to_list())]},
+        yaxis={"title": metric, "range": [-0.02, 1.02]}, legend={"title": "system"}, template="plotly_white",
+    )
     return fig

@@ -7,7 +7,7 @@ import html
 
 import polars as pl
 
-__all__ = ["html_table", "side_by_side"]
+__all__ = ["html_table", "side_by_side", "gate_html"]
 
 
 def _cell(v, digits: int) -> str:
@@ -33,3 +33,15 @@ def side_by_side(*fragments: str) -> str:
     """Place HTML fragments next to each other (wrapping on narrow pages)."""
     cells = "".join(f'<div style="flex:0 1 auto">{f}</div>' for f in fragments)
     return f'<div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start">{cells}</div>'
+
+
+def gate_html(line: str | None) -> str:
+    """The validity gate's one line (``aggregate.dry_validity_gate``) as an escaped paragraph; empty
+    when dry answer scores are valid.
+
+    >>> gate_html(None)
+    ''
+    >>> gate_html("NOT VALID: <b>")
+    '<p class="validity-gate"><strong>NOT VALID: &lt;b&gt;</strong></p>'
+    """
+    return f'<p class="validity-gate"><strong>{html.escape(line)}</strong></p>' if line else ""

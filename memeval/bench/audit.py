@@ -39,6 +39,9 @@ Checks (``CHECKS``, in report order):
 - ``evidence-ceiling``: answering each answerable question (``ANSWERABLE_AXES``, ``expect: answer``)
   with its evidence turns' text joined scores at least 0.9, weighted and unweighted, per tier (main
   set; named sets are reported beside it as ``<tier>/<set>`` when they hold answerable questions).
+- ``bounds``: per tier and question set, floor (``no_memory``) <= always-IDK <= ceiling (``oracle``:
+  evidence, or an explicit abstention where none is expected), as a dry run grades them
+  (``audit_bounds.py``); reports what the ceiling cannot reach.
 
 Every check that validates questions (ids, evidence, golds, nesting of questions across tiers,
 reconcile, contradict) runs on the main questions file and on every named question set of a tier
@@ -59,6 +62,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from .audit_bounds import check_bounds
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from .io import MANIFEST, confined, hash_files, is_file, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
@@ -70,7 +74,7 @@ __all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "
 CHECKS: tuple[str, ...] = (
     "manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "evidence-resolves",
     "images-resolve", "evidence-contains-gold", "tiers-nested", "story-identical",
-    "reconcile-not-in-one-turn", "contradict-unresolved", "idk-floor", "evidence-ceiling",
+    "reconcile-not-in-one-turn", "contradict-unresolved", "idk-floor", "evidence-ceiling", "bounds",
 )
 IDK_FLOOR_MAX = 0.20
 CEILING_MIN = 0.90
@@ -697,6 +701,7 @@ def audit(bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 
     for tier in selected:
         data = run.load_tier(tier)
         run.check_tier(data)
+        check_bounds(run, data)  # floor <= always-IDK <= ceiling (audit_bounds.py)
         if prev is not None:
             run.check_nested(prev, data)
         prev = data

@@ -30,8 +30,10 @@ __all__ = ["Haystack", "turn_text", "fold", "probe"]
 
 
 def turn_text(t: Turn) -> str:
-    """The text a turn is graded on: its text, and its caption when it carries one."""
-    return t.text if not t.caption else f"{t.text}\n{t.caption}"
+    """The text a turn is graded on: what systems receive, its text. A caption kept apart in
+    ``caption`` is not sent to systems, so it is not counted (LoCoMo's captions are in the text:
+    the loader appends them as LoCoMo's own evaluation does)."""
+    return t.text
 
 
 @lru_cache(maxsize=1)

@@ -54,5 +54,24 @@ def run(args) -> int:
                          http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
                                        "api_key_env": args.api_key_env, "max_reply_bytes": args.max_reply_bytes}
                          if args.system.startswith("http") else None)
+    _gate(run_dir)
     print(run_dir)
     return 0
+
+
+def _gate(run_dir) -> None:
+    """Where dry answer scores are not valid on this bench: say so in one line, then the retrieval figures."""
+    import sys
+
+    from ..run.records import read_manifest, read_records
+    from ..scoring.validity import gate_line
+
+    m = read_manifest(run_dir)
+    line = gate_line(m["config"]["bench"]["name"], m.get("dry_validity"))
+    if line is None:
+        return
+    recs = [r for r in read_records(run_dir) if r.get("retrieval_metrics")]
+    figs = ", ".join(f"{k} {sum(r['retrieval_metrics'][k] for r in recs) / len(recs):.3f}"
+                     for k in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5")) if recs else "none"
+    print(line, file=sys.stderr)
+    print(f"evidence retrieval over {len(recs)} questions with evidence: {figs}", file=sys.stderr)

@@ -27,6 +27,11 @@ RECORD_FIELDS = (
     "speed_status", "speed_reason", "error", "started_at",
     # additions: what the question was, so every aggregate and trace can be recomputed from records alone
     "mode", "weight", "haystack", "gold_answer", "evidence_turns", "judge_evidence", "attempts",
+    # ranked evidence retrieval (scoring/retrieval.py): {turn_recall_any@1: ..., session_ndcg@10: ...} or
+    # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
+    "retrieval_metrics", "retrieval_source",
+    # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
+    "official_metric", "official_score",
 )
 
 

@@ -26,9 +26,8 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError
-from ..scoring import dry, retrieval, speed
-from ..scoring.keyword_recall import facts_from_json, keyword_recall
-from ..systems.base import Recall, SystemCallError
+from ..scoring import bounds, dry, retrieval, speed, validity
+from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .records import RecordStore, RunLock, read_manifest, write_manifest
@@ -201,6 +200,8 @@ def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: s
     """The run proper, with this process holding the run folder's lock."""
     manifest = _open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
+    if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (scoring/validity.py)
+        manifest["dry_validity"] = validity.dry_validity(cfg.bench_dir, [t.name for t in chosen])
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
@@ -233,13 +234,6 @@ def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: s
             signal.signal(signal.SIGTERM, prev)
 
 
-def _has_gold(q: Question) -> bool:
-    """Dry rules need a gold (or parts, clash values, sides); an abstention's gold is the absence itself."""
-    if q.expect == "no_memory" or q.axis in ("ABSTAIN", "FALSE_MEMORY"):
-        return True
-    return any(v for v in (q.gold_answer, *q.gold_alts, *q.gold_parts, q.clash_a, q.clash_b, q.side_a, q.side_b))
-
-
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -250,6 +244,7 @@ class _Runner:
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.grader = _grader(cfg)
+        self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:
@@ -275,6 +270,7 @@ class _Runner:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
                 self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
             ingest_bar.close()
@@ -347,6 +343,8 @@ class _Runner:
                    retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
                    chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
                    retrieval_hit=retrieval.retrieval_hit(q, recall.turn_ids, memories),
+                   **dict(zip(("retrieval_metrics", "retrieval_source"),
+                              retrieval.ranking_metrics(q, recall.turn_ids, memories, self.corpus))),
                    response_bytes=recall.response_bytes, attempts=recall.attempts)
         rec.update(self._speed(recall, wall_ms))
         rec.update(self._grade(q, recall, memories))
@@ -372,19 +370,10 @@ class _Runner:
         mode = self.cfg.mode
         if mode == "dry":
             text = recall.answer if recall.answer is not None else "\n".join(memories)
-            if "required_facts" in q.extra:  # the book suite's own offline metric (external-formats.md)
-                r = keyword_recall(text, facts_from_json(q.extra["required_facts"], "question", q.id))
-                verdict = "correct" if r.reward == 1 else "partial" if r.reward > 0 else "wrong"
-                return {"answer": text, "score": r.reward, "verdict": verdict, "rule": "keyword-recall",
-                        "ungraded_reason": None}
-            if not _has_gold(q):
-                return {"answer": text, "score": None, "verdict": None, "rule": None,
-                        "ungraded_reason": "no gold answer: not gradable in dry mode"}
-            if recall.answer is None and (why := dry.ungraded_without_answer(q)):
-                return {"answer": text, "score": None, "verdict": None, "rule": None, "ungraded_reason": why}
-            # memories (not their joined display text): dry grades their content only
-            s = dry.score_answer(q, recall.answer if recall.answer is not None else memories)
-            return {"answer": text, "score": s.score, "verdict": s.verdict, "rule": s.rule, "ungraded_reason": None}
+            # the answer, or else the memories themselves: dry grades their content only, never reads IDK in them
+            g = bounds.dry_grade(q, recall.answer if recall.answer is not None else memories)
+            return {"answer": text, "score": g.score, "verdict": g.verdict, "rule": g.rule,
+                    "ungraded_reason": g.ungraded_reason}
         if mode == "memory":
             text = "\n".join(memories)
             v = self.cfg.judge.grade(q, text, kind="memory")
@@ -398,7 +387,25 @@ class _Runner:
             except ChatError as e:
                 return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
         if not answer.strip():
-            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None}
+            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None,
+                    **self._official(q, answer)}
         v = self.cfg.judge.grade(q, answer, kind="answer")
         return {"answer": answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
-                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
+                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence, **self._official(q, answer)}
+
+    def _official(self, q: Question, answer: str) -> dict:
+        """The bench's own published answer metric, beside memeval's verdict (answer mode): LoCoMo's QA
+        F1, LongMemEval's per-type judge; nothing for other benches."""
+        from ..scoring import judge_longmemeval, locomo_f1
+
+        f1 = locomo_f1.score_question(q, answer)
+        if f1 is not None:
+            return {"official_metric": locomo_f1.METRIC, "official_score": f1}
+        if judge_longmemeval.prompt_name(q) is None:
+            return {}
+        if not answer.strip():
+            return {"official_metric": judge_longmemeval.METRIC, "official_score": 0.0}
+        if getattr(self, "_lme", None) is None:
+            self._lme = judge_longmemeval.LongMemEvalJudge(self.cfg.judge.client)
+        v, ident = self._lme.grade(q, answer)
+        return {"official_metric": ident, "official_score": v.score}

@@ -7,12 +7,32 @@
   to show that the evidence came back, so they are not targets.
 * Nothing returned for a question that has evidence: a miss (False), never None.
 * None when the question has no evidence to retrieve (ABSTAIN, FALSE_MEMORY, ``expect ==
-  "no_memory"``), or ids were returned but the question lists no evidence turns.
+  "no_memory"``) or lists no evidence turns -- for every system alike, whatever it returned.
+
+Ranked-retrieval metrics (:func:`ranking_metrics`): evidence ``recall_any@k``, ``recall_all@k`` and
+``ndcg@k`` at turn and session level for k in ``KS``, with LongMemEval's definitions
+(``src/evaluation/eval_utils.py``: ``evaluate_retrieval``, ``ndcg``/``dcg`` and
+``evaluate_retrieval_turn2session``), reimplemented:
+
+* ``recall_any@k``: 1 if any gold id is among the first k ranked ids; ``recall_all@k``: 1 if all are.
+* ``ndcg@k``: DCG of the first k ranked items' relevances over the DCG of the corpus's relevances
+  sorted best first, with LongMemEval's DCG: ``rel_1 + sum_{i>=2} rel_i / log2(i)`` (rank 2 is not
+  discounted); 0 when the corpus holds no relevant item.
+* session level: each turn is labelled by its session; gold = the evidence turns' sessions;
+  ``k`` grows until the first ``k`` ranked turns span ``k`` distinct sessions (or past the corpus
+  size), and the turn-level formulas run on the session labels with that effective k.
+
+The ranking is what the system returned, in order (turn ids; or, for a system that returns only
+text, each memory mapped to the turn whose text it is -- :func:`map_memories` -- an unmapped memory
+keeps its rank as an irrelevant item). The corpus is the haystack the system ingested.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+import math
+import re
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Mapping, Sequence
 
 from memeval.bench.axes import ABSTENTION_AXES
 from memeval.bench.model import Question
@@ -20,7 +40,8 @@ from memeval.scoring.dry import latest_value
 from memeval.scoring.matching import matches_any  # normalises the joined text once
 from memeval.systems.base import memory_content
 
-__all__ = ["retrieval_hit", "retrieval_targets", "has_evidence"]
+__all__ = ["retrieval_hit", "retrieval_targets", "has_evidence", "KS", "LEVELS", "METRICS", "metric_names",
+           "dcg", "evaluate_ranking", "evaluate_turn2session", "Corpus", "map_memories", "ranking_metrics"]
 
 
 def has_evidence(q: Question) -> bool:
@@ -48,15 +69,158 @@ def _id_key(x) -> int | str:
 
 def retrieval_hit(q: Question, retrieved_turns: Iterable[int] | None, memories: Iterable[str] | None) -> bool | None:
     """Did the system bring back the evidence? (see the module docstring)."""
-    if not has_evidence(q):
+    if not has_evidence(q) or not q.evidence_turns:
         return None
     ids = [t for t in (retrieved_turns or ()) if t is not None]
     if ids:
-        if not q.evidence_turns:
-            return None
         wanted = {_id_key(t) for t in q.evidence_turns}
         return any(_id_key(t) in wanted for t in ids)
     text = "\n".join(memory_content(m) for m in (memories or ()) if m)  # content, not date stamps
     if not text.strip():
         return False
     return matches_any(text, retrieval_targets(q))
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranked retrieval metrics (LongMemEval's definitions)
+
+KS: tuple[int, ...] = (1, 3, 5, 10)
+LEVELS: tuple[str, ...] = ("turn", "session")
+METRICS: tuple[str, ...] = ("recall_any", "recall_all", "ndcg")
+
+
+def metric_names() -> list[str]:
+    """Every metric key a record carries, e.g. ``turn_recall_any@1`` ... ``session_ndcg@10``."""
+    return [f"{lv}_{m}@{k}" for lv in LEVELS for m in METRICS for k in KS]
+
+
+def dcg(relevances: Sequence[float], k: int) -> float:
+    """LongMemEval's DCG of the first ``k`` relevances: the first undiscounted, rank i>=2 over log2(i).
+
+    >>> dcg([1, 1, 1], 3) == 1 + 1 + 1 / math.log2(3)
+    True
+    >>> dcg([], 5)
+    0.0
+    """
+    rel = list(relevances)[:k]
+    if not rel:
+        return 0.0
+    return float(rel[0]) + sum(r / math.log2(i) for i, r in enumerate(rel[1:], start=2))
+
+
+def _scores(ranked: Sequence[Hashable | None], gold: list, n_relevant: int, k: int) -> tuple[float, float, float]:
+    """recall_any, recall_all, ndcg at ``k``; ``n_relevant``: relevant items in the corpus (ideal DCG)."""
+    wanted = set(gold)
+    top = set(ranked[:k])
+    r_any = float(any(g in top for g in gold))
+    r_all = float(all(g in top for g in gold))
+    ideal = dcg([1.0] * min(n_relevant, k), k)  # the corpus's relevances sorted best first
+    actual = dcg([1.0 if d is not None and d in wanted else 0.0 for d in ranked[:k]], k)
+    return r_any, r_all, (actual / ideal if ideal else 0.0)
+
+
+def _effective_k(ranked: Sequence[Hashable | None], corpus_size: int, k: int) -> int:
+    """LongMemEval's turn2session k: grown until the first k ranked items span k distinct sessions, or
+    past the corpus size (a ranking that runs out never gets there: straight to ``corpus_size + 1``)."""
+    seen: set = set()
+    for i, s in enumerate(ranked, start=1):
+        if s is not None:
+            seen.add(s)
+        if i >= k and len(seen) >= k:
+            return i
+    return max(k, corpus_size + 1) if len(seen) < k else k
+
+
+def evaluate_ranking(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
+                     k: int) -> tuple[float, float, float]:
+    """(recall_any, recall_all, ndcg) at ``k`` of a ranking of corpus ids (None: an unmapped item).
+
+    >>> evaluate_ranking(["a", "x", "b"], ["a", "b"], ["a", "b", "x", "y"], 2)
+    (1.0, 0.0, 0.5)
+    """
+    gold = list(dict.fromkeys(gold))
+    wanted = set(gold)
+    return _scores(ranked, gold, sum(1 for c in corpus if c in wanted), k)
+
+
+def evaluate_turn2session(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
+                          k: int) -> tuple[float, float, float]:
+    """:func:`evaluate_ranking` on session labels (``ranked``/``corpus`` already mapped turn -> session),
+    with k grown until the ranking's first k items span k distinct sessions (LongMemEval's turn2session).
+
+    >>> r_any, r_all, ndcg = evaluate_turn2session(["s1", "s1", "s2"], ["s2"], ["s1", "s1", "s2", "s3"], 2)
+    >>> (r_any, r_all, round(ndcg, 4))  # k grew to 3; s2 at rank 3: 1/log2(3)
+    (1.0, 1.0, 0.6309)
+    """
+    return evaluate_ranking(ranked, gold, corpus, _effective_k(ranked, len(corpus), k))
+
+
+_MEMORY_PREFIX = re.compile(r"^\[[^\]\n]{0,40}\]\s*[^:\n]{0,80}:\s*")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The turns a system ingested (one haystack), in order: ids, their sessions, and a text look-up."""
+
+    turn_ids: tuple
+    session_of: Mapping
+    by_text: Mapping[str, Hashable]
+    session_sizes: Mapping = None  # session -> turns in the corpus (filled by ``of``)
+
+    @classmethod
+    def of(cls, turns, shown=None) -> "Corpus":
+        """From turns (``shown(turn)``: any other text a system may return for it, e.g. dated memory text)."""
+        ids, sess, text = [], {}, {}
+        for t in turns:
+            key = _id_key(t.turn_id)
+            ids.append(key)
+            sess[key] = str(t.session_id)
+            for s in (t.text, shown(t) if shown else None):
+                if s and s.strip():
+                    text.setdefault(s.strip(), key)
+        sizes: dict = {}
+        for key in ids:
+            sizes[sess[key]] = sizes.get(sess[key], 0) + 1
+        return cls(tuple(ids), sess, text, sizes)
+
+
+def map_memories(memories: Iterable[str], corpus: Corpus) -> list[Hashable | None]:
+    """Each returned memory as the turn whose text it is (exactly, or after a ``[date] speaker:``
+    prefix), else None; ranks are kept."""
+    out = []
+    for m in memories:
+        m = (m or "").strip()
+        hit = corpus.by_text.get(m)
+        if hit is None:
+            hit = corpus.by_text.get(_MEMORY_PREFIX.sub("", m, count=1).strip())
+        out.append(hit)
+    return out
+
+
+def ranking_metrics(q: Question, turn_ids: Sequence | None, memories: Sequence[str] | None,
+                    corpus: Corpus) -> tuple[dict[str, float] | None, str | None]:
+    """(metrics, source): every ``metric_names()`` value for the system's ranking, and whether it came
+    from returned ``turn_ids`` or from ``text``; (None, None) for a question without evidence turns."""
+    if not has_evidence(q) or not q.evidence_turns:
+        return None, None
+    if turn_ids:
+        ranked, source = [None if t is None else _id_key(t) for t in turn_ids], "turn_ids"
+    else:
+        ranked, source = map_memories([m for m in (memories or ()) if m], corpus), "text"
+    gold = list(dict.fromkeys(_id_key(t) for t in q.evidence_turns))
+    n_turns = sum(1 for g in gold if g in corpus.session_of)
+    out: dict[str, float] = {}
+    for k in KS:
+        for m, v in zip(METRICS, _scores(ranked, gold, n_turns, k)):
+            out[f"turn_{m}@{k}"] = v
+    sess_ranked = [None if t is None else corpus.session_of.get(t) for t in ranked]
+    sess_gold = list(dict.fromkeys(corpus.session_of[t] for t in gold if t in corpus.session_of))
+    if not sess_gold:
+        sess_gold = list(dict.fromkeys(str(s) for s in q.evidence_sessions))
+    sizes = corpus.session_sizes or {}
+    n_sess = sum(sizes.get(s, 0) for s in sess_gold)  # every turn of a gold session is relevant
+    for k in KS:
+        eff = _effective_k(sess_ranked, len(corpus.turn_ids), k)
+        for m, v in zip(METRICS, _scores(sess_ranked, sess_gold, n_sess, eff)):
+            out[f"session_{m}@{k}"] = v
+    return {k: out[k] for k in metric_names()}, source

@@ -11,6 +11,7 @@ import bm25s
 import numpy as np
 
 from ..bench.model import Question, Session, Turn
+from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
 from .base import Recall, memory_text
 
@@ -36,14 +37,17 @@ class NoMemory:
 
 
 class Oracle:
-    """Returns the question's evidence turns verbatim: the ceiling, and a check of the scorer itself."""
+    """A perfect memory (``memeval.bench.oracle``): the question's evidence turns verbatim, or, where
+    the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
+    explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
-    name, version = "oracle", "1"
+    name, version = "oracle", "2"
 
     def __init__(self):
         self.params: dict = {}
         self._turns: dict[int, Turn] = {}
         self._wanted: tuple[int, ...] = ()
+        self._abstain: str | None = None
 
     def reset(self) -> None:
         self._turns.clear()
@@ -54,8 +58,11 @@ class Oracle:
 
     def prepare(self, question: Question) -> None:
         self._wanted = question.evidence_turns
+        self._abstain = abstention_answer(question) if expects_abstention(question) else None
 
     def query(self, question: str, asked_at: str | None) -> Recall:
+        if self._abstain is not None:
+            return Recall((), (), answer=self._abstain)
         hits = [self._turns[i] for i in self._wanted if i in self._turns]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 

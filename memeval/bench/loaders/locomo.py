@@ -41,7 +41,8 @@ NOTES = [
     "locomo_category 5; report them on their own line. Their trap answer is kept as adversarial_answer",
     "evidence dia_ids that do not resolve to a turn (annotation slips in the source) are kept in "
     "unresolved_evidence, counted in this manifest, never silently dropped",
-    "image turns: image = img_url (first URL), caption = blip_caption, kept apart from the text",
+    "image turns: image = img_url (first URL); blip_caption is appended to the text as LoCoMo's own "
+    "evaluation shows it ('<text> and shared <caption>'), so systems see it, and kept in caption too",
     "questions are dated (asked_at) at the last session of their conversation",
 ]
 
@@ -113,6 +114,8 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
             if cap is not None and not isinstance(cap, str):
                 raise r.err(f"{where}.blip_caption", f"expected str, got {type(cap).__name__}")
             tid = len(turns) + 1
+            if cap:  # systems see the caption with the turn, as LoCoMo's evaluation shows it
+                text = f"{text} and shared {cap}"
             turns.append(Turn(turn_id=tid, session_id=n, speaker=speaker, text=text,
                               date=when.date().isoformat(), image=img or None, caption=cap or None,
                               haystack=hay))

@@ -1,0 +1,67 @@
+"""The degradation report on an abstractive bench (LoCoMo-shaped): it leads with evidence-recall
+curves and says dry answer scores are not valid there; no dry score curve is drawn (Chromium)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from browser import load_html, require_chromium
+from test_loaders_locomo import _conv, _write
+
+from memeval.analysis.report import render_report
+from memeval.bench.loaders.locomo import load_locomo
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def _figure_titles(html_text: str) -> list[str]:
+    """The title of every plotly figure, in page order (from each ``Plotly.newPlot`` layout)."""
+    out, pos = [], 0
+    while (i := html_text.find('"title":{"text":"', pos)) >= 0:
+        j = html_text.index('"', i + 17)
+        out.append(json.loads('"' + html_text[i + 17:j] + '"'))
+        pos = j
+    return out
+
+
+def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is_not_valid(tmp_path):
+    conv = _conv("conv-26")
+    conv["conversation"]["session_1"][0]["text"] += " <script>window.__pwned=1</script>"
+    load_locomo([_write(tmp_path, [conv])], tmp_path / "locomo")
+    out = tmp_path / "reports" / "degradation.html"
+    render_report(NOTEBOOKS / "degradation.ipynb", out,
+                  {"bench_dir": str(tmp_path / "locomo"), "systems": ["no_memory", "bm25", "oracle"]},
+                  cwd=tmp_path)
+    text = out.read_text()
+    titles = [t for t in _figure_titles(text) if t.startswith(("Evidence retrieval", "Degradation", "Mean score",
+                                                               "Outcome"))]
+    assert titles and all(t.startswith("Evidence retrieval") for t in titles), titles
+    require_chromium()
+    page = load_html(out, tmp_path / "validity.png", evaluate={"pwned": "typeof window.__pwned"})
+    assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
+    assert page.plotly_svgs >= 2 * page.plotly_divs >= 6  # every declared figure drawn
+    assert page.values["pwned"] == "undefined"
+    seen = page.text
+    gate = seen.index("NOT VALID: dry answer scores on locomo")
+    assert gate < seen.index("dry answer-score curves are not drawn")
+    assert gate < seen.index("NOT VALID on this bench")  # the dry table is labelled too
+    assert "evidence ceiling" in seen[gate:gate + 300]
+
+
+@pytest.mark.parametrize("name", ["compare", "traces", "latency"])
+def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, tmp_path):
+    load_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    out = tmp_path / "reports" / f"{name}.html"
+    params = {"bench_dir": str(tmp_path / "locomo"), "systems": ["bm25"]}
+    if name == "compare":
+        params["systems"] = ["no_memory", "bm25", "oracle"]
+    if name == "latency":
+        params["served"] = []
+    render_report(NOTEBOOKS / f"{name}.ipynb", out, params, cwd=tmp_path)
+    text = out.read_text()
+    assert text.count('class="validity-gate"') == 1
+    assert not [t for t in _figure_titles(text) if t.startswith(("Degradation", "Outcome"))]
+    require_chromium()
+    page = load_html(out, tmp_path / f"{name}.png")
+    assert page.page_errors == () and page.blocked_requests == ()
+    assert page.text.count("NOT VALID: dry answer scores on locomo") == 1
