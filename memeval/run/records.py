@@ -60,15 +60,16 @@ def read_records(run_dir) -> list[dict]:
 
 _N = type(None)
 _STR = ("run_id", "system", "axis", "question_asked", "query_lang", "answer", "rule", "verdict", "ungraded_reason",
-        "speed_status", "speed_reason", "error", "started_at", "mode", "haystack", "gold_answer")
-_NUM = ("score", "latency_ms", "network_ms", "latency_minus_rtt_ms", "speed_points")
+        "speed_status", "speed_reason", "error", "started_at", "mode", "haystack", "gold_answer", "retrieval_source",
+        "official_metric")
+_NUM = ("score", "latency_ms", "network_ms", "latency_minus_rtt_ms", "speed_points", "official_score")
 _INT = ("chars_returned", "response_bytes", "attempts")
 #: the type each record field must have where present (analysis builds typed columns from them)
 _RECORD_TYPES: dict[str, tuple] = {
     "tier": (str,), "qid": (str,), "epoch": (int,), "weight": (int, _N), "retrieval_hit": (bool, _N),
     **{k: (str, _N) for k in _STR}, **{k: (int, float, _N) for k in _NUM}, **{k: (int, _N) for k in _INT},
     "memories_returned": (list, _N), "retrieved_turns": (list, _N), "evidence_turns": (list, _N),
-    "grader": (dict, str, _N),
+    "grader": (dict, str, _N), "retrieval_metrics": (dict, _N),
 }
 _LIST_ITEMS = {"memories_returned": str, "retrieved_turns": int, "evidence_turns": int}
 _REQUIRED = ("tier", "qid", "epoch")
@@ -93,6 +94,9 @@ def check_record(obj, path, n: int) -> dict:
         if k == "grader" and isinstance(v, dict) and any(
                 not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model")):
             raise InputError(path, n, k, "name, version, prompt_hash and model must be strings")
+        if k == "retrieval_metrics" and isinstance(v, dict) and any(
+                not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values()):
+            raise InputError(path, n, k, "expected numbers (or null) per metric")
         item = _LIST_ITEMS.get(k)
         if item and v and any(not isinstance(x, item) or isinstance(x, bool) or (item is int and not -2**62 < x < 2**62)
                               for x in v):
