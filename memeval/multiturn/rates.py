@@ -75,7 +75,7 @@ def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, s
         if len(vals) > 1:
             raise MixedVersionsError(f"records mix {col} values {vals}: pick one (results are never mixed)")
         want = vals[0] if vals else None
-    return df.filter(pl.col(col) == want), want
+    return df.filter(pl.col(col).eq_missing(want)), want
 
 
 def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None,
