@@ -37,6 +37,11 @@ mode = "dry"
 run_dirs: list[str] | None = None
 runs_root = "runs"
 x = "turns"  # or "tokens"
+# seeds: e.g. [1, 2, 3]: one generated bench per seed (preset above), the same systems; the curve then
+# shows the spread between benches beside each bench's own 95% intervals. None: one bench only.
+seeds: list[int] | None = None
+# resamples: bootstrap resamples behind every 95% interval (question-level; whole haystacks where shared)
+resamples = 1000
 
 # %%
 import polars as pl
@@ -81,11 +86,11 @@ display(HTML(html_table(tier_sizes, caption="tiers, smallest first (tier_tokens:
 if gate:
     display(HTML(gate_html(gate)))
     for metric in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5"):
-        plots.retrieval_curve(df, metric, x=x).show()
+        plots.retrieval_curve(df, metric, x=x, n_resamples=resamples).show()
 else:
-    plots.degradation_curve(df, x=x).show()
-    plots.degradation_curve(df, x=x, weighted=True).show()
-    plots.retrieval_curve(df, "turn_recall_any@5", x=x).show()
+    plots.degradation_curve(df, x=x, n_resamples=resamples).show()
+    plots.degradation_curve(df, x=x, weighted=True, n_resamples=resamples).show()
+    plots.retrieval_curve(df, "turn_recall_any@5", x=x, n_resamples=resamples).show()
 
 # %%
 if gate:
@@ -93,7 +98,21 @@ if gate:
 else:
     for name in df["system"].unique(maintain_order=True):
         if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
-            plots.degradation_curve(df, by="axis", system=name, x=x).show()
+            plots.degradation_curve(df, by="axis", system=name, x=x, n_resamples=resamples).show()
+
+# %% [markdown]
+# ## Across generated benches (seeds)
+#
+# With `seeds`, the same systems run on one generated bench per seed: the band is the spread between
+# benches, the bars each bench's own 95% interval. A drop smaller than both is not a finding.
+
+# %%
+if seeds:
+    seed_frames = {s: load_runs(run_systems(ensure_bench(None, preset, s), systems, tiers, mode, runs_root))
+                   for s in seeds}
+    plots.seed_spread_curve(seed_frames, x=x, n_resamples=resamples).show()
+else:
+    print("one bench only (set `seeds`, e.g. [1, 2, 3], to see the spread between generated benches)")
 
 # %% [markdown]
 # ## Questions outside the core set
@@ -105,10 +124,9 @@ else:
 outside = df.filter(~pl.col("in_all_tiers") & (pl.col("tier_index") == df["tier_index"].max()))
 if outside.height:
     display(HTML(html_table(
-        outside.group_by("axis", "system").agg(pl.col("score").mean().alias("mean score"),
-                                               pl.col("score").is_not_null().sum().alias("graded"))
-        .pivot(on="system", index="axis", values="mean score", sort_columns=False).sort("axis"),
-        caption=f"mean score of questions outside the core set, tier {outside['tier'][0]}")))
+        plots.mean_scores(outside, ["axis", "system"], n_resamples=resamples).drop("n_ungraded"),
+        caption=f"mean score of questions outside the core set, tier {outside['tier'][0]} "
+                "(lo-hi: 95% bootstrap interval; n: graded questions)")))
 else:
     print("every question is asked in every tier: the core set is the whole bench")
 
@@ -119,10 +137,10 @@ else:
 # 3 = a judgment). Floor and ceiling sit beside every system.
 
 # %%
-overall = aggregate.overall_table(df).drop("tier_index")
+overall = aggregate.overall_table(df, n_resamples=resamples).drop("tier_index")
 gap = aggregate.ceiling_gap_line(df)  # what the ceiling cannot reach, beside it
 display(HTML(side_by_side(
-    html_table(overall, caption="per system × tier (all questions of each tier)"
+    html_table(overall, caption="per system × tier (all questions of each tier; _lo/_hi: 95% bootstrap interval)"
                + (" -- dry answer scores, NOT VALID on this bench" if gate else "")
                + (f"; {gap}" if gap else "")),
     html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
@@ -144,7 +162,7 @@ for level in ("turn", "session"):
 if gate:
     print("per-axis dry scores are not drawn: dry scores are not valid on this bench (see above)")
 else:
-    plots.axis_tier_heatmap(df).show()
+    plots.axis_tier_heatmap(df, n_resamples=resamples).show()
 
 # %% [markdown]
 # ## Where answers fail: retrieval or reading

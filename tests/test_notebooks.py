@@ -113,3 +113,18 @@ def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
 
     with pytest.raises(InputError, match="bench.yaml: no bench manifest here"):
         ensure_bench(tmp_path)
+
+
+def test_degradation_with_seeds_shows_the_between_bench_spread(workdir, tmp_path):
+    out = workdir / "reports" / "degradation-seeds.html"
+    render_report(NOTEBOOKS / "degradation.ipynb", out,
+                  {"preset": "tiny", "seed": 1, "seeds": [1, 2], "systems": ["no_memory", "bm25"], "resamples": 200},
+                  cwd=workdir)
+    text = out.read_text()
+    assert (workdir / "data" / "lifelog-tiny-s2" / "bench.yaml").is_file()  # one bench per seed
+    assert "Degradation across 2 generated benches (seeds 1, 2)" in text
+    assert "bm25: between-seed spread" in text and "weighted_lo" in text
+    require_chromium()
+    page = load_html(out, tmp_path / "seeds.png")
+    assert page.page_errors == () and page.console_errors == () and page.blocked_requests == ()
+    assert page.plotly_svgs >= 2 * page.plotly_divs

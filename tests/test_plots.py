@@ -76,7 +76,9 @@ def test_axis_tier_heatmap_cells():
     assert basic[2] == pytest.approx(0.5)  # medium: Q1 0 and Q9 1
     multi = bm25.z[rows.index("MULTI")]
     assert multi[2] is None and "1 ungraded" in bm25.text[rows.index("MULTI")][2]
-    assert bm25.text[rows.index("BASIC")][2] == "0.50 (n=2)"
+    # two questions, one right: resampling gives 0, 0.5 or 1, so the 95% interval is 0-1: marked wide
+    assert bm25.text[rows.index("BASIC")][2] == "0.50 ± (n=2)"
+    assert bm25.customdata[rows.index("BASIC")][2] == "0.00–1.00"
 
 
 def test_latency_histogram_percentiles_and_exclusions():
@@ -91,11 +93,23 @@ def test_latency_histogram_percentiles_and_exclusions():
     assert titles[0] == "http — n=100, unmeasurable excluded: 3, errors excluded: 1"
     assert titles[1].startswith("bm25 [in-process") and "n=1" in titles[1]
     assert len(fig.data[0].x) == 100
-    xs = sorted(s.x0 for s in fig.layout.shapes if s.xref == "x")  # the first panel's lines
-    # 1..100 with linear interpolation: p50 = 50.5, p95 = 95.05, p99 = 99.01
-    assert xs == pytest.approx([50.5, 95.05, 99.01])
+    xs = sorted(10 ** s.x0 for s in fig.layout.shapes if s.xref == "x")  # the first panel's lines (log10 ms)
+    # 1..100 with linear interpolation: p50 = 50.5, p95 = 95.05, p99 = 99.01; then the 500 ms target
+    assert xs == pytest.approx([50.5, 95.05, 99.01, 500.0])
     labels = {a.text for a in fig.layout.annotations}
-    assert "p95 95.0 ms" in labels
+    assert "p95: 95.0 ms" in labels and "target 500: 500.0 ms" in labels
+    shifts = sorted(a.yshift for a in fig.layout.annotations if a.text.startswith(("p", "target")) and a.xref == "x")
+    assert len(set(shifts)) == len(shifts)  # close lines: labels at different heights, never on top of each other
+    assert fig.layout.xaxis.ticktext[:3] == ("0.1", "1", "10")  # a log scale, labelled in ms
+
+
+def test_latency_histogram_draws_no_empty_panel():
+    rows = [record(system="served", qid=f"Q{i}", latency_minus_rtt_ms=5.0, speed_status="unmeasurable",
+                   speed_reason="concurrency 8: latency includes queueing") for i in range(5)]
+    rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
+    fig = plots.latency_histogram(records_frame(rows))
+    assert len(fig.data) == 1 and fig.data[0].name == "bm25"
+    assert "not drawn, no measured latency: served (concurrency 8: latency includes queueing)" in fig.layout.title.text
 
 
 def test_percentile_matches_hand_values():
@@ -120,3 +134,60 @@ def test_failure_split_classes():
     assert fig.layout.barmode == "stack"
     by_axis = plots.failure_split(df, by="axis")
     assert list(by_axis.data[0].x) == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]
+
+
+def test_curve_points_carry_their_95_interval():
+    # per tier: bm25 got one of two questions right -> mean 0.5, interval 0..1 (hand: resampling two
+    # questions gives 0, 0.5 or 1 with p 1/4, 1/2, 1/4); the oracle got both right -> 1..1
+    rows = []
+    for tier in ("core", "small"):
+        rows += [record(system="bm25", tier=tier, qid="Q1", score=1.0), record(system="bm25", tier=tier, qid="Q2", score=0.0),
+                 record(system="oracle", tier=tier, qid="Q1", score=1.0), record(system="oracle", tier=tier, qid="Q2", score=1.0)]
+    fig = plots.degradation_curve(records_frame(rows), ceiling=False)
+    bm25 = _trace(fig, "bm25")
+    assert list(bm25.y) == [0.5, 0.5]
+    assert list(bm25.error_y.array) == [0.5, 0.5] and list(bm25.error_y.arrayminus) == [0.5, 0.5]
+    oracle = _trace(fig, "oracle")
+    assert list(oracle.error_y.array) == [0.0, 0.0] and "95% CI 0.000–1.000" not in str(oracle.customdata)
+    assert "bars: 95% bootstrap intervals" in fig.layout.title.text
+
+
+def test_per_axis_lines_never_share_a_colour():
+    from memeval.bench.axes import AXES
+
+    rows = [record(system="bm25", tier=t, qid=f"Q{a}", axis=a, weight=1, score=1.0)
+            for a in AXES for t in ("core", "small")]
+    fig = plots.degradation_curve(records_frame(rows), by="axis", floor=False, ceiling=False)
+    colours = [t.line.color for t in fig.data]
+    assert len(colours) == len(AXES) == 17 and len(set(colours)) == 17
+
+
+def test_overall_table_carries_intervals_beside_each_mean():
+    from memeval.analysis.aggregate import RETRIEVAL_METRICS, overall_table
+
+    rows = [record(system="bm25", qid="Q1", axis="BASIC", score=1.0),
+            record(system="bm25", qid="Q2", axis="MULTI", score=0.0)]  # weights 1 and 3
+    df = records_frame(rows).with_columns(pl.lit(None, pl.Float64).alias(c) for c in RETRIEVAL_METRICS)
+    row = overall_table(df).row(0, named=True)
+    assert row["weighted"] == pytest.approx(0.25) and row["unweighted"] == pytest.approx(0.5)
+    assert (row["weighted_lo"], row["weighted_hi"]) == (0.0, 1.0)
+    assert (row["unweighted_lo"], row["unweighted_hi"]) == (0.0, 1.0)
+
+
+def test_seed_spread_shows_between_bench_band_and_within_bench_bars():
+    frames = {}
+    for seed, right in ((1, 2), (2, 1), (3, 0)):  # bm25 gets 2, 1, 0 of two questions right per tier
+        rows = []
+        for tier in ("core", "small"):
+            rows += [record(system="bm25", tier=tier, qid=f"Q{i}", score=1.0 if i < right else 0.0) for i in range(2)]
+            rows += [record(system="oracle", tier=tier, qid=f"Q{i}", score=1.0) for i in range(2)]
+        frames[seed] = records_frame(rows)
+    fig = plots.seed_spread_curve(frames)
+    mean = _trace(fig, "bm25: mean over seeds")
+    assert list(mean.y) == pytest.approx([0.5, 0.5])  # (1 + 0.5 + 0) / 3
+    band = _trace(fig, "bm25: between-seed spread (min–max)")
+    assert list(band.y) == pytest.approx([1.0, 1.0, 0.0, 0.0])  # max per tier, then min back
+    seed2 = _trace(fig, "bm25, seed 2 (95% CI)")
+    assert list(seed2.error_y.arrayminus) == [0.5, 0.5] and list(seed2.error_y.array) == [0.5, 0.5]
+    assert not [t for t in fig.data if t.name.startswith("oracle")]
+    assert "seeds 1, 2, 3" in fig.layout.title.text

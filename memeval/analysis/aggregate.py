@@ -15,6 +15,7 @@ import polars as pl
 
 from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import read_manifest, read_records
+from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
 __all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
@@ -91,10 +92,22 @@ _RETRIEVAL_HEADLINE = (pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
                        pl.col("turn_ndcg@10").mean().alias("ndcg@10"))
 
 
-def tier_axis_table(df: pl.DataFrame) -> pl.DataFrame:
+def _with_intervals(t: pl.DataFrame, df: pl.DataFrame, by: list[str], columns: dict[str, str | None],
+                    n_resamples: int) -> pl.DataFrame:
+    """Join 95% bootstrap bounds ``<column>_lo``/``<column>_hi`` (``intervals.bootstrap_means``: whole
+    questions, or haystacks, resampled) for each mean column; ``columns`` maps it to its weight column."""
+    for col, weight in columns.items():
+        ci = bootstrap_means(df, by, weight=weight, n_resamples=n_resamples).select(
+            *by, pl.col("lo").alias(f"{col}_lo"), pl.col("hi").alias(f"{col}_hi"))
+        t = t.join(ci, on=by, how="left")
+    return t
+
+
+def tier_axis_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.DataFrame:
     """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, turn-level
-    evidence recall_any@5 and NDCG@10, median chars returned."""
-    return (df.group_by("system", "tier_index", "tier", "axis")
+    evidence recall_any@5 and NDCG@10, median chars returned; ``score_lo``/``score_hi``: the score's 95%
+    bootstrap interval (``n_resamples``)."""
+    t = (df.group_by("system", "tier_index", "tier", "axis")
             .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"), _graded.sum().alias("graded"),
                  pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
                  pl.col("error").is_not_null().sum().alias("errors"),
@@ -102,10 +115,14 @@ def tier_axis_table(df: pl.DataFrame) -> pl.DataFrame:
                  *_RETRIEVAL_HEADLINE,
                  pl.col("chars_returned").median().alias("median_chars"))
             .sort("system", "tier_index", "axis"))
+    t = _with_intervals(t, df, ["system", "tier", "axis"], {"score": None}, n_resamples)
+    return t.select(*t.columns[:5], "score_lo", "score_hi", *[c for c in t.columns[5:] if c not in ("score_lo", "score_hi")])
 
 
-def overall_table(df: pl.DataFrame) -> pl.DataFrame:
-    """Per system × tier: weighted and unweighted mean side by side, with floor and ceiling beside each system."""
+def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.DataFrame:
+    """Per system × tier: weighted and unweighted mean side by side, each with its 95% bootstrap interval
+    (``weighted_lo``/``weighted_hi``, ``unweighted_lo``/``unweighted_hi``; ``n_resamples``), with floor
+    and ceiling beside each system."""
     t = (df.group_by("system", "tier_index", "tier")
          .agg(((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
               pl.col("score").mean().alias("unweighted"), pl.len().alias("n"), _graded.sum().alias("graded"),
@@ -115,6 +132,10 @@ def overall_table(df: pl.DataFrame) -> pl.DataFrame:
               *_RETRIEVAL_HEADLINE,
               pl.col("chars_returned").median().alias("median_chars"))
          .sort("system", "tier_index"))
+    t = _with_intervals(t, df, ["system", "tier"], {"weighted": "weight", "unweighted": None}, n_resamples)
+    lead = ["system", "tier_index", "tier", "weighted", "weighted_lo", "weighted_hi", "unweighted", "unweighted_lo",
+            "unweighted_hi"]
+    t = t.select(*lead, *[c for c in t.columns if c not in lead])
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
         ref = t.filter(pl.col("system") == name).select("tier", pl.col("weighted").alias(f"{label}_weighted"),
                                                          pl.col("unweighted").alias(f"{label}_unweighted"))

@@ -4,6 +4,7 @@ every cell escaped."""
 from __future__ import annotations
 
 import html
+import math
 
 import polars as pl
 
@@ -11,22 +12,33 @@ __all__ = ["html_table", "side_by_side", "gate_html"]
 
 
 def _cell(v, digits: int) -> str:
-    if v is None:
+    """One cell: whole numbers as integers, other floats to ``digits`` significant digits (at least
+    the integer part), nulls as "–".
+
+    >>> [_cell(x, 3) for x in (1876.0, 0.70512, 12.345, 0.0004, 1234.56, None, float("nan"))]
+    ['1876', '0.705', '12.3', '0.0004', '1235', '–', '–']
+    """
+    if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if isinstance(v, float):
-        return f"{v:.{digits}f}"
+        if v.is_integer():
+            return str(int(v))
+        whole = len(str(int(abs(v)))) if abs(v) >= 1 else 0
+        return f"{v:.{max(digits - whole, 0)}f}" if whole else f"{v:.{digits}g}"
     if isinstance(v, (list, tuple)):
         return ", ".join(str(x) for x in v)
     return str(v)
 
 
 def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:
-    """``df`` as an HTML table: floats rounded to ``digits``, nulls as "–", lists comma-joined."""
+    """``df`` as an HTML table: whole numbers as integers, other floats to ``digits`` significant
+    digits, nulls as "–", lists comma-joined; wide tables scroll sideways instead of being cut off."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v, digits))}</td>" for v in row) + "</tr>"
                    for row in df.iter_rows())
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f'<table class="memeval-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (f'<div style="overflow-x:auto;max-width:100%"><table class="memeval-table">{cap}<thead><tr>{head}</tr>'
+            f"</thead><tbody>{body}</tbody></table></div>")
 
 
 def side_by_side(*fragments: str) -> str:
