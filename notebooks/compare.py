@@ -39,7 +39,7 @@ from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
-from memeval.analysis.tables import gate_html, html_table, side_by_side
+from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
 from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
 
 setup_notebook()
@@ -65,9 +65,11 @@ display(HTML(gate_html(gate) + html_table(aggregate.retrieval_table(df, "turn").
 
 # %%
 overall = aggregate.overall_table(df)
-wide = {k: overall.pivot(on="tier", index="system", values=k, sort_columns=False) for k in ("weighted", "unweighted")}
+wide = {k: with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False)
+        for k in ("weighted", "unweighted")}
 label = " (dry answer scores: NOT VALID on this bench)" if gate else ""
-display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier" + label),
+display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier [95% interval] n = graded"
+                                     + label),
                           html_table(wide["unweighted"], caption="unweighted mean per tier"),
                           html_table(aggregate.WEIGHT_TABLE, caption="axis weights"))))
 
@@ -82,8 +84,10 @@ else:
 
 # %%
 largest = df.filter(pl.col("tier_index") == df["tier_index"].max())
-per_axis = (aggregate.tier_axis_table(largest).pivot(on="system", index="axis", values="score", sort_columns=False))
-display(HTML(html_table(per_axis, caption=f"mean score per axis, tier {largest['tier'][0]} (all its questions)")))
+per_axis = (with_interval_text(aggregate.tier_axis_table(largest), "score")
+            .pivot(on="system", index="axis", values="score", sort_columns=False))
+display(HTML(html_table(per_axis, caption=f"mean score per axis [95% interval] n = graded, tier {largest['tier'][0]} "
+                                          "(all its questions)")))
 
 # %% [markdown]
 # ## Text returned, retrieval and speed

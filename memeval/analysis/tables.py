@@ -8,7 +8,7 @@ import math
 
 import polars as pl
 
-__all__ = ["html_table", "side_by_side", "gate_html"]
+__all__ = ["html_table", "side_by_side", "gate_html", "with_interval_text"]
 
 
 def _cell(v, digits: int) -> str:
@@ -57,3 +57,20 @@ def gate_html(line: str | None) -> str:
     '<p class="validity-gate"><strong>NOT VALID: &lt;b&gt;</strong></p>'
     """
     return f'<p class="validity-gate"><strong>{html.escape(line)}</strong></p>' if line else ""
+
+
+def with_interval_text(df: pl.DataFrame, column: str, n: str = "graded") -> pl.DataFrame:
+    """Replace ``column`` by text "mean [lo–hi] n=N" from its ``<column>_lo``/``_hi`` bounds and the
+    count column ``n``, for pivoted tables where the bounds would otherwise be lost.
+
+    >>> df = pl.DataFrame({"score": [0.5], "score_lo": [0.0], "score_hi": [1.0], "graded": [2]})
+    >>> with_interval_text(df, "score")["score"].to_list()
+    ['0.500 [0.00–1.00] n=2']
+    """
+    def fmt(row: dict) -> str:
+        if row[column] is None:
+            return f"– n={row[n]}"
+        return f"{row[column]:.3f} [{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}] n={row[n]}"
+
+    return df.with_columns(pl.struct(column, f"{column}_lo", f"{column}_hi", n)
+                           .map_elements(fmt, return_dtype=pl.Utf8).alias(column))
