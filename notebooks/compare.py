@@ -105,3 +105,30 @@ if gate:
     print("the outcome split reads dry scores, which are not valid on this bench (see above)")
 else:
     plots.failure_split(df).show()
+
+# %% [markdown]
+# ## Paired differences, question by question
+#
+# Each system against the first one compared (floor and ceiling left out), on the questions both
+# graded: the difference with its paired-bootstrap 95% interval, how many questions only one of the
+# two got right, and McNemar's exact p on those (`memeval diff RUN_A RUN_B` prints the same, with the
+# flipped questions).
+
+# %%
+from memeval.analysis.intervals import paired_differences
+
+contenders = [s for s in df["system"].unique(maintain_order=True).to_list()
+              if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)]
+if len(contenders) < 2:
+    print("fewer than two systems besides floor and ceiling: nothing to pair")
+else:
+    base = contenders[0]
+    rows = []
+    for other in contenders[1:]:
+        d = paired_differences(df.filter(pl.col("system") == other), df.filter(pl.col("system") == base), ["tier"])
+        rows.append(d.with_columns(pl.lit(f"{other} − {base}").alias("pair")))
+    table = (pl.concat(rows).join(df.select("tier", "tier_index").unique(), on="tier")
+             .sort("pair", "tier_index").select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi",
+                                                "a_only", "b_only", "p"))
+    display(HTML(html_table(table, caption="A − B per tier (lo–hi: paired 95% bootstrap interval; a_only/b_only: "
+                                           "right in one run only; p: exact McNemar)")))

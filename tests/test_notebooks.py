@@ -52,6 +52,9 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     if name == "traces":
         assert "worst-questions" in text and "evidence not returned" in text  # greyed, with the bench's text
         assert "text not loaded" not in text and "flip between tiers" in text
+    if name == "compare":  # the paired section: each system against the first, with McNemar's p
+        assert "exact McNemar" in text and "bm25 − recent:tokens=2000" in text
+        assert "recent:tokens=2000 − no_memory" not in text
     if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
         assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()
