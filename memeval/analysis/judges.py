@@ -123,23 +123,25 @@ def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
     """``(pairs, label_a, label_b)`` for two gradings of the same answers (see ``paired_verdicts``).
     Refused in one line (:class:`MemevalError`) when the runs are on different benches or question
     sets, share no question, or graded different answers."""
-    from ..errors import MemevalError
+    from ..errors import InputError, MemevalError
     from .aggregate import load_records
 
     ca, hash_a, set_a = _run_identity(run_a)
     cb, hash_b, set_b = _run_identity(run_b)
     if hash_a != hash_b:
-        raise MemevalError(f"{run_b}: bench content hash {hash_b[:19]} differs from {run_a}'s {hash_a[:19]}: "
-                           "not the same questions, refusing to compare judges")
+        raise InputError(f"{run_b}/manifest.json", None, "config.bench.content_hash",
+                         f"bench content hash {hash_b[:19]} differs from {run_a}'s {hash_a[:19]}: "
+                         "not the same questions, refusing to compare judges")
     if set_a != set_b:
-        raise MemevalError(f"{run_b}: question set {set_b!r} differs from {run_a}'s {set_a!r}: refusing to compare judges")
+        raise InputError(f"{run_b}/manifest.json", None, "config.question_set",
+                         f"question set {set_b!r} differs from {run_a}'s {set_a!r}: refusing to compare judges")
     pairs = paired_verdicts(load_records([run_a]), load_records([run_b]))
     if pairs.is_empty():
         raise MemevalError(f"{run_a} and {run_b} share no graded question: nothing to compare")
     differ = pairs.filter(~pl.col("same_text")).height
     if differ:
-        raise MemevalError(f"{run_b}: {differ} of {pairs.height} shared questions hold a different answer than in "
-                           f"{run_a}: not two gradings of the same answers, refusing to compare judges")
+        raise InputError(f"{run_b}/records.jsonl", None, "answer", f"{differ} of {pairs.height} shared questions hold a different answer than in "
+                         f"{run_a}: not two gradings of the same answers, refusing to compare judges")
     return pairs, _label(ca), _label(cb)
 
 
