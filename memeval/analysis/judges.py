@@ -6,7 +6,7 @@ apart (never as a disagreement). Cohen's kappa is over the records both gradings
 ``(p_o − p_e) / (1 − p_e)`` with ``p_e`` from the two marginals; it is undefined (None) when
 ``p_e = 1`` (both judges gave one and the same verdict to everything).
 
->>> cohen_kappa([["correct", "correct"], ["wrong", "correct"], ["wrong", "wrong"]])
+>>> round(cohen_kappa([["correct", "correct"], ["wrong", "correct"], ["wrong", "wrong"]]), 6)
 0.4
 """
 
