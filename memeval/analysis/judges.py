@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import polars as pl
 
 __all__ = ["VERDICTS", "cohen_kappa", "verdict_of", "paired_verdicts", "agreement_table", "confusion_table",
-           "leniency_table"]
+           "leniency_table", "load_judge_pair", "confusion_heatmap", "acceptance_bars"]
 
 VERDICTS: tuple[str, ...] = ("correct", "partial", "wrong")
 _FROM_SCORE = {1.0: "correct", 0.5: "partial", 0.0: "wrong"}
@@ -151,3 +151,33 @@ def _label(c: dict) -> str:
     j = g.get("judge") if isinstance(g.get("judge"), dict) else None
     who = f"judge {j.get('model')} ({j.get('prompt')})" if j else f"{g.get('name', c.get('mode'))} rules"
     return f"{who} on {(c.get('system') or {}).get('spec', '?')} {c.get('mode')}"
+
+
+def confusion_heatmap(conf: pl.DataFrame, label_a: str = "judge A", label_b: str = "judge B", title: str = ""):
+    """The confusion table as a heatmap: A's verdict by row, B's by column, counts in the cells."""
+    import plotly.graph_objects as go
+
+    rows = conf["A \\ B"].to_list()
+    cols = [c for c in conf.columns if c != "A \\ B"]
+    z = [[conf.row(i, named=True)[c] for c in cols] for i in range(conf.height)]
+    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, colorscale="Blues", text=z, texttemplate="%{text}",
+                               hovertemplate=f"{label_a}: %{{y}}<br>{label_b}: %{{x}}<br>n = %{{z}}<extra></extra>"))
+    fig.update_layout(title=title or f"Confusion (n = {sum(map(sum, z))} records)", height=420,
+                      xaxis_title=label_b, yaxis_title=label_a, yaxis_autorange="reversed")
+    return fig
+
+
+def acceptance_bars(table: pl.DataFrame, by: str = "trap", title: str = ""):
+    """Acceptance of trap answers per ``by`` (trap or axis), one bar group per judge, n on each bar."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for judge in sorted(table["judge"].unique().to_list()):
+        t = table.filter(pl.col("judge") == judge).sort(by)
+        fig.add_bar(x=t[by].to_list(), y=t["acceptance"].to_list(), name=judge,
+                    text=[f"{a}/{n}" for a, n in zip(t["accepted"].to_list(), t["n"].to_list())],
+                    textposition="outside",
+                    hovertemplate=f"{judge}<br>%{{x}}: %{{y:.3f}} accepted (%{{text}})<extra></extra>")
+    fig.update_layout(barmode="group", title=title or f"Acceptance of trap answers per {by} (accepted/n)",
+                      yaxis=dict(title="acceptance (0 = strict)", range=[0, 1.15]), height=420)
+    return fig

@@ -8,6 +8,9 @@ enough to grade by hand (tests and the offline judges notebook use them; they ar
   I, I'm, It, It's, Yes, No, Maybe, Sorry); else ``wrong``.
 - ``mute``: replies without a verdict (every answer ungraded).
 
+``reader_responder`` is a scripted reader for ``answer`` mode: the last word of the first memory
+(without punctuation), or "I don't know" when there is none.
+
 Each verdict quotes the whole graded text as its evidence.
 """
 
@@ -17,7 +20,7 @@ import json
 import re
 from typing import Callable
 
-__all__ = ["STUB_JUDGES", "judge_responder", "strict_verdict", "lenient_verdict"]
+__all__ = ["STUB_JUDGES", "judge_responder", "strict_verdict", "lenient_verdict", "reader_responder"]
 
 _NOT_VALUES = frozenset({"I", "I'm", "It", "It's", "Yes", "No", "Maybe", "Sorry"})
 
@@ -76,3 +79,14 @@ def judge_responder(kind: str) -> Callable[[dict], str]:
 
 
 STUB_JUDGES: tuple[str, ...] = ("strict", "lenient")
+
+
+def reader_responder(body: dict) -> str:
+    """
+    >>> reader_responder({"messages": [{"content": "Memories:\\n- Ingrid lives in Halstead.\\n\\nQuestion: ?"}]})
+    'Halstead'
+    """
+    prompt = body["messages"][-1]["content"]
+    first = re.search(r"^- (.+)$", prompt.split("Memories:", 1)[-1], re.M)
+    words = re.findall(r"[\w'’-]+", first.group(1)) if first else []
+    return words[-1] if words else "I don't know"
