@@ -17,24 +17,24 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
-__all__ = ["VERDICTS", "cohen_kappa", "verdict_of", "paired_verdicts", "agreement_table", "confusion_table",
+__all__ = ["VERDICTS", "cohen_kappa", "verdict_expr", "paired_verdicts", "agreement_table", "confusion_table",
            "leniency_table", "load_judge_pair", "confusion_heatmap", "acceptance_bars"]
 
 VERDICTS: tuple[str, ...] = ("correct", "partial", "wrong")
-_FROM_SCORE = {1.0: "correct", 0.5: "partial", 0.0: "wrong"}
 
 
-def verdict_of(score: float | None, verdict: str | None) -> str | None:
-    """The record's verdict; from its score where a grader wrote none (dry mode); None if ungraded.
+def verdict_expr() -> pl.Expr:
+    """A record's verdict from ``score`` and ``verdict``: the verdict a judge wrote, else from the score
+    (dry mode: 1 / 0.5 / 0); None when ungraded.
 
-    >>> verdict_of(0.5, None), verdict_of(None, "wrong"), verdict_of(1.0, "Correct")
-    ('partial', None, 'correct')
+    >>> df = pl.DataFrame({"score": [0.5, None, 1.0], "verdict": [None, "wrong", "Correct"]})
+    >>> df.select(verdict_expr().alias("v"))["v"].to_list()
+    ['partial', None, 'correct']
     """
-    if score is None:
-        return None
-    v = (verdict or "").strip().lower()
-    return v if v in VERDICTS else _FROM_SCORE.get(float(score), "correct" if score >= 1 else "wrong" if score <= 0
-                                                   else "partial")
+    score, v = pl.col("score"), pl.col("verdict").str.strip_chars().str.to_lowercase()
+    return (pl.when(score.is_null()).then(None).when(v.is_in(VERDICTS)).then(v)
+            .when(score >= 1).then(pl.lit("correct")).when(score <= 0).then(pl.lit("wrong"))
+            .otherwise(pl.lit("partial")))
 
 
 def cohen_kappa(pairs: Iterable[Sequence[str]]) -> float | None:
@@ -58,9 +58,7 @@ def paired_verdicts(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
 
     def side(df: pl.DataFrame, name: str) -> pl.DataFrame:
         text = pl.coalesce(pl.col("answer"), pl.col("memories_returned").list.join("\n"))
-        return df.select(*keys, "axis", text.alias(f"text_{name}"),
-                         pl.struct("score", "verdict").map_elements(
-                             lambda s: verdict_of(s["score"], s["verdict"]), return_dtype=pl.Utf8).alias(name))
+        return df.select(*keys, "axis", text.alias(f"text_{name}"), verdict_expr().alias(name))
 
     sa, sb = side(a, "a"), side(b, "b").drop("axis")
     j = sa.join(sb, on=keys, how="inner")

@@ -37,6 +37,10 @@ def _build(args) -> int:
     from ..scoring.leniency import build_probes, write_probes
 
     probes = build_probes(args.bench, args.tier, args.max_per_trap)
+    if not probes:
+        from ..errors import MemevalError
+        raise MemevalError(f"{args.bench}: no trap answer can be built from this tier (no STALE/UPDATE old values, "
+                           "CONTRADICT sides, FALSE_MEMORY claims or one-value questions with a sibling); nothing written")
     n = write_probes(args.out, probes)
     per = Counter(p.trap for p in probes)
     print(f"{n} probes ({', '.join(f'{t} {k}' for t, k in sorted(per.items()))}) -> {args.out}")
