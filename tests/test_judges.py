@@ -7,6 +7,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memeval.analysis.judges import (agreement_table, cohen_kappa, confusion_table, leniency_table, load_judge_pair,
                                      paired_verdicts)
@@ -229,3 +231,31 @@ def test_bad_probe_file_is_one_line(tmp_path, capsys):
     assert main(["leniency", "grade", str(bad), "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "p.jsonl:1: field 'trap'" in err and "unknown trap" in err
+
+
+def test_near_field_is_the_near_miss_where_a_bench_has_one(tmp_path):
+    from memeval.scoring.leniency import build_probes
+
+    root = tmp_path / "b"
+    root.mkdir()
+    write_turns(root / "turns.jsonl", [Turn(1, 1, "user", "Ingrid lives in Halstead.", "2026-01-01")])
+    write_questions(root / "questions.jsonl", [Question("Q1", "BASIC", "Which town does Ingrid live in?", "Halstead",
+                                                        evidence_turns=(1,), extra={"near": "Halsworth"})])
+    save_bench(Bench(name="near", version="1", root=str(root),
+                     tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=1, n_questions=1, n_tokens=5),)))
+    assert [(p.trap, p.answer) for p in build_probes(root)] == [
+        ("near_miss", "It's Halsworth."), ("hedge", "It might be Halstead or Halsworth; I can't say which.")]
+
+
+_verdict = st.sampled_from(["correct", "partial", "wrong"])
+
+
+@given(st.lists(st.tuples(_verdict, _verdict), min_size=1, max_size=40))
+def test_kappa_properties(pairs):
+    k = cohen_kappa(pairs)
+    swapped = cohen_kappa([(b, a) for a, b in pairs])
+    assert (k is None) == (swapped is None)
+    if k is not None:
+        assert -1 - 1e-9 <= k <= 1 + 1e-9 and k == pytest.approx(swapped)
+    same = cohen_kappa([(a, a) for a, _ in pairs])
+    assert same is None if len({a for a, _ in pairs}) == 1 else same == pytest.approx(1.0)
