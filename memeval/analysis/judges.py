@@ -119,9 +119,9 @@ def _run_identity(run_dir) -> tuple[dict, str, str]:
 
 def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
     """``(pairs, label_a, label_b)`` for two gradings of the same answers (see ``paired_verdicts``).
-    Refused in one line (:class:`MemevalError`) when the runs are on different benches or question
+    Refused in one line (:class:`InputError`, exit 2) when the runs are on different benches or question
     sets, share no question, or graded different answers."""
-    from ..errors import InputError, MemevalError
+    from ..errors import InputError
     from .aggregate import load_records
 
     ca, hash_a, set_a = _run_identity(run_a)
@@ -135,7 +135,7 @@ def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
                          f"question set {set_b!r} differs from {run_a}'s {set_a!r}: refusing to compare judges")
     pairs = paired_verdicts(load_records([run_a]), load_records([run_b]))
     if pairs.is_empty():
-        raise MemevalError(f"{run_a} and {run_b} share no graded question: nothing to compare")
+        raise InputError(f"{run_b}/records.jsonl", None, None, f"no question in common with {run_a}: nothing to compare")
     differ = pairs.filter(~pl.col("same_text")).height
     if differ:
         raise InputError(f"{run_b}/records.jsonl", None, "answer", f"{differ} of {pairs.height} shared questions hold a different answer than in "
