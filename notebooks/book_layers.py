@@ -107,7 +107,7 @@ if judge_url and judge_model:
     judged = score_answer_sets(suite, canned, "judge", judge)
     judged_rows = layer_table(judged, list(canned))
     print(format_table(judged_rows, "judge", judged))
-    print("judge:", judge.identity)
+    print("judge:", judge.identity())
     display(layer_figure(judged_rows, "Rubric-judge reward by layer", metric="judge reward"))
 else:
     print("rubric judge skipped (set judge_url and judge_model)")

@@ -133,7 +133,7 @@ def run(args) -> int:
         names = [n for n in names if n not in map(run_name, args.run)] + list(map(run_name, args.run))
     print(format_table(layer_table(scores, names), args.metric, scores))
     if judge is not None:
-        print(f"judge: {judge.identity}")
+        print(f"judge: {judge.identity()}")
     if args.out:
         write_jsonl(args.out, (s.to_dict() for s in scores))
     return 0

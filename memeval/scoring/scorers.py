@@ -26,7 +26,10 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
-from .judge import Verdict
+from .judge import JudgeProtocol, Verdict
+
+#: the judge of memory and answer modes (``scoring.judge.Judge`` is one)
+Judge = JudgeProtocol
 
 __all__ = ["Response", "Scorer", "Judge", "DryScorer", "RetrievalScorer", "JudgeScorer", "OfficialScorer",
            "scorers_for", "run_scorers", "RETRIEVAL_VERSION"]
@@ -48,17 +51,6 @@ class Response:
     memories: tuple[str, ...] = ()
     turn_ids: tuple | None = None
     corpus: retrieval.Corpus = _EMPTY_CORPUS
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """A model-backed grader: its identity (model, prompt, prompt hash; never a key) and a verdict on a
-    text. ``scoring.judge.Judge`` is one; the book suite's ``RubricJudge`` and the multi-turn judge
-    grade other units (a case, a sample) and name themselves the same way."""
-
-    def identity(self) -> dict: ...
-
-    def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict: ...
 
 
 @runtime_checkable
@@ -125,7 +117,7 @@ class JudgeScorer:
         return g
 
     def spec(self) -> dict:
-        return {"name": f"judge-{self.kind}", **self.grader(), "writes": list(self.writes)}
+        return {**self.grader(), "name": f"judge-{self.kind}", "writes": list(self.writes)}
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
         if self.kind == "memory":
