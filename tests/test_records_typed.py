@@ -52,3 +52,14 @@ def test_a_bad_memory_in_a_run_folder_is_one_clear_error(tmp_path):
     with pytest.raises(InputError) as e:
         read_records(rd)
     assert "records.jsonl" in str(e.value) and "memories" in str(e.value)
+
+
+def test_the_store_writes_a_record_object_as_its_fields(tmp_path):
+    from memeval.run.records import RecordStore
+
+    store = RecordStore(tmp_path)
+    store.append(Record(tier="core", qid="Q1", epoch=0, score=0.5, memories=[{"text": "a", "timestamp": None,
+                                                                               "speaker": "Ana"}]))
+    store.close()
+    (rec,) = read_records(tmp_path)
+    assert list(rec) == list(RECORD_FIELDS) and rec["score"] == 0.5 and rec["memories"][0]["speaker"] == "Ana"

@@ -225,7 +225,9 @@ class RecordStore:
         self._fh = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
-    def append(self, rec: dict[str, Any]) -> None:
+    def append(self, rec: "dict[str, Any] | Record") -> None:
+        if isinstance(rec, Record):
+            rec = rec.to_json()
         line = dumps_line({k: rec.get(k) for k in RECORD_FIELDS}) + "\n"
         with self._lock:
             key = record_key(rec)
