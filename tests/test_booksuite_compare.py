@@ -164,3 +164,18 @@ def test_compare_reads_the_scores_a_dry_run_already_holds(tmp_path, capsys):
     (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert main(["compare", "--suite", str(SUITE), "--run", str(run)]) == 0
     assert _table(capsys.readouterr().out)["Overall"] == [f"{(sum(stored[1:]) + 1.0 - stored[0] / 2) / 8:.3f}"]
+
+
+def test_builtin_runs_scores_are_the_records_scores(tmp_path):
+    from memeval.analysis.booksuite import builtin_runs, stored_scores
+    from memeval.run import read_records
+
+    suite = load_booksuite(SUITE)
+    runs = builtin_runs(suite, ["bm25:k=3"], tmp_path)
+    recs = {r["qid"]: r for r in read_records(runs["bm25:k=3"])}
+    recs["layer1_01_bank_account"]["score"] = 0.25  # edited: the table must follow the record
+    (runs["bm25:k=3"] / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs.values()))
+    scores = stored_scores(suite, runs)
+    assert len(scores) == len(suite.gold) == 8 and all(s.status == "scored" for s in scores)
+    assert {s.test_id: s.reward for s in scores} == {t: recs[t]["score"] for t in suite.gold}
+    assert next(s for s in scores if s.test_id == "layer1_01_bank_account").passed is False
