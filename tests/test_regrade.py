@@ -126,3 +126,21 @@ def test_regrade_refuses_its_own_source_folder_and_an_existing_run(bench, tmp_pa
     regrade_run(src, "dry", out=tmp_path / "re")
     assert main(["regrade", str(src), "--mode", "dry", "--out", str(tmp_path / "re")]) == 1
     assert "already holds a run" in capsys.readouterr().err
+
+
+def test_memory_regrade_with_the_same_judge_gives_identical_grades(bench, tmp_path):
+    def reply(body):  # a deterministic judge: correct when the memories hold the gold's key word
+        content = body["messages"][0]["content"]
+        text = content.split("<<<")[1] if "<<<" in content else content
+        ok = any(w in text for w in ("Biscuit", "Okafor"))
+        return json.dumps({"verdict": "correct" if ok else "wrong", "evidence": "Biscuit" if ok else "nothing"})
+
+    with ScriptedChatServer(reply) as s:
+        judge = Judge(ChatClient(s.base_url, "j", backoff=0.001))
+        src = run_system(bench, "bm25:k=1", mode="memory", judge=judge, out=tmp_path / "src", progress=False)
+        re = regrade_run(src, "memory", judge=judge, out=tmp_path / "re")
+    fields = ("score", "verdict", "ungraded_reason", "judge_evidence", "answer")
+    old, new = _by_key(read_records(src)), _by_key(read_records(re))
+    assert {k: [r[f] for f in fields] for k, r in old.items()} == {k: [r[f] for f in fields] for k, r in new.items()}
+    assert {r["score"] for r in old.values()} == {0.0, 1.0, None}  # some right, some wrong, ABSTAIN not gradable
+    assert read_manifest(re)["config"]["grader"] == read_manifest(src)["config"]["grader"]
