@@ -47,9 +47,10 @@ from pathlib import Path
 
 from IPython.display import display
 
-from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figure, run_builtin_systems
+from memeval.analysis.booksuite import builtin_runs, case_frame, default_suite_dir, layer_figure, stored_scores
 from memeval.analysis.report import setup_notebook
 from memeval.bench.loaders.booksuite import load_booksuite, read_responses
+from memeval.run import read_records
 from memeval.scoring.booksuite_scores import format_table, layer_table, score_answer_sets
 
 setup_notebook()  # plotly renders in JupyterLab and in offline HTML reports (plotly.js embedded once)
@@ -76,10 +77,10 @@ layer_figure(canned_rows, "Keyword recall by layer: the chapter's four memory co
 # %%
 if systems:
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="book-layers-"))
-    answers = run_builtin_systems(suite, systems, work)
-    print({s: len(a) for s, a in answers.items()}, "answers per system")
-    run_scores = score_answer_sets(suite, answers)
-    run_rows = layer_table(run_scores, list(answers))
+    runs = builtin_runs(suite, systems, work)
+    print({s: sum(r["error"] is None for r in read_records(d)) for s, d in runs.items()}, "answers per system")
+    run_scores = stored_scores(suite, runs)  # keyword recall as each run's records hold it: not scored again
+    run_rows = layer_table(run_scores, list(runs))
     print(format_table(run_rows, "keyword-recall", run_scores))
     display(case_frame(run_scores))  # per case: the keyword recall of each system
 else:
@@ -107,7 +108,7 @@ if judge_url and judge_model:
     judged = score_answer_sets(suite, canned, "judge", judge)
     judged_rows = layer_table(judged, list(canned))
     print(format_table(judged_rows, "judge", judged))
-    print("judge:", judge.identity)
+    print("judge:", judge.identity())
     display(layer_figure(judged_rows, "Rubric-judge reward by layer", metric="judge reward"))
 else:
     print("rubric judge skipped (set judge_url and judge_model)")

@@ -8,30 +8,16 @@ from __future__ import annotations
 
 import polars as pl
 
+from memeval.analysis.aggregate import record_schema
+
 __all__ = ["TIERS", "record", "records_frame", "synthetic_records"]
 
 # (name, index, turns, tokens)
 TIERS = [("core", 0, 100, 4_000), ("small", 1, 1_000, 40_000), ("medium", 2, 10_000, 400_000)]
 
-COLUMNS = [
-    "run_id", "system", "mode", "tier", "tier_index", "tier_turns", "tier_tokens", "qid", "axis", "weight",
-    "epoch", "question_asked", "query_lang", "gold_answer", "evidence_turns", "answer", "memories_returned",
-    "retrieved_turns", "chars_returned", "retrieval_hit", "score", "verdict", "grader", "ungraded_reason",
-    "latency_ms", "network_ms", "latency_minus_rtt_ms", "response_bytes", "speed_points", "speed_status",
-    "speed_reason", "error", "in_all_tiers", "started_at",
-]
-
-SCHEMA = {
-    "run_id": pl.String, "system": pl.String, "mode": pl.String, "tier": pl.String, "tier_index": pl.Int64,
-    "tier_turns": pl.Int64, "tier_tokens": pl.Int64, "qid": pl.String, "axis": pl.String, "weight": pl.Int64,
-    "epoch": pl.Int64, "question_asked": pl.String, "query_lang": pl.String, "gold_answer": pl.String,
-    "evidence_turns": pl.List(pl.Int64), "answer": pl.String, "memories_returned": pl.List(pl.String),
-    "retrieved_turns": pl.List(pl.Int64), "chars_returned": pl.Int64, "retrieval_hit": pl.Boolean,
-    "score": pl.Float64, "verdict": pl.String, "grader": pl.String, "ungraded_reason": pl.String,
-    "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
-    "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.String, "speed_reason": pl.String,
-    "error": pl.String, "in_all_tiers": pl.Boolean, "started_at": pl.String,
-}
+#: the schema of ``load_records`` (derived from the typed record) plus the question-set flag it adds
+SCHEMA = {**record_schema(), "in_all_tiers": pl.Boolean}
+COLUMNS = list(SCHEMA)
 
 _WEIGHTS = {"BASIC": 1, "TEMPORAL": 2, "ABSTAIN": 3, "MULTI": 3}
 

@@ -143,3 +143,39 @@ def test_compare_accepts_the_books_single_system_batch_file(capsys, tmp_path):
     batch.write_text(json.dumps({"layer1_01_no_such_case": "x"}))
     assert main(["compare", "--suite", str(SUITE), "--responses", str(batch)]) == 2
     assert "unknown test_id" in capsys.readouterr().err
+
+
+def test_compare_reads_the_scores_a_dry_run_already_holds(tmp_path, capsys):
+    """A memeval run's records carry keyword recall (the dry scorer wrote it): compare reads it, never
+    re-scores the answers. Proved by editing one stored score: the table follows the record."""
+    from memeval.bench.loaders.booksuite import import_booksuite
+    from memeval.run import read_records, run_system
+
+    import_booksuite(SUITE, tmp_path / "bench")
+    run = run_system(tmp_path / "bench", "oracle", out=tmp_path / "run", progress=False)
+    recs = read_records(run)
+    graded = [r for r in recs if r["rule"] == "keyword-recall"]
+    assert len(graded) == 8
+    stored = [r["score"] for r in graded]
+    assert main(["compare", "--suite", str(SUITE), "--run", str(run)]) == 0
+    assert _table(capsys.readouterr().out)["Overall"] == [f"{sum(stored) / 8:.3f}"]
+    graded[0]["score"] = 1.0 - stored[0] / 2  # as if the run had graded this case otherwise
+    assert graded[0]["score"] != stored[0]
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert main(["compare", "--suite", str(SUITE), "--run", str(run)]) == 0
+    assert _table(capsys.readouterr().out)["Overall"] == [f"{(sum(stored[1:]) + 1.0 - stored[0] / 2) / 8:.3f}"]
+
+
+def test_builtin_runs_scores_are_the_records_scores(tmp_path):
+    from memeval.analysis.booksuite import builtin_runs, stored_scores
+    from memeval.run import read_records
+
+    suite = load_booksuite(SUITE)
+    runs = builtin_runs(suite, ["bm25:k=3"], tmp_path)
+    recs = {r["qid"]: r for r in read_records(runs["bm25:k=3"])}
+    recs["layer1_01_bank_account"]["score"] = 0.25  # edited: the table must follow the record
+    (runs["bm25:k=3"] / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs.values()))
+    scores = stored_scores(suite, runs)
+    assert len(scores) == len(suite.gold) == 8 and all(s.status == "scored" for s in scores)
+    assert {s.test_id: s.reward for s in scores} == {t: recs[t]["score"] for t in suite.gold}
+    assert next(s for s in scores if s.test_id == "layer1_01_bank_account").passed is False

@@ -152,3 +152,18 @@ def test_browser_search_jump_and_flip_filters():
     b.jump.value = "q2"
     assert b.current["qid"] == "Q2" and "Q2 · bm25 · tier core" in b.view.value
     assert not b.go_to("Q404") and b.current["qid"] == "Q2"
+
+
+def test_trace_reads_memory_objects_date_and_speaker_apart_from_content():
+    """Records keep memories as {text, timestamp, speaker}: the trace shows the date and speaker as
+    metadata, and without turn ids a memory is evidence only when its content holds the gold."""
+    row = record(memories_returned=["[2022-04-15] Ana: We moved last spring.", "[2022-05-01] Ana: 2022-04-15 it was"],
+                 memories=[{"text": "We moved last spring.", "timestamp": "2022-04-15", "speaker": "Ana"},
+                           {"text": "2022-04-15 it was", "timestamp": "2022-05-01", "speaker": "Ana"}],
+                 retrieved_turns=None, gold_answer="2022-04-15", evidence_turns=[1])
+    assert evidence_flags(row)[0] == [False, True]
+    html_out = render_trace_html(row)
+    assert '<small class="memory-meta" style="color:#666">[2022-04-15] Ana:</small> We moved last spring.' in html_out
+    old = {**row, "memories": None}  # a record written before the field: its strings, as they were shown
+    assert evidence_flags(old)[0] == [True, True]
+    assert "[2022-04-15] Ana: We moved last spring." in render_trace_html(old)

@@ -14,11 +14,11 @@ from typing import Iterable
 import polars as pl
 
 from ..bench.axes import AXIS_WEIGHTS
-from ..run.records import read_manifest, read_records
+from ..run.records import RECORD_KINDS, read_manifest, read_records, record_memories
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 
-__all__ = ["load_records", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
+__all__ = ["load_records", "record_schema", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
            "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
            "official_table", "ceiling_gaps", "ceiling_gap_line"]
 
@@ -28,19 +28,29 @@ RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
 FLOOR, CEILING = "no_memory", "oracle"
 WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEIGHTS.values())})
 
-_SCHEMA = {
-    "run_id": pl.Utf8, "system": pl.Utf8, "mode": pl.Utf8, "tier": pl.Utf8, "tier_index": pl.Int32,
-    "tier_turns": pl.Int64, "tier_tokens": pl.Int64, "qid": pl.Utf8, "axis": pl.Utf8, "weight": pl.Int32,
-    "epoch": pl.Int32, "question_asked": pl.Utf8, "query_lang": pl.Utf8, "gold_answer": pl.Utf8,
-    "evidence_turns": pl.List(pl.Int64), "answer": pl.Utf8, "memories_returned": pl.List(pl.Utf8),
-    "retrieved_turns": pl.List(pl.Int64), "chars_returned": pl.Int64, "retrieval_hit": pl.Boolean,
-    "score": pl.Float64, "verdict": pl.Utf8, "grader": pl.Utf8, "ungraded_reason": pl.Utf8,
-    "latency_ms": pl.Float64, "network_ms": pl.Float64, "latency_minus_rtt_ms": pl.Float64,
-    "response_bytes": pl.Int64, "speed_points": pl.Float64, "speed_status": pl.Utf8, "speed_reason": pl.Utf8,
-    "error": pl.Utf8, "haystack": pl.Utf8, "started_at": pl.Utf8, "retrieval_source": pl.Utf8,
-    "official_metric": pl.Utf8, "official_score": pl.Float64,
-    **{m: pl.Float64 for m in metric_names()},
-}
+#: polars type of each element kind of :class:`memeval.run.records.Record`
+_MEMORY = pl.Struct({"text": pl.Utf8, "timestamp": pl.Utf8, "speaker": pl.Utf8})
+_KIND_DTYPES = {"str": pl.Utf8, "int": pl.Int32, "long": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
+                "json": pl.Utf8, "list[str]": pl.List(pl.Utf8), "list[long]": pl.List(pl.Int64),
+                "memories": pl.List(_MEMORY)}
+
+
+def record_schema() -> dict:
+    """The polars schema of :func:`load_records`, derived from the typed record: every record field
+    (``retrieval_metrics`` spread into one Float64 column per metric, ``grader`` as its label), plus
+    the tier's position and size from the manifest."""
+    schema: dict = {}
+    for k, kind in RECORD_KINDS.items():
+        if kind == "metrics":
+            schema.update({m: pl.Float64 for m in metric_names()})
+        else:
+            schema[k] = _KIND_DTYPES[kind]
+        if k == "tier":
+            schema.update(tier_index=pl.Int32, tier_turns=pl.Int64, tier_tokens=pl.Int64)
+    return schema
+
+
+_SCHEMA = record_schema()
 
 
 def _grader_label(g) -> str | None:
@@ -62,7 +72,7 @@ def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
             row = {k: r.get(k) for k in _SCHEMA}
             row.update(r.get("retrieval_metrics") or {})
             row.update(tier_index=i, tier_turns=t.get("n_turns"), tier_tokens=t.get("n_tokens"),
-                       grader=_grader_label(r.get("grader")))
+                       grader=_grader_label(r.get("grader")), memories=record_memories(r))
             rows.append(row)
     df = pl.DataFrame(rows, schema=_SCHEMA)
     return with_question_set(df)

@@ -3,6 +3,8 @@
 - :func:`run_builtin_systems`: import the suite as a bench and run memeval systems on it (dry mode);
   each run's answers become ``{test_id: answer}`` (a system without an answer of its own is read as its
   returned memories, joined).
+- :func:`builtin_runs` / :func:`stored_scores`: the same runs as folders, and their keyword recall
+  read from the records (the dry scorer wrote it), not scored again.
 - :func:`layer_frame` / :func:`layer_figure`: the layer x system table as a polars frame and a grouped
   plotly bar chart.
 """
@@ -10,15 +12,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import polars as pl
 
 from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
-from ..scoring.booksuite_scores import CaseScore, LayerRow
+from ..errors import MemevalError
+from ..scoring.booksuite_scores import CaseScore, LayerRow, keyword_scores_from_records
 
-__all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
+__all__ = ["default_suite_dir", "run_builtin_systems", "builtin_runs", "stored_scores", "layer_frame", "case_frame",
+           "layer_figure"]
 
 
 def default_suite_dir() -> Path:
@@ -30,7 +34,7 @@ def _slug(spec: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "_" for c in spec)
 
 
-def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, dict[str, str]]:
+def builtin_runs(suite, systems: Iterable[str], work_dir) -> dict[str, Path]:
     """Write ``suite`` (a :class:`BookSuite` or its folder) as a bench in ``work_dir/bench`` (once) and run
     each system spec (``bm25``, ``recent:tokens=2000``, ...) into ``work_dir/runs/<spec>`` (dry mode;
     a finished run is resumed, not redone)."""
@@ -44,10 +48,25 @@ def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, di
                 suite.write_bench(tmp)
         else:
             import_booksuite(suite, bench, force=True)
-    out = {}
-    for spec in systems:
-        run_dir = run_system(bench, spec, mode="dry", out=work / "runs" / _slug(spec), progress=False)
-        out[spec] = answers_from_run(run_dir)
+    return {spec: run_system(bench, spec, mode="dry", out=work / "runs" / _slug(spec), progress=False)
+            for spec in systems}
+
+
+def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, dict[str, str]]:
+    """``{spec: {test_id: answer}}`` of the dry runs of :func:`builtin_runs` (for scoring with a judge)."""
+    return {spec: answers_from_run(rd) for spec, rd in builtin_runs(suite, systems, work_dir).items()}
+
+
+def stored_scores(suite: BookSuite, run_dirs: Mapping[str, Path]) -> list[CaseScore]:
+    """Keyword recall of each ``{spec: run folder}`` dry run over ``suite``, as its records hold it."""
+    from ..run import read_records
+
+    out: list[CaseScore] = []
+    for spec, rd in run_dirs.items():
+        held = keyword_scores_from_records(suite, read_records(rd), spec)
+        if held is None:
+            raise MemevalError(f"{rd}: its records hold no keyword-recall grades")
+        out += held
     return out
 
 

@@ -45,19 +45,29 @@ def _memory_text(m: Any) -> str:
     return "" if m is None else str(m)
 
 
+def _row_memories(row: dict) -> list[tuple[str, str | None, str | None]]:
+    """(content, timestamp, speaker) of each returned memory: from the record's ``memories`` objects
+    where it has them, else the display strings of ``memories_returned`` (all content)."""
+    shown = list(row.get("memories_returned") or [])
+    objs = row.get("memories")
+    if objs is not None and len(objs) == len(shown):
+        return [(_memory_text(m), m.get("timestamp"), m.get("speaker")) for m in objs]
+    return [(_memory_text(m), None, None) for m in shown]
+
+
 def evidence_flags(row: dict) -> tuple[list[bool], str]:
     """Which returned memories hold evidence, and how that was decided.
 
     With turn ids (``retrieved_turns`` aligned with ``memories_returned``) a memory is evidence
     when its id is in ``evidence_turns``; without ids, when it contains the gold answer text.
     """
-    memories = list(row.get("memories_returned") or [])
+    memories = _row_memories(row)
     ids = row.get("retrieved_turns")
     evidence = set(row.get("evidence_turns") or [])
     if ids is not None and len(ids) == len(memories):
         return [i in evidence for i in ids], "turn id in evidence_turns"
     gold = (row.get("gold_answer") or "").strip().casefold()
-    return ([bool(gold) and gold in _memory_text(m).casefold() for m in memories],
+    return ([bool(gold) and gold in text.casefold() for text, _, _ in memories],
             "contains the gold answer (no turn ids)")
 
 
@@ -87,16 +97,18 @@ def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
     memories (evidence marked), evidence turns not returned (greyed; their text from ``evidence_text``,
     ``{(tier, haystack, turn_id): text}``, see :func:`evidence_texts`), score, verdict, retrieval and
     latency. All text is escaped."""
-    memories = list(row.get("memories_returned") or [])
+    memories = _row_memories(row)
     ids = row.get("retrieved_turns")
     flags, rule = evidence_flags(row)
     items = []
-    for k, (mem, is_ev) in enumerate(zip(memories, flags)):
+    for k, ((text, when, who), is_ev) in enumerate(zip(memories, flags)):
+        meta = " ".join(x for x in (f"[{when}]" if when else "", f"{who}:" if who else "") if x)
+        meta_html = f'<small class="memory-meta" style="color:#666">{_e(meta)}</small> ' if meta else ""
         tid = f"turn {_e(ids[k])}: " if ids is not None and len(ids) == len(memories) else ""
         badge = ' <b style="color:#a66b00">[evidence]</b>' if is_ev else ""
         style = _EVIDENCE_STYLE if is_ev else _PLAIN_STYLE
         items.append(f'<li class="memory{" evidence" if is_ev else ""}" style="{style}padding:2px 6px;'
-                     f'margin:2px 0;white-space:pre-wrap">{tid}{_e(_memory_text(mem))}{badge}</li>')
+                     f'margin:2px 0;white-space:pre-wrap">{tid}{meta_html}{_e(text)}{badge}</li>')
     mem_html = f"<ol>{''.join(items)}</ol>" if items else "<p><em>no memories returned</em></p>"
     score = row.get("score")
     score_txt = "ungraded" if score is None else f"{score:g}"

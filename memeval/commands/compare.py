@@ -17,8 +17,9 @@ from pathlib import Path
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
 from ..errors import InputError
-from ..run.records import read_manifest
-from ..scoring.booksuite_scores import JUDGE, KEYWORD_RECALL, format_table, layer_table, score_answer_sets
+from ..run.records import read_manifest, read_records
+from ..scoring.booksuite_scores import (JUDGE, KEYWORD_RECALL, format_table, keyword_scores_from_records, layer_table,
+                                        score_answer_sets)
 
 __all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
            "suite_from_args", "run_name"]
@@ -82,6 +83,20 @@ def run_name(run_dir) -> str:
         return Path(run_dir).name
 
 
+def _stored_scores(run_dir, suite, name: str, known: set[str]):
+    """The keyword-recall scores a memeval run over the imported suite already holds (its dry scorer
+    wrote them), or None for a folder without them (a hand-written answers file, another mode)."""
+    if not (Path(run_dir) / "manifest.json").is_file():
+        return None
+    if read_manifest(run_dir)["config"]["mode"] != "dry":
+        return None
+    records = read_records(run_dir)
+    for n, r in enumerate(records, 1):
+        if r["qid"] not in known:
+            raise InputError(Path(run_dir) / "records.jsonl", n, "qid", f"{r['qid']!r} is not a book-suite test_id")
+    return keyword_scores_from_records(suite, records, name)
+
+
 def _note_ungraded(score) -> None:
     if score.status != "scored":
         print(f"{score.system} {score.test_id}: ungraded ({score.reason})", file=sys.stderr)
@@ -91,24 +106,34 @@ def run(args) -> int:
     suite, known = suite_from_args(args)
     rpath = Path(args.responses) if args.responses else Path(args.suite) / "fixtures" / "system_responses.example.json"
     responses = read_responses(rpath, known) if args.responses or not args.run else {}
+    stored: dict[str, list] = {}  # system -> keyword-recall scores its run's records already hold
     for run_dir in args.run:
         name = run_name(run_dir)
-        if name in responses:
+        if name in responses or name in stored:
             raise InputError(run_dir, None, None, f"system name {name!r} is already taken")
-        responses[name] = answers_from_run(run_dir, known=known)
+        held = _stored_scores(run_dir, suite, name, known) if args.metric == KEYWORD_RECALL and not args.gold else None
+        if held is not None:
+            stored[name] = held
+        else:
+            responses[name] = answers_from_run(run_dir, known=known)
     if args.systems:
         for s in args.systems:
-            if s not in responses:
-                raise InputError("<command line>", None, "--systems", f"no system {s!r} (have: {', '.join(responses)})")
-        responses = {s: responses[s] for s in args.systems}
+            if s not in responses and s not in stored:
+                raise InputError("<command line>", None, "--systems", f"no system {s!r} (have: {', '.join([*responses, *stored])})")
+        stored = {s: stored[s] for s in args.systems if s in stored}
+        responses = {s: responses[s] for s in args.systems if s in responses}
     if args.metric == KEYWORD_RECALL and not suite.gold:
         raise InputError(args.gold or Path(args.suite) / "fixtures" / "gold_facts.json", None, None,
                          "keyword recall needs gold facts")
     judge = make_judge(args) if args.metric == JUDGE else None
     scores = score_answer_sets(suite, responses, args.metric, judge, progress=_note_ungraded)
-    print(format_table(layer_table(scores, list(responses)), args.metric, scores))
+    scores += [x for held in stored.values() for x in held]
+    names = args.systems or [*responses, *(n for n in map(run_name, args.run) if n in stored)]
+    if not args.systems:  # runs in the order given, after any answer file's systems
+        names = [n for n in names if n not in map(run_name, args.run)] + list(map(run_name, args.run))
+    print(format_table(layer_table(scores, names), args.metric, scores))
     if judge is not None:
-        print(f"judge: {judge.identity}")
+        print(f"judge: {judge.identity()}")
     if args.out:
         write_jsonl(args.out, (s.to_dict() for s in scores))
     return 0

@@ -147,7 +147,7 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
         return RunGrade(cfg.fallback, "state key missing: " + ", ".join(c.key for c in undet), **common)
     jv = None
     if judge is not None and sample.final_expect.open_requirements:   # the judge only sees the open part
-        jv = judge.judge(sample, run)
+        jv = judge.grade(sample, run)
         if jv.status == "fail":
             return RunGrade("fail", "judge: " + ", ".join(f"{k}={v}" for k, v in jv.answers.items()),
                             judge=jv, score=score, **common)

@@ -9,9 +9,9 @@ the transcript is discarded. A "yes" to goal_met, or a "no" to the other two, is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
+from ..scoring.judge import JudgeProtocol
 from .replay import RunTrace
 from .sample import Sample
 
@@ -50,8 +50,8 @@ class JudgeVerdict:
     model: dict = field(default_factory=dict)
 
 
-class Judge(Protocol):
-    def judge(self, sample: Sample, run: RunTrace) -> JudgeVerdict: ...
+#: the multi-turn judge: ``JudgeProtocol[Sample, RunTrace, JudgeVerdict]`` (the one judge protocol)
+Judge = JudgeProtocol
 
 
 def _norm(s: str) -> str:
@@ -105,7 +105,10 @@ class ChatJudge:
     client: ChatClient
     seed: int | None = 0
 
-    def judge(self, sample: Sample, run: RunTrace) -> JudgeVerdict:
+    def identity(self) -> dict:
+        return {"role": "judge", **self.client.identity(), "prompt_hash": prompt_hash(JUDGE_PROMPT)}
+
+    def grade(self, sample: Sample, run: RunTrace) -> JudgeVerdict:
         prompt = JUDGE_PROMPT.format(goal=sample.goal, open="; ".join(sample.final_expect.open_requirements) or "none",
                                      transcript=_transcript(run),
                                      questions="\n".join(f"- {k}: {v}" for k, v in QUESTIONS.items()))

@@ -1,6 +1,7 @@
 """Running systems over benches: the runner and the run folder (manifest + records)."""
 
-from .records import RECORD_FIELDS, read_manifest, read_records
+from .records import RECORD_FIELDS, Record, read_manifest, read_records
+from .regrade import regrade_run
 from .runner import run_system
 
-__all__ = ["run_system", "read_records", "read_manifest", "RECORD_FIELDS"]
+__all__ = ["run_system", "regrade_run", "read_records", "read_manifest", "RECORD_FIELDS", "Record"]

@@ -11,28 +11,114 @@ import json
 import os
 import threading
 from pathlib import Path
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
 from ..atomic import dumps_line, repair_tail, write_text
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
 
-__all__ = ["RECORD_FIELDS", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key", "RunLock"]
+__all__ = ["Record", "RECORD_FIELDS", "RECORD_KINDS", "memories_json", "record_memories", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key", "RunLock"]
 
-#: The record of benchmark.md §6, plus what analysis needs without re-reading the bench.
-RECORD_FIELDS = (
-    "run_id", "system", "tier", "qid", "axis", "epoch", "question_asked", "query_lang", "answer",
-    "memories_returned", "retrieved_turns", "chars_returned", "retrieval_hit", "score", "verdict", "rule", "grader",
-    "ungraded_reason", "latency_ms", "network_ms", "latency_minus_rtt_ms", "response_bytes", "speed_points",
-    "speed_status", "speed_reason", "error", "started_at",
-    # additions: what the question was, so every aggregate and trace can be recomputed from records alone
-    "mode", "weight", "haystack", "gold_answer", "evidence_turns", "judge_evidence", "attempts",
+#: element types of the typed record's fields, named so each layer maps them to its own types
+#: (``analysis.aggregate`` to polars): str, int (32-bit), long (64-bit), float, bool, json (a label or
+#: object), list[int], list[str], memories (objects {text, timestamp, speaker}), metrics (name -> number)
+_f = field
+
+
+def _col(kind: str, required: bool = False):
+    return _f(default=None, metadata={"kind": kind, "required": required})
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of benchmark.md §6, plus what analysis needs without re-reading the bench.
+
+    The one definition of a record: the JSONL writer (:data:`RECORD_FIELDS`), the read-time type
+    checks (:func:`check_record`), the polars schema (``analysis.aggregate``) and the test fixtures
+    all derive from these fields. ``memories_returned`` holds what each memory shows
+    (``"[date] speaker: content"``); ``memories`` holds the same memories as objects
+    ``{text, timestamp, speaker}`` so a re-grade sees their content without the metadata (records
+    written before it have only the strings).
+
+    >>> [f for f in RECORD_FIELDS[:4]]
+    ['run_id', 'system', 'tier', 'qid']
+    >>> Record(tier="t", qid="q1", epoch=0).to_json()["memories"] is None
+    True
+    """
+
+    run_id: str | None = _col("str")
+    system: str | None = _col("str")
+    tier: str | None = _col("str", True)
+    qid: str | None = _col("str", True)
+    axis: str | None = _col("str")
+    epoch: int | None = _col("int", True)
+    question_asked: str | None = _col("str")
+    query_lang: str | None = _col("str")
+    answer: str | None = _col("str")
+    memories_returned: list | None = _col("list[str]")
+    retrieved_turns: list | None = _col("list[long]")
+    chars_returned: int | None = _col("long")
+    retrieval_hit: bool | None = _col("bool")
+    score: float | None = _col("float")
+    verdict: str | None = _col("str")
+    rule: str | None = _col("str")
+    grader: Any = _col("json")
+    ungraded_reason: str | None = _col("str")
+    latency_ms: float | None = _col("float")
+    network_ms: float | None = _col("float")
+    latency_minus_rtt_ms: float | None = _col("float")
+    response_bytes: int | None = _col("long")
+    speed_points: float | None = _col("float")
+    speed_status: str | None = _col("str")
+    speed_reason: str | None = _col("str")
+    error: str | None = _col("str")
+    started_at: str | None = _col("str")
+    # what the question was, so every aggregate and trace can be recomputed from records alone
+    mode: str | None = _col("str")
+    weight: int | None = _col("int")
+    haystack: str | None = _col("str")
+    gold_answer: str | None = _col("str")
+    evidence_turns: list | None = _col("list[long]")
+    judge_evidence: str | None = _col("str")
+    attempts: int | None = _col("long")
     # ranked evidence retrieval (scoring/retrieval.py): {turn_recall_any@1: ..., session_ndcg@10: ...} or
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
-    "retrieval_metrics", "retrieval_source",
+    retrieval_metrics: dict | None = _col("metrics")
+    retrieval_source: str | None = _col("str")
     # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
-    "official_metric", "official_score",
-)
+    official_metric: str | None = _col("str")
+    official_score: float | None = _col("float")
+    # the returned memories as objects {text, timestamp, speaker} (content without its display metadata)
+    memories: list | None = _col("memories")
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Record":
+        """The record of a (type-checked) JSON object; unknown keys are ignored."""
+        return cls(**{k: obj.get(k) for k in RECORD_FIELDS})
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in RECORD_FIELDS}
+
+
+#: every field of :class:`Record`, in file order
+RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
+#: field -> element kind (see :class:`Record`)
+RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Record)}
+
+
+def memories_json(memories) -> list[dict]:
+    """Returned memories as record objects ``{text, timestamp, speaker}`` (a plain string is all text)."""
+    return [{"text": getattr(m, "content", str(m)), "timestamp": getattr(m, "timestamp", None),
+             "speaker": getattr(m, "speaker", None)} for m in memories]
+
+
+def record_memories(rec: dict) -> list[dict]:
+    """The memories of a record as objects ``{text, timestamp, speaker}``: the ``memories`` field, or
+    for records written before it the display strings (whose text then still carries the metadata)."""
+    if rec.get("memories") is not None:
+        return [dict(m) for m in rec["memories"]]
+    return [{"text": m, "timestamp": None, "speaker": None} for m in rec.get("memories_returned") or []]
 
 
 def record_key(rec: dict) -> tuple:
@@ -59,20 +145,14 @@ def read_records(run_dir) -> list[dict]:
 
 
 _N = type(None)
-_STR = ("run_id", "system", "axis", "question_asked", "query_lang", "answer", "rule", "verdict", "ungraded_reason",
-        "speed_status", "speed_reason", "error", "started_at", "mode", "haystack", "gold_answer", "retrieval_source",
-        "official_metric")
-_NUM = ("score", "latency_ms", "network_ms", "latency_minus_rtt_ms", "speed_points", "official_score")
-_INT = ("chars_returned", "response_bytes", "attempts")
+_KIND_TYPES: dict[str, tuple] = {
+    "str": (str,), "int": (int,), "long": (int,), "float": (int, float), "bool": (bool,), "json": (dict, str),
+    "list[str]": (list,), "list[long]": (list,), "memories": (list,), "metrics": (dict,)}
 #: the type each record field must have where present (analysis builds typed columns from them)
 _RECORD_TYPES: dict[str, tuple] = {
-    "tier": (str,), "qid": (str,), "epoch": (int,), "weight": (int, _N), "retrieval_hit": (bool, _N),
-    **{k: (str, _N) for k in _STR}, **{k: (int, float, _N) for k in _NUM}, **{k: (int, _N) for k in _INT},
-    "memories_returned": (list, _N), "retrieved_turns": (list, _N), "evidence_turns": (list, _N),
-    "grader": (dict, str, _N), "retrieval_metrics": (dict, _N),
-}
-_LIST_ITEMS = {"memories_returned": str, "retrieved_turns": int, "evidence_turns": int}
-_REQUIRED = ("tier", "qid", "epoch")
+    k: _KIND_TYPES[kind] + (() if k in ("tier", "qid", "epoch") else (_N,)) for k, kind in RECORD_KINDS.items()}
+_LIST_ITEMS = {k: int if kind == "list[long]" else str for k, kind in RECORD_KINDS.items() if kind.startswith("list[")}
+_REQUIRED = tuple(f.name for f in fields(Record) if f.metadata["required"])
 
 
 def check_record(obj, path, n: int) -> dict:
@@ -97,6 +177,10 @@ def check_record(obj, path, n: int) -> dict:
         if k == "retrieval_metrics" and isinstance(v, dict) and any(
                 not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values()):
             raise InputError(path, n, k, "expected numbers (or null) per metric")
+        if k == "memories" and isinstance(v, list) and any(
+                not isinstance(m, dict) or not isinstance(m.get("text"), str)
+                or any(not isinstance(m.get(x), (str, _N)) for x in ("timestamp", "speaker")) for m in v):
+            raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
         item = _LIST_ITEMS.get(k)
         if item and v and any(not isinstance(x, item) or isinstance(x, bool) or (item is int and not -2**62 < x < 2**62)
                               for x in v):
@@ -141,7 +225,9 @@ class RecordStore:
         self._fh = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
-    def append(self, rec: dict[str, Any]) -> None:
+    def append(self, rec: "dict[str, Any] | Record") -> None:
+        if isinstance(rec, Record):
+            rec = rec.to_json()
         line = dumps_line({k: rec.get(k) for k in RECORD_FIELDS}) + "\n"
         with self._lock:
             key = record_key(rec)

@@ -26,11 +26,11 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError
-from ..scoring import bounds, dry, retrieval, speed, validity
+from ..scoring import retrieval, scorers, speed, validity
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
-from .records import RecordStore, RunLock, read_manifest, write_manifest
+from .records import RecordStore, RunLock, memories_json, read_manifest, write_manifest
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -56,15 +56,14 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "_" for c in text).strip("_")[:48]
 
 
+def _scorers(cfg: RunConfig) -> list:
+    """The scorers the run's mode names (scoring/scorers.py), in the order they run."""
+    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader)
+
+
 def _grader(cfg: RunConfig) -> dict:
     """What grades this run, as the manifest and every record store it (never an API key)."""
-    if cfg.mode == "dry":
-        return {"name": "dry", "version": dry.GRADER_VERSION}
-    judge = cfg.judge.identity()
-    grader = {"name": "judge", "version": judge["prompt"], "judge": judge}
-    if cfg.mode == "answer":
-        grader["reader"] = cfg.reader.identity()
-    return grader
+    return next(s.grader() for s in _scorers(cfg) if hasattr(s, "grader"))
 
 
 def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
@@ -202,6 +201,7 @@ def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: s
     manifest["status"] = "started"
     if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (scoring/validity.py)
         manifest["dry_validity"] = validity.dry_validity(cfg.bench_dir, [t.name for t in chosen])
+    manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
@@ -244,6 +244,7 @@ class _Runner:
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.grader = _grader(cfg)
+        self.scorers = _scorers(cfg)
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
 
     def measure_floor(self, when: str) -> None:
@@ -339,15 +340,13 @@ class _Runner:
             rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
             return rec
         memories = list(recall.memories)
-        rec.update(memories_returned=memories,
+        rec.update(memories_returned=[str(m) for m in memories], memories=memories_json(memories),
                    retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
                    chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
-                   retrieval_hit=retrieval.retrieval_hit(q, recall.turn_ids, memories),
-                   **dict(zip(("retrieval_metrics", "retrieval_source"),
-                              retrieval.ranking_metrics(q, recall.turn_ids, memories, self.corpus))),
                    response_bytes=recall.response_bytes, attempts=recall.attempts)
         rec.update(self._speed(recall, wall_ms))
-        rec.update(self._grade(q, recall, memories))
+        response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus)
+        rec.update(scorers.run_scorers(self.scorers, q, response))
         return rec
 
     def _speed(self, recall: Recall, wall_ms: float) -> dict:
@@ -365,47 +364,3 @@ class _Runner:
         return {"latency_ms": round(lat, 3), "network_ms": net, "latency_minus_rtt_ms": round(lmr, 3),
                 "speed_points": speed.speed_points(lmr, target) if status == "measured" else None,
                 "speed_status": status, "speed_reason": reason}
-
-    def _grade(self, q: Question, recall: Recall, memories: list[str]) -> dict:
-        mode = self.cfg.mode
-        if mode == "dry":
-            text = recall.answer if recall.answer is not None else "\n".join(memories)
-            # the answer, or else the memories themselves: dry grades their content only, never reads IDK in them
-            g = bounds.dry_grade(q, recall.answer if recall.answer is not None else memories)
-            return {"answer": text, "score": g.score, "verdict": g.verdict, "rule": g.rule,
-                    "ungraded_reason": g.ungraded_reason}
-        if mode == "memory":
-            text = "\n".join(memories)
-            v = self.cfg.judge.grade(q, text, kind="memory")
-            return {"answer": recall.answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
-                    "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
-        answer = recall.answer
-        if answer is None:
-            from ..llm import ChatError
-            try:
-                answer = self.cfg.reader.answer(q, tuple(memories))
-            except ChatError as e:
-                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
-        if not answer.strip():
-            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None,
-                    **self._official(q, answer)}
-        v = self.cfg.judge.grade(q, answer, kind="answer")
-        return {"answer": answer, "score": v.score, "verdict": v.verdict if v.score is not None else None,
-                "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence, **self._official(q, answer)}
-
-    def _official(self, q: Question, answer: str) -> dict:
-        """The bench's own published answer metric, beside memeval's verdict (answer mode): LoCoMo's QA
-        F1, LongMemEval's per-type judge; nothing for other benches."""
-        from ..scoring import judge_longmemeval, locomo_f1
-
-        f1 = locomo_f1.score_question(q, answer)
-        if f1 is not None:
-            return {"official_metric": locomo_f1.METRIC, "official_score": f1}
-        if judge_longmemeval.prompt_name(q) is None:
-            return {}
-        if not answer.strip():
-            return {"official_metric": judge_longmemeval.METRIC, "official_score": 0.0}
-        if getattr(self, "_lme", None) is None:
-            self._lme = judge_longmemeval.LongMemEvalJudge(self.cfg.judge.client)
-        v, ident = self._lme.grade(q, answer)
-        return {"official_metric": ident, "official_score": v.score}

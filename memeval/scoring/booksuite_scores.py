@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..bench.loaders.booksuite import LAYER_TITLES
-from .keyword_recall import METRIC as KEYWORD_RECALL, keyword_recall
+from .keyword_recall import METRIC as KEYWORD_RECALL, PASS_THRESHOLD, keyword_recall
 
-__all__ = ["CaseScore", "LayerRow", "keyword_scores", "judge_scores", "score_answer_sets", "layer_table", "format_table",
+__all__ = ["CaseScore", "LayerRow", "keyword_scores", "keyword_scores_from_records", "judge_scores", "score_answer_sets", "layer_table", "format_table",
            "format_cases", "KEYWORD_RECALL", "JUDGE"]
 
 JUDGE = "judge"
@@ -52,6 +52,35 @@ def keyword_scores(suite, answers: Mapping[str, str], system: str = "answers") -
         out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "scored", r.reward, r.passed,
                              detail={"matched": list(r.matched), "missing_facts": list(r.missing),
                                      "n_facts": r.total}))
+    return out
+
+
+def keyword_scores_from_records(suite, records: Iterable[Mapping[str, Any]], system: str = "run",
+                                epoch: int = 0) -> list[CaseScore] | None:
+    """Keyword recall as a dry run's records already hold it (the dry scorer wrote ``score`` with rule
+    ``keyword-recall``): no re-scoring. A case with gold and no record (or an error record) is
+    ``missing``; a record left ungraded is ``ungraded``. None when the records hold no keyword-recall
+    grades (a run in another mode, or hand-written answers), so the caller scores the answers."""
+    recs = [r for r in records if r.get("epoch", 0) == epoch]
+    if not any(r.get("rule") == KEYWORD_RECALL for r in recs):
+        return None
+    by_id = {r.get("qid"): r for r in recs}
+    out = []
+    for c in suite.cases:
+        facts = suite.gold.get(c.test_id)
+        if not facts:
+            continue
+        r = by_id.get(c.test_id)
+        if r is None or r.get("error"):
+            why = "no answer" if r is None else f"error record: {r['error']}"
+            out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "missing", reason=why))
+        elif r.get("score") is None or r.get("rule") != KEYWORD_RECALL:
+            out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "ungraded",
+                                 reason=r.get("ungraded_reason") or "no keyword-recall grade in the record"))
+        else:
+            reward = float(r["score"])
+            out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "scored", reward,
+                                 reward >= PASS_THRESHOLD, detail={"n_facts": len(facts), "from_run": r.get("run_id")}))
     return out
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from typing import Protocol, TypeVar, runtime_checkable
 
 from ..bench.model import Question
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
 
-__all__ = ["Verdict", "Judge", "Reader", "JUDGE_PROMPT", "READER_PROMPT", "NOT_GRADABLE_IN_MEMORY_MODE"]
+__all__ = ["JudgeProtocol", "Verdict", "Judge", "Reader", "JUDGE_PROMPT", "READER_PROMPT", "NOT_GRADABLE_IN_MEMORY_MODE"]
 
 JUDGE_PROMPT = "judge_v1"
 READER_PROMPT = "reader_v1"
@@ -35,6 +36,26 @@ _AXIS_RULES = {
 
 def _prompt(name: str) -> str:
     return resources.files("memeval.scoring").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
+
+
+Subject = TypeVar("Subject", contravariant=True)
+Graded = TypeVar("Graded", contravariant=True)
+Result = TypeVar("Result", covariant=True)
+
+
+@runtime_checkable
+class JudgeProtocol(Protocol[Subject, Graded, Result]):
+    """Every model-backed grader memeval has: who it is (model, prompt, prompt hash; never a key) and
+    its verdict on one response to one subject.
+
+    - :class:`Judge`: ``JudgeProtocol[Question, str, Verdict]`` (memory and answer modes);
+    - ``scoring.rubric.RubricJudge``: ``JudgeProtocol[BookCase, str, RubricResult]`` (the book suite);
+    - ``multiturn.judge.ChatJudge``: ``JudgeProtocol[Sample, RunTrace, JudgeVerdict]`` (multi-turn runs).
+    """
+
+    def identity(self) -> dict: ...
+
+    def grade(self, subject: Subject, graded: Graded, /) -> Result: ...
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
+from .judge import JudgeProtocol
 
 __all__ = ["DIMENSIONS", "LABELS", "PROMPT_VERSION", "Grade", "RubricVerdict", "RubricResult",
            "VerdictError", "Judge", "RubricJudge", "load_prompt", "render_messages", "parse_verdict",
@@ -164,10 +165,8 @@ class RubricResult:
         }
 
 
-class Judge(Protocol):
-    """Anything that grades one book-suite answer."""
-
-    def grade(self, case, answer: str, facts: Sequence[Sequence[str]] | None = None) -> RubricResult: ...
+#: anything that grades one book-suite answer (the one judge protocol of ``scoring.judge``)
+Judge = JudgeProtocol
 
 
 def _conversations(case) -> str:
@@ -212,7 +211,6 @@ class RubricJudge:
         self.prompt_hash = prompt_hash(self.prompt)
         self.prompt_version = PROMPT_VERSION if prompt is None else "custom"
 
-    @property
     def identity(self) -> dict[str, Any]:
         return {**self.client.identity(), "prompt_version": self.prompt_version, "prompt_hash": self.prompt_hash}
 

@@ -1,0 +1,189 @@
+"""Scorers: what grades one response, behind one protocol.
+
+A :class:`Scorer` reads a question and a :class:`Response` (what a system returned: its answer, its
+memories, its ranking, and the haystack it ranked from), writes a fixed set of record fields
+(:attr:`Scorer.writes`) and names itself by a versioned :meth:`Scorer.spec` that goes into the
+run manifest. The runner asks the scorers :func:`scorers_for` names for the run's mode, in order;
+``memeval regrade`` asks the same scorers about the responses already in a run's records.
+
+Scorers by mode:
+
+- ``dry``: :class:`RetrievalScorer`, :class:`DryScorer` (glasshouse rules, or the book suite's
+  keyword recall where a question carries ``required_facts``);
+- ``memory``: :class:`RetrievalScorer`, :class:`JudgeScorer` on the memories;
+- ``answer``: :class:`RetrievalScorer`, :class:`JudgeScorer` on the answer (a reader writes one
+  where the system gave none), :class:`OfficialScorer` (LoCoMo F1, LongMemEval's judge).
+
+>>> [s.spec()["name"] for s in scorers_for("dry")]
+['retrieval', 'dry']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+from ..bench.model import Question
+from ..llm import ChatError
+from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
+from .judge import JudgeProtocol, Verdict
+
+#: the judge of memory and answer modes (``scoring.judge.Judge`` is one)
+Judge = JudgeProtocol
+
+__all__ = ["Response", "Scorer", "Judge", "DryScorer", "RetrievalScorer", "JudgeScorer", "OfficialScorer",
+           "scorers_for", "run_scorers", "RETRIEVAL_VERSION"]
+
+RETRIEVAL_VERSION = "retrieval-v1"
+_EMPTY_CORPUS = retrieval.Corpus((), {}, {})
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a system returned for one question, as scorers see it.
+
+    ``memories`` are plain strings or :class:`memeval.systems.base.Memory` (content + timestamp +
+    speaker); ``answer`` is the system's own answer (None when it answers nothing itself);
+    ``corpus`` the haystack it was asked about (for ranked retrieval metrics).
+    """
+
+    answer: str | None = None
+    memories: tuple[str, ...] = ()
+    turn_ids: tuple | None = None
+    corpus: retrieval.Corpus = _EMPTY_CORPUS
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Grades one response: reads ``q`` and ``r`` (and what earlier scorers wrote, ``so_far``), returns
+    values for the record fields it :attr:`writes`; :meth:`spec` is its versioned identity."""
+
+    writes: tuple[str, ...]
+
+    def spec(self) -> dict: ...
+
+    def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict: ...
+
+
+class RetrievalScorer:
+    """Whether the evidence came back (``retrieval_hit``) and the ranked metrics of scoring/retrieval.py."""
+
+    writes = ("retrieval_hit", "retrieval_metrics", "retrieval_source")
+
+    def spec(self) -> dict:
+        return {"name": "retrieval", "version": RETRIEVAL_VERSION, "writes": list(self.writes)}
+
+    def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
+        metrics, source = retrieval.ranking_metrics(q, r.turn_ids, list(r.memories), r.corpus)
+        return {"retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, list(r.memories)),
+                "retrieval_metrics": metrics, "retrieval_source": source}
+
+
+class DryScorer:
+    """Offline rules: the system's answer, or else its memories' content (``bounds.dry_grade``)."""
+
+    writes = ("answer", "score", "verdict", "rule", "ungraded_reason")
+
+    def spec(self) -> dict:
+        return {"name": "dry", "version": dry.GRADER_VERSION, "writes": list(self.writes)}
+
+    def grader(self) -> dict:
+        return {"name": "dry", "version": dry.GRADER_VERSION}
+
+    def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
+        memories = list(r.memories)
+        text = r.answer if r.answer is not None else "\n".join(memories)
+        g = bounds.dry_grade(q, r.answer if r.answer is not None else memories)
+        return {"answer": text, "score": g.score, "verdict": g.verdict, "rule": g.rule,
+                "ungraded_reason": g.ungraded_reason}
+
+
+class JudgeScorer:
+    """A judge's verdict on the memories (``kind="memory"``) or on the answer (``kind="answer"``; a
+    reader writes the answer from the memories where the system gave none)."""
+
+    writes = ("answer", "score", "verdict", "ungraded_reason", "judge_evidence")
+
+    def __init__(self, judge: Judge, kind: str = "answer", reader=None):
+        if kind == "answer" and reader is None:
+            raise ValueError("an answer-mode judge scorer needs a reader")
+        self.judge, self.kind, self.reader = judge, kind, reader
+
+    def grader(self) -> dict:
+        j = self.judge.identity()
+        g = {"name": "judge", "version": j["prompt"], "judge": j}
+        if self.kind == "answer":
+            g["reader"] = self.reader.identity()
+        return g
+
+    def spec(self) -> dict:
+        return {**self.grader(), "name": f"judge-{self.kind}", "writes": list(self.writes)}
+
+    def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
+        if self.kind == "memory":
+            v = self.judge.grade(q, "\n".join(r.memories), kind="memory")
+            return {"answer": r.answer, **_verdict(v)}
+        answer = r.answer
+        if answer is None:
+            try:
+                answer = self.reader.answer(q, tuple(r.memories))
+            except ChatError as e:
+                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
+        if not answer.strip():
+            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None}
+        return {"answer": answer, **_verdict(self.judge.grade(q, answer, kind="answer"))}
+
+
+def _verdict(v: Verdict) -> dict:
+    return {"score": v.score, "verdict": v.verdict if v.score is not None else None,
+            "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
+
+
+class OfficialScorer:
+    """The bench's own published answer metric beside memeval's verdict: LoCoMo's QA F1, LongMemEval's
+    per-type judge; writes nothing for other benches or when no answer was written."""
+
+    writes = ("official_metric", "official_score")
+
+    def __init__(self, client=None):
+        self.client = client
+        self._lme = None
+
+    def spec(self) -> dict:
+        return {"name": "official", "version": "official-v1", "metrics": [locomo_f1.METRIC, judge_longmemeval.METRIC],
+                "model": getattr(self.client, "model", None), "writes": list(self.writes)}
+
+    def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
+        answer = so_far.get("answer")
+        if answer is None:
+            return {}
+        f1 = locomo_f1.score_question(q, answer)
+        if f1 is not None:
+            return {"official_metric": locomo_f1.METRIC, "official_score": f1}
+        if judge_longmemeval.prompt_name(q) is None:
+            return {}
+        if not answer.strip():
+            return {"official_metric": judge_longmemeval.METRIC, "official_score": 0.0}
+        if self._lme is None:
+            self._lme = judge_longmemeval.LongMemEvalJudge(self.client)
+        v, ident = self._lme.grade(q, answer)
+        return {"official_metric": ident, "official_score": v.score}
+
+
+def scorers_for(mode: str, judge: Judge | None = None, reader=None) -> list:
+    """The scorers of a mode, in the order they run (later ones read what earlier ones wrote)."""
+    if mode == "dry":
+        return [RetrievalScorer(), DryScorer()]
+    if mode == "memory":
+        return [RetrievalScorer(), JudgeScorer(judge, "memory")]
+    if mode == "answer":
+        return [RetrievalScorer(), JudgeScorer(judge, "answer", reader), OfficialScorer(judge.client)]
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def run_scorers(scorers: Sequence, q: Question, r: Response) -> dict:
+    """Every scorer's fields for one response, in order."""
+    out: dict[str, Any] = {}
+    for s in scorers:
+        out.update(s.score(q, r, out))
+    return out
