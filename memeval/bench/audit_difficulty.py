@@ -90,7 +90,7 @@ def bm25_probe(turns: Sequence[Turn], questions: Sequence[Question], k: int = 10
     total = weight = 0.0
     n = 0
     for q in questions:
-        words = content_words(q.question_en)
+        words = content_words(q.text_to_ask)  # as glasshouse asks: a non-English query in its language
         picked: list[int] = []
         if words:
             scores = index.get_scores(words)

@@ -32,7 +32,7 @@ __all__ = ["GENERATOR_NAME", "GENERATOR_VERSION", "STORY_START", "STORY_END", "A
            "generate"]
 
 GENERATOR_NAME = "memeval.lifelog"
-GENERATOR_VERSION = "1.1.0"
+GENERATOR_VERSION = "1.2.0"
 STORY_START = date(2025, 6, 16)
 STORY_END = date(2026, 11, 15)  # ~17 months
 ASKED_AT = (STORY_END + timedelta(days=1)).isoformat()
