@@ -64,7 +64,7 @@ def _tier_sessions(sessions: list[DSession], level: int) -> list[DSession]:
 def build(preset: str | Preset, seed: int) -> Built:
     p = PRESETS[preset] if isinstance(preset, str) else preset
     uid, seq = Counter(), Counter()
-    values = Values(stream(seed, "values"))
+    values = Values(stream(seed, "values"), p.first_names)
     story = Story(seed, values, _story_dates(stream(seed, "dates"), p.story_sessions))
     ax = p.axes
     story.basic(ax.get("BASIC", 0), "BASIC")

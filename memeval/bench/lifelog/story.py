@@ -108,6 +108,12 @@ class Story:
                 slots[name] = self.values.pick(_PICK[name])
             elif name == "rel":
                 slots[name] = self._rel()
+        for name in _fields(*templates):  # {A_first}: the first name of the person in {A}
+            if name.endswith("_first") and name not in slots:
+                base = name[: -len("_first")]
+                if base not in slots:
+                    slots[base] = self._person()
+                slots[name] = slots[base].split(" ")[0]
         return slots
 
     def _sessions(self, k: int, min_gap_days: int = 0) -> list[int]:
@@ -156,7 +162,7 @@ class Story:
             key = (first, "")
             ref = first
         else:
-            alias = self.rng.choice(self.d["rel_alias"].get(rel, [rel]))
+            alias = self.rng.choice(self.d["rel_alias"].get(rel, []) + [rel])  # often other words
             key = (first, rel)
             ref = f"my {alias} {first}"
         owner = self._refs.setdefault(key, person)
