@@ -422,7 +422,9 @@ class Story:
                 text = " ".join([pad[0], slot[0].text, pad[1], pad[2]])
             elif slot:
                 opener = rng.choice(d["openers"])
-                parts = ([opener] if opener else []) + [st.text for st in slot]
+                parts = [opener] if opener else []
+                for k, st in enumerate(slot):  # a connector between two things, so it reads as talk
+                    parts += ([rng.choice(d["connectors"])] if k else []) + [st.text]
                 if rng.random() < 0.2:
                     parts.append(rng.choice(d["glue_user"]))
                 text = " ".join(parts)
