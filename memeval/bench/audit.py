@@ -63,6 +63,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from .audit_bounds import check_bounds
+from .audit_difficulty import check_difficulty
 from .axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from .io import MANIFEST, confined, hash_files, is_file, iter_jsonl, load_bench, question_from_dict, turn_from_dict
 from .haystack_index import Haystack, turn_text
@@ -74,7 +75,7 @@ __all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "
 CHECKS: tuple[str, ...] = (
     "manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "evidence-resolves",
     "images-resolve", "evidence-contains-gold", "tiers-nested", "story-identical",
-    "reconcile-not-in-one-turn", "contradict-unresolved", "idk-floor", "evidence-ceiling", "bounds",
+    "reconcile-not-in-one-turn", "contradict-unresolved", "idk-floor", "evidence-ceiling", "bounds", "difficulty",
 )
 IDK_FLOOR_MAX = 0.20
 CEILING_MIN = 0.90
@@ -702,6 +703,7 @@ def audit(bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 
         data = run.load_tier(tier)
         run.check_tier(data)
         check_bounds(run, data)  # floor <= always-IDK <= ceiling (audit_bounds.py)
+        check_difficulty(run, data)  # report only: word overlap, gold in evidence, BM25 probe
         if prev is not None:
             run.check_nested(prev, data)
         prev = data

@@ -48,6 +48,7 @@ class Statement:
     text: str
     long: bool = False
     uid: int | None = None
+    person: str | None = None  # the story person it is about, when one (assistant replies engage with them)
 
 
 @dataclass

@@ -32,7 +32,7 @@ __all__ = ["GENERATOR_NAME", "GENERATOR_VERSION", "STORY_START", "STORY_END", "A
            "generate"]
 
 GENERATOR_NAME = "memeval.lifelog"
-GENERATOR_VERSION = "1.1.0"
+GENERATOR_VERSION = "1.2.0"
 STORY_START = date(2025, 6, 16)
 STORY_END = date(2026, 11, 15)  # ~17 months
 ASKED_AT = (STORY_END + timedelta(days=1)).isoformat()
@@ -64,7 +64,7 @@ def _tier_sessions(sessions: list[DSession], level: int) -> list[DSession]:
 def build(preset: str | Preset, seed: int) -> Built:
     p = PRESETS[preset] if isinstance(preset, str) else preset
     uid, seq = Counter(), Counter()
-    values = Values(stream(seed, "values"))
+    values = Values(stream(seed, "values"), p.first_names)
     story = Story(seed, values, _story_dates(stream(seed, "dates"), p.story_sessions))
     ax = p.axes
     story.basic(ax.get("BASIC", 0), "BASIC")

@@ -77,8 +77,9 @@ def query_questions(seed: int, facts: Sequence[KeyedFact], per_lang: int) -> lis
             i += 1
             spec = story[f.kind]
             src = f.question
+            ask = spec["ask"][0] if isinstance(spec["ask"], list) else spec["ask"]  # the plain English form
             out.append(DQuestion(
-                "XLING_QUERY", spec["ask"].format(who=f.person, **f.extra), f.value, list(src.evidence),
-                list(src.need), 0, fields={"question": templates[spec["xq"]].format(who=f.person),
+                "XLING_QUERY", ask.format(who=f.person, **f.extra), f.value, list(src.evidence),
+                list(src.need), 0, fields={"question": templates[spec["xq"]].format(who=f.person.split(" ")[0]),
                                            "query_lang": code, "store_lang": "en"}, source=src))
     return out

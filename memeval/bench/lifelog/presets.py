@@ -29,6 +29,9 @@ class Preset:
     xs_per_session: int = 1
     xq_per_lang: int = 1
     lang_glue_pairs: int = 1
+    #: First names in play: about five story people share each, whatever the cast size, so a first name
+    #: narrows a question down about as much in every preset.
+    first_names: int = 100
 
     @property
     def n_questions(self) -> int:
@@ -63,5 +66,5 @@ PRESETS: dict[str, Preset] = {
               "MULTI": 107, "IMPLICIT": 70, "CROSS": 90, "CONFLICT": 80, "STALE": 90, "CONTRADICT": 60,
               "ABSTAIN": 60},
         fm=(4, 4, 4), probes=(200, 100, 200), photos=50, photo_questions=3, lang_sessions=10, xs_per_session=4,
-        xq_per_lang=40, lang_glue_pairs=4),
+        xq_per_lang=40, lang_glue_pairs=4, first_names=442),
 }

@@ -81,10 +81,11 @@ class Story:
         self._swap_facts: list[KeyedFact] | None = None
         self.hooks: list[Hook] = []
         self._polar_used = 0
+        self._refs: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------------ helpers
-    def _say(self, session: int, text: str, long: bool = False) -> Statement:
-        st = Statement(f"F{len(self.statements) + 1:04d}", session, text, long)
+    def _say(self, session: int, text: str, long: bool = False, person: str | None = None) -> Statement:
+        st = Statement(f"F{len(self.statements) + 1:04d}", session, text, long, person=person)
         self.statements.append(st)
         return st
 
@@ -107,6 +108,12 @@ class Story:
                 slots[name] = self.values.pick(_PICK[name])
             elif name == "rel":
                 slots[name] = self._rel()
+        for name in _fields(*templates):  # {A_first}: the first name of the person in {A}
+            if name.endswith("_first") and name not in slots:
+                base = name[: -len("_first")]
+                if base not in slots:
+                    slots[base] = self._person()
+                slots[name] = slots[base].split(" ")[0]
         return slots
 
     def _sessions(self, k: int, min_gap_days: int = 0) -> list[int]:
@@ -139,7 +146,29 @@ class Story:
         st = self._say(session, tmpl.format(**slots))
         self.stated.setdefault(slots["P"], set()).add(kind)
         extra = {spec["extra"]: slots[spec["extra"]]} if spec.get("extra") else {}
-        return st, value, slots["P"], extra
+        st.person = slots["P"]
+        return st, value, slots["P"], extra, slots.get("rel")
+
+    def _form(self, tmpl: str | list[str], **slots: Any) -> str:
+        """A question text: one of the template's wordings (a list) or the template, filled."""
+        return (self.rng.choice(tmpl) if isinstance(tmpl, list) else tmpl).format(**slots)
+
+    def _ref(self, person: str, rel: str | None) -> str:
+        """How a question names a story person: by the relation (in other words) and first name, as a
+        person asking would ("my workmate Vesna"); the full name where that pair is already taken by
+        another story person, so a reference never points at two people."""
+        first = person.split(" ")[0]
+        if rel is None:
+            key = (first, "")
+            ref = first
+        else:
+            alias = self.rng.choice(self.d["rel_alias"].get(rel, []) + [rel])  # often other words
+            key = (first, rel)
+            ref = f"my {alias} {first}"
+        owner = self._refs.setdefault(key, person)
+        if owner != person:
+            return person
+        return ref
 
     def _ask(self, q: DQuestion) -> DQuestion:
         self.questions.append(q)
@@ -155,8 +184,9 @@ class Story:
                     break
                 kind = self._next_kind()
             spec = self.d["keyed"][kind]
-            st, value, person, extra = self._keyed(kind, self.rng.randrange(len(self.dates)))
-            q = self._ask(DQuestion(axis, spec[key].format(who=person, **extra), value, [st], [st.fact]))
+            st, value, person, extra, rel = self._keyed(kind, self.rng.randrange(len(self.dates)))
+            q = self._ask(DQuestion(axis, self._form(spec[key], who=self._ref(person, rel), **extra), value, [st],
+                                    [st.fact]))
             self.hooks.append(Hook(person, None, kind, tuple(extra.items())))
             self.keyed_facts.append(KeyedFact(q, kind, person, value, extra, st))
 
@@ -185,25 +215,25 @@ class Story:
             old, new = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             self.stated[person].add(kind)
             self.hooks.append(Hook(person, None, kind))
-            fill = {"P": person, "rel": rel, "O": old, "who": person}
+            fill = {"P": person, "rel": rel, "O": old, "who": self._ref(person, rel)}
             if axis == "STALE":
                 sess = self._sessions(4)
                 olds = [spec["old"][0]] + self.rng.sample(spec["old"][1:], 2)
                 for s, t in zip(sess, olds):
-                    self._say(s, t.format(**fill, V=old))
-                new_st = self._say(sess[3], spec["passing"].format(**fill, V=new), long=True)
-                self._ask(DQuestion("STALE", spec["ask_stale"].format(**fill), new, [new_st], [new_st.fact],
+                    self._say(s, t.format(**fill, V=old), person=person)
+                new_st = self._say(sess[3], spec["passing"].format(**fill, V=new), long=True, person=person)
+                self._ask(DQuestion("STALE", self._form(spec["ask_stale"], **fill), new, [new_st], [new_st.fact],
                                     fields={"stale_answer": old}))
                 continue
             a, b = self._sessions(2)
-            self._say(a, spec["old"][0].format(**fill, V=old))
+            self._say(a, spec["old"][0].format(**fill, V=old), person=person)
             if axis == "UPDATE":
-                new_st = self._say(b, spec["new"].format(**fill, V=new))
-                self._ask(DQuestion("UPDATE", spec["ask"].format(**fill), new, [new_st], [new_st.fact],
+                new_st = self._say(b, spec["new"].format(**fill, V=new), person=person)
+                self._ask(DQuestion("UPDATE", self._form(spec["ask"], **fill), new, [new_st], [new_st.fact],
                                     fields={"stale_answer": old}))
             else:  # CONFLICT: the question presupposes the old value
-                new_st = self._say(b, spec["conflict"].format(**fill, V=new))
-                self._ask(DQuestion("CONFLICT", spec["ask_conflict"].format(**fill), f"no, {new}", [new_st],
+                new_st = self._say(b, spec["conflict"].format(**fill, V=new), person=person)
+                self._ask(DQuestion("CONFLICT", self._form(spec["ask_conflict"], **fill), f"no, {new}", [new_st],
                                     [new_st.fact]))
 
     def contradict(self, n: int) -> None:
@@ -215,9 +245,9 @@ class Story:
             self.hooks.append(Hook(person, None, f"clashing.{kind}"))
             v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             a, b = self._sessions(2, min_gap_days=21)
-            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
-            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2))
-            self._ask(DQuestion("CONTRADICT", spec["ask"].format(who=person),
+            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1), person=person)
+            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2), person=person)
+            self._ask(DQuestion("CONTRADICT", self._form(spec["ask"], who=self._ref(person, rel)),
                                 f"{v1} or {v2}: both were said and nothing settles which", [sa, sb],
                                 [sa.fact, sb.fact], fields={"clash_a": v1, "clash_b": v2}))
 
@@ -232,10 +262,10 @@ class Story:
             s1, s2 = self._sessions(2)
             if self.rng.random() < 0.5:
                 s1, s2 = s2, s1
-            sa = self._say(s1, spec["a"].format(P=person, rel=rel, V=v1))
-            sb = self._say(s2, spec["b"].format(P=person, rel=rel, V=v2))
+            sa = self._say(s1, spec["a"].format(P=person, rel=rel, V=v1), person=person)
+            sb = self._say(s2, spec["b"].format(P=person, rel=rel, V=v2), person=person)
             gold = f"{v1} {spec['cond_a']}, {v2} {spec['cond_b']}"
-            self._ask(DQuestion("RECONCILE", spec["ask"].format(who=person), gold, [sa, sb], [sa.fact, sb.fact],
+            self._ask(DQuestion("RECONCILE", self._form(spec["ask"], who=self._ref(person, rel)), gold, [sa, sb], [sa.fact, sb.fact],
                                 fields={"side_a": v1, "side_b": v2}))
 
     def gather(self, n: int) -> None:
@@ -247,9 +277,9 @@ class Story:
             self.hooks.append(Hook(person, None, f"parts.{kind}"))
             v1, v2 = self.values.draw(spec["value"]), self.values.draw(spec["value"])
             a, b = self._sessions(2)
-            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1))
-            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2))
-            self._ask(DQuestion("GATHER", spec["ask"].format(who=person), f"{v1} and {v2}", [sa, sb],
+            sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1), person=person)
+            sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2), person=person)
+            self._ask(DQuestion("GATHER", self._form(spec["ask"], who=self._ref(person, rel)), f"{v1} and {v2}", [sa, sb],
                                 [sa.fact, sb.fact], fields={"gold_parts": (v1, v2)}))
 
     def _joined(self, axis: str, n: int, intros: list[dict], rel: str, exclude: set[str]) -> None:
@@ -268,7 +298,7 @@ class Story:
             if not self.values.has(self.d["keyed"][kind]["value"]):  # its values ran out: another kind
                 kind = self.rng.choice([k for k in kinds if self.values.has(self.d["keyed"][k]["value"])] or [kind])
             spec = self.d["keyed"][kind]
-            st_b, value, person, extra = self._keyed(kind, b, person=slots["P"], rel=rel)
+            st_b, value, person, extra, _rel = self._keyed(kind, b, person=slots["P"], rel=rel)
             ask = spec.get("ask_of", spec["ask"])
             if "A" in slots:
                 self.hooks.append(Hook(slots["A"], None, kind, tuple(extra.items())))
@@ -276,7 +306,7 @@ class Story:
                 self.hooks.append(Hook(None, f"the teacher of my {slots['course']} course", kind, tuple(extra.items())))
             elif "proj" in slots:
                 self.hooks.append(Hook(None, f"the lead on the {slots['proj']} project", kind, tuple(extra.items())))
-            self._ask(DQuestion(axis, ask.format(who=who, **extra), value, [st_a, st_b], [st_a.fact, st_b.fact]))
+            self._ask(DQuestion(axis, self._form(ask, who=who, **extra), value, [st_a, st_b], [st_a.fact, st_b.fact]))
 
     def multi(self, n: int) -> None:
         self._joined("MULTI", n, self.d["meetings"], "new friend", {"locker"})
@@ -292,11 +322,12 @@ class Story:
             use_allergy = i % 2 == 0 and self._dishes
             spec = self.d["implicit"]["allergy" if use_allergy else "fear"]
             given = {"dish": self._dishes.pop()} if use_allergy else {}
-            slots = self._slots(spec["a"], spec["b"], spec["ask"], **given)
+            asks = spec["ask"] if isinstance(spec["ask"], list) else [spec["ask"]]
+            slots = self._slots(spec["a"], spec["b"], *asks, **given)
             a, b = self._sessions(2)
             sa = self._say(a, spec["a"].format(**slots))
             sb = self._say(b, spec["b"].format(**slots))
-            self._ask(DQuestion("IMPLICIT", spec["ask"].format(**slots), slots["P"], [sa, sb], [sa.fact, sb.fact]))
+            self._ask(DQuestion("IMPLICIT", self._form(spec["ask"], **slots), slots["P"], [sa, sb], [sa.fact, sb.fact]))
 
     def polar_facts(self, n: int) -> None:
         for _ in range(n):
@@ -391,7 +422,9 @@ class Story:
                 text = " ".join([pad[0], slot[0].text, pad[1], pad[2]])
             elif slot:
                 opener = rng.choice(d["openers"])
-                parts = ([opener] if opener else []) + [st.text for st in slot]
+                parts = [opener] if opener else []
+                for k, st in enumerate(slot):  # a connector between two things, so it reads as talk
+                    parts += ([rng.choice(d["connectors"])] if k else []) + [st.text]
                 if rng.random() < 0.2:
                     parts.append(rng.choice(d["glue_user"]))
                 text = " ".join(parts)
@@ -401,6 +434,10 @@ class Story:
             for st in slot:
                 st.uid = turn.uid
             turns.append(turn)
-            reply = rng.choice(d["replies"]) if rng.random() < 0.7 else rng.choice(self._short_replies)
+            about = [st.person for st in slot if st.person]
+            if about and rng.random() < 0.8:  # the reply engages with someone the turn talked about
+                reply = rng.choice(d["engage"]).format(first=rng.choice(about).split(" ")[0])
+            else:
+                reply = rng.choice(d["replies"]) if rng.random() < 0.7 else rng.choice(self._short_replies)
             turns.append(DTurn(uid(), "assistant", reply))
         return turns

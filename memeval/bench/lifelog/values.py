@@ -20,10 +20,13 @@ class PoolExhausted(MemevalError, RuntimeError):
 
 
 class Values:
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, first_names: int = 100):
         self.rng = rng
-        self.v = load("values")["story"]
-        names = set(self.v["first"]) | set(self.v["last"])
+        self.v = dict(load("values")["story"])
+        names = set(self.v["first"]) | set(self.v["first_more"]) | set(self.v["last"])
+        more = max(0, first_names - len(self.v["first"]))
+        if more:  # a larger cast draws from more first names (see Preset.first_names)
+            self.v["first"] = list(self.v["first"]) + list(self.v["first_more"][:more])
         self._decks: dict[str, list[str]] = {}
         self._forbidden_words = names
         self.used: set[str] = set()
