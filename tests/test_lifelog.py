@@ -233,7 +233,7 @@ def test_photos_are_real_pngs_with_the_asked_colours(tiny, tiers):
 
 
 def test_audit_passes_on_tiny(tiny):
-    from memeval.bench import audit
+    from memeval import audit
 
     report = audit.audit(tiny)
     assert report.passed, report.summary()

@@ -169,7 +169,7 @@ def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
     """The one-line statement that dry answer scores are not valid on these runs' bench (from the
     ``dry_validity`` the runner stores in each dry run's manifest, read off the bench's audit), or
     None when they are valid or no run is dry."""
-    from ..scoring.validity import gate_line
+    from ..audit.validity import gate_line
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]

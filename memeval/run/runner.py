@@ -26,7 +26,8 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError
-from ..scoring import bounds, dry, retrieval, speed, validity
+from ..audit import validity
+from ..scoring import bounds, dry, retrieval, speed
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system

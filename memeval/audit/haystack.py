@@ -22,9 +22,9 @@ import bisect
 import re
 from typing import Iterable
 
+from ..bench.model import Turn
 from ..text.fold import fold_marks
 from ..text.normal_form import normalize
-from .model import Turn
 
 __all__ = ["Haystack", "turn_text", "fold", "probe"]
 
