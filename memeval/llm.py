@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from .systems.http import public_url
 
 __all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object"]
 
@@ -57,8 +58,6 @@ class ChatClient:
         if key:
             headers["authorization"] = f"Bearer {key}"
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
-        from .systems.http import public_url  # user-info in the URL is sent (basic auth), never written
-
         self.base_url = public_url(self.base_url)
 
     def identity(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import polars as pl
 from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..scoring.booksuite_scores import CaseScore, LayerRow
+from ..run import run_system
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
 
@@ -34,8 +35,6 @@ def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, di
     """Write ``suite`` (a :class:`BookSuite` or its folder) as a bench in ``work_dir/bench`` (once) and run
     each system spec (``bm25``, ``recent:tokens=2000``, ...) into ``work_dir/runs/<spec>`` (dry mode;
     a finished run is resumed, not redone)."""
-    from ..run import run_system
-
     work = Path(work_dir)
     bench = work / "bench"
     if not (bench / "bench.yaml").is_file():

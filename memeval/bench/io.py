@@ -16,6 +16,7 @@ import yaml
 from ..atomic import write_jsonl, write_text
 from ..errors import InputError, input_error_from
 from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
+from .axes import AXIS_WEIGHTS
 
 __all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
            "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
@@ -294,8 +295,6 @@ _Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST
 
 
 def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Question:
-    from .axes import AXIS_WEIGHTS
-
     axis = _req(obj, "axis", str, path, n)
     if axis not in AXIS_WEIGHTS:
         raise InputError(path, n, "axis", f"unknown axis {axis!r}")

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..atomic import write_jsonl
 from ..errors import InputError
+from ..bench.io import iter_jsonl
 
 __all__ = ["MODES", "UNIT_TYPES", "StateExpect", "FinalExpect", "ReplaySpec", "Labels", "Correction",
            "Clarify", "ProcessExpect", "MemoryNeed", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
@@ -355,7 +356,6 @@ def sample_to_dict(s: Sample) -> dict:
 
 def iter_jsonl_objects(path) -> Iterator[tuple[int, dict]]:
     """(line number, object) per non-blank line; bad JSON raises InputError naming the line."""
-    from ..bench.io import iter_jsonl
     yield from iter_jsonl(path)
 
 

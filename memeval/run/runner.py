@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from tqdm.auto import tqdm
 
-from .. import __version__
+from .._version import __version__
 from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -32,6 +32,8 @@ from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .records import RecordStore, RunLock, read_manifest, write_manifest
+from ..scoring import judge_longmemeval, locomo_f1
+from ..llm import ChatError
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -382,7 +384,6 @@ class _Runner:
                     "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
         answer = recall.answer
         if answer is None:
-            from ..llm import ChatError
             try:
                 answer = self.cfg.reader.answer(q, tuple(memories))
             except ChatError as e:
@@ -397,8 +398,6 @@ class _Runner:
     def _official(self, q: Question, answer: str) -> dict:
         """The bench's own published answer metric, beside memeval's verdict (answer mode): LoCoMo's QA
         F1, LongMemEval's per-type judge; nothing for other benches."""
-        from ..scoring import judge_longmemeval, locomo_f1
-
         f1 = locomo_f1.score_question(q, answer)
         if f1 is not None:
             return {"official_metric": locomo_f1.METRIC, "official_score": f1}
