@@ -18,6 +18,7 @@ from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..scoring.booksuite_scores import CaseScore, LayerRow
 from ..run import run_system
+from ..text.names import safe_name
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
 
@@ -27,8 +28,8 @@ def default_suite_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "tests" / "data" / "booksuite"
 
 
-def _slug(spec: str) -> str:
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in spec)
+#: A system spec as a folder name (``recent:tokens=2000`` -> ``recent_tokens_2000``).
+_slug = safe_name
 
 
 def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, dict[str, str]]:

@@ -29,8 +29,7 @@ from .sample import (Clarify, Correction, FinalExpect, Labels, MemoryNeed, Proce
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
 from .split import Cut
-from ..bench.io import as_int, read_yaml
-from .sample import iter_jsonl_objects
+from ..bench.io import as_int, iter_jsonl, read_yaml
 
 __all__ = ["Suite", "generate_suite", "save_suite", "load_suite", "hand_label", "paraphrase", "SUITE_FILES"]
 
@@ -388,14 +387,14 @@ def load_suite(folder) -> Suite:
     samples = read_samples(folder / "samples.jsonl")
     fixtures = read_fixtures(folder / "fixtures.jsonl")
     configs = {}
-    for n, o in iter_jsonl_objects(folder / "configs.jsonl"):
+    for n, o in iter_jsonl(folder / "configs.jsonl"):
         if not isinstance(o.get("config_id"), str):
             raise InputError(folder / "configs.jsonl", n, "config_id", "missing or not a string")
         configs[o["config_id"]] = o
-    sessions = tuple(o for _, o in iter_jsonl_objects(folder / "sessions.jsonl"))
+    sessions = tuple(o for _, o in iter_jsonl(folder / "sessions.jsonl"))
     labels = []
     lpath = folder / "state_labels.jsonl"
-    for n, o in iter_jsonl_objects(lpath):
+    for n, o in iter_jsonl(lpath):
         if not isinstance(o.get("text"), str):
             raise InputError(lpath, n, "text", "missing or not a string")
         if not isinstance(o.get("turn"), int) or isinstance(o.get("turn"), bool):

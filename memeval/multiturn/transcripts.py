@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..bench.io import iter_jsonl
 from ..errors import InputError
 from .agents import AgentStep
 from .sample import FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample
 from .suite import Suite
 from .tools import Fixture, RecordedCall, ToolCall
-from .sample import iter_jsonl_objects
 from .replay import replay_once
 from .runner import fixture_tools
 
@@ -120,7 +120,7 @@ def _transcript(obj: Any, path, n: int, default_id: str):
 def import_transcripts(path, grader_version: str = "r5", seed: int = 0) -> Suite:
     """Read every transcript (all validated before anything is returned) into a :class:`Suite`."""
     samples, sessions, fixtures, configs, labels, seen = [], [], {}, {}, [], {}
-    for n, obj in iter_jsonl_objects(path):
+    for n, obj in iter_jsonl(path):
         tid, system, turns, calls = _transcript(obj, path, n, f"tx_{n:04d}")
         if tid in seen:
             raise InputError(path, n, "id", f"duplicate of line {seen[tid]}")
