@@ -18,7 +18,7 @@ from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..scoring.booksuite_scores import CaseScore, LayerRow
 from ..run import run_system
-from ..text.names import safe_name
+from ..text.names import slug
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "layer_frame", "case_frame", "layer_figure"]
 
@@ -29,7 +29,7 @@ def default_suite_dir() -> Path:
 
 
 #: A system spec as a folder name (``recent:tokens=2000`` -> ``recent_tokens_2000``).
-_slug = safe_name
+_slug = slug
 
 
 def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, dict[str, str]]:

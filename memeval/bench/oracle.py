@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from .axes import ABSTENTION_AXES
 from .model import Question
 

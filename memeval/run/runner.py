@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from tqdm.auto import tqdm
 
 from .._version import __version__
-from ..text.names import safe_name
+from ..text.names import slug
 from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -57,7 +57,7 @@ class RunConfig:
 
 
 def _slug(text: str) -> str:
-    return safe_name(text).strip("_")[:48]
+    return slug(text).strip("_")[:48]
 
 
 def _grader(cfg: RunConfig) -> dict:
