@@ -7,6 +7,8 @@ import html
 
 import polars as pl
 
+from ..text.html import table_html
+
 __all__ = ["html_table", "side_by_side", "gate_html"]
 
 
@@ -22,11 +24,8 @@ def _cell(v, digits: int) -> str:
 
 def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:
     """``df`` as an HTML table: floats rounded to ``digits``, nulls as "–", lists comma-joined."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v, digits))}</td>" for v in row) + "</tr>"
-                   for row in df.iter_rows())
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f'<table class="memeval-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    rows = ([_cell(v, digits) for v in row] for row in df.iter_rows())
+    return table_html(df.columns, rows, caption=caption, css_class="memeval-table")
 
 
 def side_by_side(*fragments: str) -> str:
