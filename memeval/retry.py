@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import httpx
-import tenacity
+
+if TYPE_CHECKING:
+    import tenacity
 
 __all__ = ["Retryable", "RetryPolicy", "retry_after"]
 
@@ -70,6 +72,8 @@ class RetryPolicy:
     def call(self, attempt: Callable[[int], T], *, sleep: Callable[[float], object] = time.sleep) -> T:
         """``attempt(n)`` for n = 1, 2, ... until it returns, raises a non-:class:`Retryable`, or the
         attempts run out (then the last :class:`Retryable` is raised)."""
+        import tenacity  # on use: start-up time of every command (it imports tornado where installed)
+
         counter = iter(range(1, self.max_attempts + 1))
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
                                      retry=tenacity.retry_if_exception_type(Retryable), sleep=sleep,

@@ -8,7 +8,6 @@ from typing import Any, Callable
 
 from ..errors import MemevalError
 from .baselines import BM25, NoMemory, Oracle, Recent
-from .http import HttpSystem
 
 __all__ = ["BUILTIN", "make_system", "parse_spec"]
 
@@ -39,6 +38,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def make_system(spec: str, **http_options):
     """Build a system from its command-line name (see module docstring)."""
     if spec.startswith(("http://", "https://")):
+        from .http import HttpSystem  # on use: start-up time of every command
+
         return HttpSystem(spec, **http_options)
     if spec.startswith("python:"):
         mod, _, rest = spec[len("python:"):].partition(":")

@@ -15,10 +15,6 @@ from typing import Sequence
 from ...errors import MemevalError
 from ..model import Bench
 from ._common import staged_output
-from .longmemeval import load_longmemeval
-from .locomo import load_locomo
-from .glasshouse import load_glasshouse
-from .booksuite import load_booksuite
 
 __all__ = ["FORMATS", "import_bench", "available_formats"]
 
@@ -26,6 +22,8 @@ FORMATS = ("longmemeval", "locomo", "glasshouse", "booksuite")
 
 
 def _booksuite():
+    from .booksuite import load_booksuite  # on use: start-up time of every command
+
     return load_booksuite
 
 
@@ -48,10 +46,13 @@ def import_bench(kind: str, paths: Sequence, out, *, force: bool = False, name: 
     if name:
         kw["name"] = name
     if kind == "longmemeval":
+        from .longmemeval import load_longmemeval  # on use: start-up time of every command
         return load_longmemeval(paths, out, **kw)
     if kind == "locomo":
+        from .locomo import load_locomo  # on use: start-up time of every command
         return load_locomo(paths, out, **kw)
     if kind == "glasshouse":
+        from .glasshouse import load_glasshouse  # on use: start-up time of every command
         return load_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
     if kind == "booksuite":
         load = _booksuite()
