@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from memeval.atomic import write_text
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.bench.io import load_bench, read_questions, read_turns
 from memeval.bench.lifelog import generate
 from memeval.scoring.dry import score_answer

@@ -24,7 +24,7 @@ import polars as pl
 
 from memeval.analysis.aggregate import load_records, overall_table, tier_axis_table
 from memeval.atomic import write_text
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.bench.lifelog import generate
 from memeval.run.runner import run_system
 

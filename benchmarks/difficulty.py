@@ -1,6 +1,6 @@
 """The difficulty table of issue 13: question<->evidence content-word overlap, gold verbatim in the
 evidence, and a BM25 top-10 dry probe, on the published glasshouse v0.1 core (the shared files) and on
-generated lifelog presets, measured by one function (``memeval.bench.audit_difficulty.measure``).
+generated lifelog presets, measured by one function (``memeval.audit.difficulty.measure``).
 
     .venv/bin/python benchmarks/difficulty.py --presets demo full --seeds 1 2 3
 
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memeval.bench.audit_difficulty import GLASSHOUSE_CORE, measure  # noqa: E402
+from memeval.audit.difficulty import GLASSHOUSE_CORE, measure  # noqa: E402
 from memeval.bench.io import load_bench, read_questions, read_turns  # noqa: E402
 from memeval.bench.lifelog.generator import generate  # noqa: E402
 

@@ -105,7 +105,7 @@ def check_full(out: Path) -> list[str]:
 
 
 def audit_lines(preset: str, out: Path) -> list[str]:
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
 
     t0 = time.perf_counter()
     report = audit(out)

@@ -1,4 +1,5 @@
 """memeval: a workbench for measuring long-term memory in LLM systems."""
 
-__version__ = "0.1.0"
+from ._version import __version__
+
 __all__ = ["__version__"]

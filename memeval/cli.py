@@ -9,7 +9,8 @@ import importlib
 import pkgutil
 import sys
 
-from . import __version__, commands
+from . import commands
+from ._version import __version__
 from .errors import MemevalError
 
 __all__ = ["main", "build_parser"]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from .retry import Retryable, RetryPolicy, retry_after
+from .systems.http import public_url
 
 __all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object"]
 
@@ -34,16 +36,6 @@ def prompt_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _retry_after(resp: httpx.Response, attempt: int, backoff: float) -> float:
-    ra = resp.headers.get("retry-after")
-    if ra:
-        try:
-            return min(float(ra), 30.0)
-        except ValueError:
-            pass
-    return backoff * (2 ** attempt)
-
-
 class ChatClient:
     """``ChatClient(base_url, model, api_key_env="OPENAI_API_KEY")``; ``chat(messages) -> ChatResult``."""
 
@@ -57,8 +49,6 @@ class ChatClient:
         if key:
             headers["authorization"] = f"Bearer {key}"
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
-        from .systems.http import public_url  # user-info in the URL is sent (basic auth), never written
-
         self.base_url = public_url(self.base_url)
 
     def identity(self) -> dict[str, Any]:
@@ -74,28 +64,30 @@ class ChatClient:
             body["response_format"] = response_format
         if (seed if seed is not None else self.seed) is not None:
             body["seed"] = seed if seed is not None else self.seed
-        last = "no attempt"
-        for attempt in range(self.max_attempts):
-            try:
-                resp = self._http.post("/chat/completions", json=body)
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__}: {e}"
-                time.sleep(self.backoff * (2 ** attempt))
-                continue
-            if resp.status_code == 429 or resp.status_code >= 500:
-                last = f"HTTP {resp.status_code}"
-                time.sleep(_retry_after(resp, attempt, self.backoff))
-                continue
-            if resp.status_code >= 400:
-                raise ChatError(f"HTTP {resp.status_code} from {self.base_url}: {resp.text[:200]}")
-            try:
-                data = resp.json()
-                msg = data["choices"][0]["message"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                raise ChatError(f"malformed chat completion from {self.base_url}") from None
-            calls = tuple(msg.get("tool_calls") or ())
-            return ChatResult(text=msg.get("content") or "", tool_calls=calls, raw=data)
-        raise ChatError(f"{self.base_url}: gave up after {self.max_attempts} attempts ({last})")
+        try:
+            resp = RetryPolicy(self.max_attempts, self.backoff).call(lambda _n: self._post(body), sleep=time.sleep)
+        except Retryable as e:
+            raise ChatError(f"{self.base_url}: gave up after {self.max_attempts} attempts ({e.reason})") from None
+        if resp.status_code >= 400:
+            raise ChatError(f"HTTP {resp.status_code} from {self.base_url}: {resp.text[:200]}")
+        try:
+            data = resp.json()
+            msg = data["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ChatError(f"malformed chat completion from {self.base_url}") from None
+        calls = tuple(msg.get("tool_calls") or ())
+        return ChatResult(text=msg.get("content") or "", tool_calls=calls, raw=data)
+
+    def _post(self, body: dict) -> httpx.Response:
+        """One attempt (the shared retry policy, ``memeval.retry``, repeats it): 429/5xx and transport
+        errors may be retried, any other reply is returned."""
+        try:
+            resp = self._http.post("/chat/completions", json=body)
+        except httpx.HTTPError as e:
+            raise Retryable(f"{type(e).__name__}: {e}") from None
+        if resp.status_code == 429 or resp.status_code >= 500:
+            raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
+        return resp
 
     def close(self) -> None:
         self._http.close()

@@ -4,7 +4,7 @@ are counted or reported, never a traceback."""
 import base64
 
 from memeval.bench import load_bench, read_turns, write_turns
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.cli import main
 from dataclasses import replace
 

@@ -8,7 +8,7 @@ from test_loaders_locomo import _conv, _write as _write_locomo
 from test_loaders_longmemeval import _sample as _lme_sample, _write as _write_lme
 
 from memeval.bench import load_bench, read_questions, read_turns
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.bench.lifelog import generate
 from memeval.bench.loaders.locomo import load_locomo
 from memeval.bench.loaders.longmemeval import load_longmemeval
@@ -230,7 +230,7 @@ def test_validity_reads_the_dry_rules_answerable_ceiling_not_keyword_recall(tmp_
     from booksuite_paths import SUITE
 
     from memeval.bench.loaders.booksuite import import_booksuite
-    from memeval.scoring.validity import dry_validity, gate_line
+    from memeval.audit.validity import dry_validity, gate_line
 
     import_booksuite(SUITE, tmp_path / "book")  # graded by its own keyword recall: no dry-rule ceiling
     v = dry_validity(tmp_path / "book")

@@ -171,7 +171,7 @@ def _multiturn(root: Path):
 # --- readers --------------------------------------------------------------------------------------
 
 def read_bench(d: Path, out: Path):
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
     from memeval.bench.io import load_bench, read_questions, read_turns
     b = load_bench(d)
     for t in b.tiers:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memeval.bench import load_bench, read_questions, read_turns
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.cli import main
 
 GLASSHOUSE = Path(__file__).resolve().parents[2] / "shared" / "external" / "glasshouse-v0.1"

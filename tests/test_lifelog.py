@@ -237,7 +237,7 @@ def test_photos_are_real_pngs_with_the_asked_colours(tiny, tiers):
 
 
 def test_audit_passes_on_tiny(tiny):
-    from memeval.bench import audit
+    from memeval import audit
 
     report = audit.audit(tiny)
     assert report.passed, report.summary()
@@ -516,7 +516,7 @@ def test_story_pet_names_are_no_other_story_value_word():
 def test_questions_refer_indirectly_and_share_few_words_with_their_evidence(tiers):
     """Issue 13: on the answerable text axes, questions share about as few content words with their
     evidence as glasshouse's (0.376) and rarely spell out a person's full name."""
-    from memeval.bench.audit_difficulty import TEXT_AXES, overlap
+    from memeval.audit.difficulty import TEXT_AXES, overlap
 
     turns, qs = tiers["full"]
     by_id = {x.turn_id: x.text for x in turns}
@@ -541,7 +541,7 @@ def test_reader_sample_shows_random_story_exchanges_and_questions(tiny):
 
 
 def test_audit_reports_difficulty_per_tier_beside_glasshouse(demo1):
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
 
     rep = audit(demo1, tiers=["core", "full"])
     c = rep.check("difficulty")

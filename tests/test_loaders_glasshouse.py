@@ -167,7 +167,7 @@ def test_probe_file_kept_as_is_and_audit(tmp_path):
     assert bench.tier("small").question_sets == {"probes": "glasshouse_v0.1_probes.jsonl"}
     assert (tmp_path / "b" / "glasshouse_v0.1_probes.jsonl").read_bytes() == \
         (src / "glasshouse_v0.1_probes.jsonl").read_bytes()
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
     report = audit(tmp_path / "b")
     for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
                   "evidence-resolves", "images-resolve", "evidence-contains-gold", "tiers-nested",

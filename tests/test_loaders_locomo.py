@@ -136,7 +136,7 @@ def test_source_slips_are_counted_not_fatal(tmp_path):
 
 
 def test_audit_counts_remote_images_instead_of_failing(tmp_path):
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
 
     _load(tmp_path, [_conv("conv-26")])
     r = audit(tmp_path / "bench")

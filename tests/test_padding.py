@@ -108,7 +108,7 @@ def test_pad_keeps_evidence_nests_and_dates(tmp_path, source):
             assert all(from_others) if source == "haystacks" else not any(from_others)
             assert {d["speaker"] for d in rows} == set(SPEAKERS[h])
 
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
     report = audit(out)
     for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
                   "evidence-resolves", "evidence-contains-gold", "tiers-nested", "story-identical"):
@@ -204,7 +204,7 @@ def test_pad_glasshouse_tier_keeps_named_sets_and_images(tmp_path):
         imaged = [t for t in turns.values() if t.image]
         assert [(t.text, t.image) for t in imaged] == [(core[3].text, "img/img01.png")]
     assert (tmp_path / "p" / "img" / "img01.png").is_file()
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
     report = audit(tmp_path / "p")
     for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
                   "evidence-resolves", "images-resolve", "tiers-nested", "story-identical"):

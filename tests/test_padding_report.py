@@ -9,7 +9,7 @@ from booksuite_paths import SUITE
 from browser import load_html, require_chromium
 from memeval.analysis.aggregate import load_records, overall_table
 from memeval.bench import load_bench
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.cli import main
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"

@@ -8,7 +8,7 @@ import yaml
 from minibench import make_minibench
 from test_loaders_glasshouse import make_folder
 
-from memeval.bench.audit import audit
+from memeval.audit import audit
 from memeval.bench.io import confined, load_bench
 from memeval.bench.loaders import import_bench
 from memeval.cli import main

@@ -17,6 +17,7 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import RECORD_KINDS, read_manifest, read_records, record_memories
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
+from ..audit.validity import gate_line
 
 __all__ = ["load_records", "record_schema", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
            "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
@@ -200,8 +201,6 @@ def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
     """The one-line statement that dry answer scores are not valid on these runs' bench (from the
     ``dry_validity`` the runner stores in each dry run's manifest, read off the bench's audit), or
     None when they are valid or no run is dry."""
-    from ..scoring.validity import gate_line
-
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
     for rd in run_dirs:

@@ -20,6 +20,8 @@ from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..errors import MemevalError
 from ..scoring.booksuite_scores import CaseScore, LayerRow, keyword_scores_from_records
+from ..run import run_system
+from ..text.names import slug
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "builtin_runs", "stored_scores", "layer_frame", "case_frame",
            "layer_figure"]
@@ -30,16 +32,14 @@ def default_suite_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "tests" / "data" / "booksuite"
 
 
-def _slug(spec: str) -> str:
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in spec)
+#: A system spec as a folder name (``recent:tokens=2000`` -> ``recent_tokens_2000``).
+_slug = slug
 
 
 def builtin_runs(suite, systems: Iterable[str], work_dir) -> dict[str, Path]:
     """Write ``suite`` (a :class:`BookSuite` or its folder) as a bench in ``work_dir/bench`` (once) and run
     each system spec (``bm25``, ``recent:tokens=2000``, ...) into ``work_dir/runs/<spec>`` (dry mode;
     a finished run is resumed, not redone)."""
-    from ..run import run_system
-
     work = Path(work_dir)
     bench = work / "bench"
     if not (bench / "bench.yaml").is_file():

@@ -20,6 +20,7 @@ import nbformat
 
 from ..atomic import write_text
 from ..errors import InputError, MemevalError
+from .._version import __version__
 
 __all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
            "render_report", "parse_parameter", "provenance_cell",
@@ -253,8 +254,6 @@ def provenance_cell(notebook, parameters: Mapping[str, Any] | None) -> nbformat.
     """A footer naming what produced the report: memeval version, notebook, parameters, time (escaped)."""
     import datetime as dt
     import html
-
-    from .. import __version__
 
     params = ", ".join(f"{k}={v!r}" for k, v in (parameters or {}).items()) or "notebook defaults"
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

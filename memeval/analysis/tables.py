@@ -8,6 +8,8 @@ import math
 
 import polars as pl
 
+from ..text.html import table_html
+
 __all__ = ["html_table", "side_by_side", "gate_html", "with_interval_text"]
 
 
@@ -33,12 +35,9 @@ def _cell(v, digits: int) -> str:
 def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:
     """``df`` as an HTML table: whole numbers as integers, other floats to ``digits`` significant
     digits, nulls as "–", lists comma-joined; wide tables scroll sideways instead of being cut off."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v, digits))}</td>" for v in row) + "</tr>"
-                   for row in df.iter_rows())
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f'<div style="overflow-x:auto;max-width:100%"><table class="memeval-table">{cap}<thead><tr>{head}</tr>'
-            f"</thead><tbody>{body}</tbody></table></div>")
+    rows = ([_cell(v, digits) for v in row] for row in df.iter_rows())
+    table = table_html(df.columns, rows, caption=caption, css_class="memeval-table")
+    return f'<div style="overflow-x:auto;max-width:100%">{table}</div>'
 
 
 def side_by_side(*fragments: str) -> str:

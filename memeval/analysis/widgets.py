@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 import ipywidgets as widgets
 import polars as pl
+from ..bench.io import load_bench, read_turns
 
 __all__ = ["ALL", "FLIPS", "render_trace_html", "worst_questions_table", "evidence_flags", "with_flips",
            "evidence_texts", "TraceBrowser"]
@@ -205,8 +206,6 @@ def with_flips(df: pl.DataFrame) -> pl.DataFrame:
 def evidence_texts(df: pl.DataFrame, bench_dir) -> dict[tuple, str]:
     """``{(tier, haystack, turn_id): text}`` of every evidence turn the records name, read from the
     bench folder, so traces can show the evidence a system did not return."""
-    from ..bench.io import load_bench, read_turns
-
     bench = load_bench(bench_dir)
     wanted: dict[str, set] = {}
     for r in df.select("tier", "haystack", "evidence_turns").iter_rows():

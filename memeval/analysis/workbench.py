@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Iterable
 
 import polars as pl
+from ..errors import InputError
+from ..run import run_system
+from ..systems.registry import make_system
+from ..systems.server import Faults, ReferenceServer
+from .aggregate import load_records
+from ..run.records import read_manifest
+from ..bench.lifelog import generate
 
 __all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run"]
 
@@ -17,8 +24,6 @@ def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed
                  data_root: str | Path = "data") -> Path:
     """``bench_dir`` if given (it must hold ``bench.yaml``); else the generated lifelog bench
     ``data/lifelog-<preset>-s<seed>``, generated on first use."""
-    from ..errors import InputError
-
     if bench_dir is not None:
         path = Path(bench_dir)
         if not (path / "bench.yaml").is_file():
@@ -26,8 +31,6 @@ def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed
         return path
     path = Path(data_root) / f"lifelog-{preset}-s{seed}"
     if not (path / "bench.yaml").is_file():
-        from ..bench.lifelog import generate
-
         generate(preset, seed, path)
     return path
 
@@ -35,8 +38,6 @@ def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed
 def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
                 mode: str = "dry", runs_root: str | Path = "runs", epochs: int = 1) -> list[Path]:
     """Run each system over the bench (resuming a finished or partial run of the same config)."""
-    from ..run import run_system
-
     return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
                        runs_root=runs_root, progress=False) for s in systems]
 
@@ -49,10 +50,6 @@ def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[st
     Returns ``{"<spec> over HTTP": run folder}``; records name the system by its URL, which
     :func:`label_systems` maps back to these labels.
     """
-    from ..run import run_system
-    from ..systems.registry import make_system
-    from ..systems.server import Faults, ReferenceServer
-
     out: dict[str, Path] = {}
     for spec in systems:
         with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:
@@ -69,8 +66,6 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     """All records of the given run folders (see ``aggregate.load_records``)."""
-    from .aggregate import load_records
-
     dirs = [Path(d) for d in run_dirs]
     if not dirs:
         raise ValueError("no run folders given")
@@ -79,7 +74,5 @@ def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
 
 def bench_of_run(run_dir: str | Path) -> Path | None:
     """The bench folder a run was made on (from its manifest), or None if it is no longer there."""
-    from ..run.records import read_manifest
-
     root = (read_manifest(run_dir).get("config") or {}).get("bench", {}).get("root")
     return Path(root) if root and (Path(root) / "bench.yaml").is_file() else None

@@ -1,4 +1,5 @@
-"""Reading and writing bench folders: ``bench.yaml`` plus glasshouse-compatible JSONL files.
+"""Reading and writing bench folders: ``bench.yaml`` plus glasshouse-compatible JSONL files (the
+generic file readers are in ``files`` and re-exported here).
 
 Every reader validates as it goes and raises :class:`memeval.errors.InputError` naming the file,
 the line and the field; writers are atomic.
@@ -7,225 +8,23 @@ the line and the field; writers are atomic.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import yaml
 
 from ..atomic import write_jsonl, write_text
-from ..errors import InputError, input_error_from
+from ..errors import InputError
+from .files import (MAX_DEPTH, as_int, check_depth, confined, is_file, iter_jsonl, iter_jsonl_lines, loads_json,
+                    read_json, read_text, read_yaml, safe_name)
 from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
+from .axes import AXIS_WEIGHTS
 
 __all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
            "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
            "load_bench", "save_bench", "hash_files", "MANIFEST"]
 
 MANIFEST = "bench.yaml"
-
-
-#: deepest nesting of lists/objects a data file may hold (real formats need under ten levels; the
-#: writers and the YAML dumper recurse, so a file nested hundreds deep would crash them later)
-MAX_DEPTH = 64
-
-
-def check_depth(obj, path, record=None, limit: int = MAX_DEPTH):
-    """``obj`` unchanged, or :class:`InputError` when lists/objects nest deeper than ``limit``.
-
-    >>> check_depth({"a": [1, {"b": 2}]}, "x.json")
-    {'a': [1, {'b': 2}]}
-    >>> check_depth([[[[1]]]], "x.json", 7, limit=3)
-    Traceback (most recent call last):
-    memeval.errors.InputError: x.json:7: nested deeper than 3 levels
-    """
-    stack, seen = [(obj, 1)], set()
-    while stack:
-        o, d = stack.pop()
-        if d > limit:
-            raise InputError(path, record, None, f"nested deeper than {limit} levels")
-        if (id(o), d) in seen:  # YAML aliases share one object: once per depth (a cycle still deepens)
-            continue
-        seen.add((id(o), d))
-        vals = o.values() if isinstance(o, dict) else o
-        stack.extend((v, d + 1) for v in vals if isinstance(v, (dict, list)))
-    return obj
-
-
-def loads_json(text: str, path, record=None):
-    """Parse one JSON document (a whole file or a JSONL line); every way it can be malformed --
-    syntax, nesting, an over-long integer, an escaped lone surrogate -- is an :class:`InputError`
-    naming ``path`` and ``record``.
-
-    >>> loads_json('{"a": 1}', "x.jsonl", 2)
-    {'a': 1}
-    >>> loads_json('{"a": 1', "x.jsonl", 2)
-    Traceback (most recent call last):
-    memeval.errors.InputError: x.jsonl:2: not valid JSON (Expecting ',' delimiter at column 8)
-    """
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        at = record if record is not None else e.lineno  # a whole file: the line; a JSONL line: its number
-        raise InputError(path, at, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-    except (RecursionError, ValueError) as e:
-        err = input_error_from(e, path, record)
-        if err is None:
-            raise
-        raise err from None
-    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
-        try:
-            json.dumps(obj, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(path, record, None, "holds an escaped lone surrogate (\\ud800-\\udfff), "
-                                                 "which is not text") from None
-    if isinstance(obj, (dict, list)) and text.count("[") + text.count("{") > MAX_DEPTH:
-        check_depth(obj, path, record)
-    return obj
-
-
-def read_text(path) -> str:
-    """A whole UTF-8 file (a byte-order mark is dropped); unreadable or non-UTF-8 bytes raise an
-    :class:`InputError` naming the line."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise input_error_from(e, path, data.count(b"\n", 0, e.start) + 1) from None
-
-
-def read_json(path):
-    """A whole JSON file, parsed; errors as :func:`loads_json`, syntax errors located by line."""
-    return loads_json(read_text(path), path)
-
-
-def read_yaml(path):
-    """A whole YAML file parsed with the safe loader; syntax, nesting, over-long integers, bad UTF-8
-    and non-YAML bytes are :class:`InputError` naming the line where known."""
-    text = read_text(path)
-    try:
-        obj = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None)
-        raise InputError(path, None if mark is None else mark.line + 1, None,
-                         f"not valid YAML ({problem})" if problem else "not valid YAML") from None
-    except (RecursionError, ValueError, OverflowError) as e:
-        err = input_error_from(e, path)
-        if err is None:
-            raise InputError(path, None, None, f"not valid YAML ({e})") from None
-        raise err from None
-    return check_depth(obj, path) if isinstance(obj, (dict, list)) else obj
-
-
-def as_int(obj: dict, key: str, path, record=None, default: int = 0, lo: int = 0, hi: int = 10**12) -> int:
-    """``obj[key]`` as a whole number in ``[lo, hi]`` (missing or null: ``default``).
-
-    >>> as_int({"n_turns": "lots"}, "n_turns", "bench.yaml", "tiers[0]")
-    Traceback (most recent call last):
-    memeval.errors.InputError: bench.yaml record tiers[0]: field 'n_turns': expected a whole number, got str
-    """
-    v = obj.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise InputError(path, record, key, f"expected a whole number, got {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise InputError(path, record, key, f"out of range ({lo}..{hi})")
-    return v
-
-
-def safe_name(name: str, path, record=None, field=None) -> str:
-    """A name used inside a file name (tier, question set): no path separators, not ``.``/``..``."""
-    if not name or name in (".", "..") or any(c in name for c in "/\\\0") or name != name.strip():
-        raise InputError(path, record, field, f"{name!r} cannot be part of a file name "
-                                              "(no '/', '\\', '..' or surrounding spaces)")
-    return name
-
-
-def confined(root, rel, path, record=None, field=None) -> Path:
-    """``root / rel``, refused unless ``rel`` is a relative path that stays inside ``root`` (no
-    absolute path, no ``..``, no symlink leading out). Checked before the file system is asked
-    whether it exists, so an error never tells whether some outside path exists.
-
-    >>> confined("/data/bench", "img/a.png", "turns.jsonl", 3, "image")
-    PosixPath('/data/bench/img/a.png')
-    >>> confined("/data/bench", "../../etc/passwd", "turns.jsonl", 3, "image")
-    Traceback (most recent call last):
-    memeval.errors.InputError: turns.jsonl:3: field 'image': '../../etc/passwd' leaves the folder (absolute paths and '..' are refused)
-    """
-    root = Path(root)
-    rel_s = str(rel)
-    parts = rel_s.replace("\\", "/").split("/")
-    if (not isinstance(rel, (str, Path)) or not rel_s or "\0" in rel_s or Path(rel_s).is_absolute()
-            or rel_s.startswith(("/", "\\")) or ".." in parts or (len(rel_s) > 1 and rel_s[1] == ":")):
-        raise InputError(path, record, field, f"{rel_s!r} leaves the folder (absolute paths and '..' are refused)")
-    full = root / rel_s
-    try:
-        inside = full.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):
-        inside = False
-    if not inside:
-        raise InputError(path, record, field, f"{rel_s!r} leads out of the folder (a link to elsewhere)")
-    return full
-
-
-def is_file(p) -> bool:
-    """``Path(p).is_file()``, false (not an exception) for a name the file system cannot hold."""
-    try:
-        return Path(p).is_file()
-    except (OSError, ValueError):
-        return False
-
-
-def _decode_error_line(path: Path) -> InputError:
-    """The first line of ``path`` that is not UTF-8, as an error (read again, in binary)."""
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                return input_error_from(e, path, n)
-    return InputError(path, None, None, "not UTF-8 text")
-
-
-def iter_jsonl(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; bad JSON names the line.
-
-    ``skip_torn_tail``: an append-only file whose last line has no newline is being written (or its
-    writer was killed): that line is left out instead of being an error.
-    """
-    for n, obj, _ in iter_jsonl_lines(path, skip_torn_tail=skip_torn_tail):
-        yield n, obj
-
-
-def iter_jsonl_lines(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[int, dict, str]]:
-    """Like ``iter_jsonl``, with each line's exact text (newline-terminated) for byte-faithful copies."""
-    path = Path(path)
-    try:
-        fh = path.open(encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot open: {e.strerror}") from None
-    with fh:
-        lines = enumerate(fh, 1)
-        while True:
-            try:
-                n, line = next(lines)
-            except StopIteration:
-                return
-            except UnicodeDecodeError:
-                raise _decode_error_line(path) from None
-            except OSError as e:
-                raise InputError(path, None, None, f"cannot read: {e.strerror}") from None
-            if not line.strip() or (skip_torn_tail and not line.endswith("\n")):
-                continue
-            obj = loads_json(line, path, n)
-            if not isinstance(obj, dict):
-                raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
-            yield n, obj, line if line.endswith("\n") else line + "\n"
 
 
 def _req(obj: dict, key: str, typ, path, n):
@@ -294,8 +93,6 @@ _Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST
 
 
 def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Question:
-    from .axes import AXIS_WEIGHTS
-
     axis = _req(obj, "axis", str, path, n)
     if axis not in AXIS_WEIGHTS:
         raise InputError(path, n, "axis", f"unknown axis {axis!r}")

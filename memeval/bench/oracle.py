@@ -7,7 +7,7 @@
 * Every other question gets its evidence turns, verbatim (the text a system receives).
 
 The ``oracle`` system (``memeval.systems.baselines.Oracle``) and the audit's bounds check
-(``memeval.bench.audit_bounds``) both read these two functions, so the ceiling a run shows is the
+(``memeval.audit.bounds``) both read these two functions, so the ceiling a run shows is the
 ceiling the audit checks.
 
 >>> from memeval.bench.model import Question
@@ -21,10 +21,28 @@ True
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from .axes import ABSTENTION_AXES
 from .model import Question
 
-__all__ = ["expects_abstention", "abstention_answer"]
+__all__ = ["IDK_ANSWERS", "expects_abstention", "abstention_answer"]
+
+#: The "I don't know" answer put to every question, by query language (English for others);
+#: the oracle's abstention and the audit's IDK floor both use it.
+IDK_ANSWERS: Mapping[str, str] = {
+    "en": "I don't know; that was never mentioned in our conversations.",
+    "es": "No lo sé; eso nunca se mencionó en nuestras conversaciones.",
+    "fr": "Je ne sais pas ; cela n'a jamais été mentionné dans nos conversations.",
+    "de": "Ich weiß es nicht; das wurde in unseren Gesprächen nie erwähnt.",
+    "pt": "Não sei; isso nunca foi mencionado nas nossas conversas.",
+    "it": "Non lo so; non è mai stato menzionato nelle nostre conversazioni.",
+    "zh": "我不知道，我们的对话中从未提到过这件事。",
+    "ja": "わかりません。その話は私たちの会話で一度も出てきませんでした。",
+    "ko": "모르겠습니다. 우리 대화에서 한 번도 언급된 적이 없습니다.",
+    "ru": "Не знаю: об этом в наших разговорах никогда не упоминалось.",
+    "ar": "لا أعرف، لم يُذكر ذلك أبدًا في محادثاتنا.",
+}
 
 
 def expects_abstention(q: Question) -> bool:
@@ -35,6 +53,4 @@ def expects_abstention(q: Question) -> bool:
 def abstention_answer(q: Question) -> str:
     """The oracle's abstention: the audit's "I don't know" phrase in the question's language
     (English where memeval has none)."""
-    from .audit import IDK_ANSWERS  # the one table of IDK phrases (audit imports nothing from here)
-
     return IDK_ANSWERS.get(q.lang, IDK_ANSWERS["en"])

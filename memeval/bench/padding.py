@@ -27,6 +27,7 @@ from ..errors import InputError, MemevalError
 from .io import confined, is_file, load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
 from .loaders._common import TierCounter, link_or_copy, staged_output
 from .model import Bench, Question, Session, Turn, haystacks_of
+from .lifelog import filler_sessions
 
 __all__ = ["SOURCES", "pad", "pad_haystacks", "padded_tier_name"]
 
@@ -112,12 +113,6 @@ def _map_speakers(turns: tuple[Turn, ...], target: list[str]) -> tuple[Turn, ...
 
 
 def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[str]], list[Session]]:
-    try:
-        from .lifelog import filler_sessions
-    except ImportError:
-        raise MemevalError("padding source 'lifelog' needs memeval.bench.lifelog.filler_sessions, "
-                           "which is not installed yet; use --source haystacks") from None
-
     def make(n_turns: int, haystack: str | None, round_no: int, dates: list[str]) -> list[Session]:
         sub = random.Random(f"{seed}|{haystack}|{round_no}").randrange(2**31)
         return list(filler_sessions(n_turns, sub, dates))

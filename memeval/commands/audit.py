@@ -7,7 +7,7 @@ import argparse
 import json
 
 from ..atomic import write_text
-from ..bench.audit import audit
+from ..audit import audit
 
 __all__ = ["HELP", "add_arguments", "run"]
 

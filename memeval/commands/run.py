@@ -64,7 +64,7 @@ def _gate(run_dir) -> None:
     import sys
 
     from ..run.records import read_manifest, read_records
-    from ..scoring.validity import gate_line
+    from ..audit.validity import gate_line
 
     m = read_manifest(run_dir)
     line = gate_line(m["config"]["bench"]["name"], m.get("dry_validity"))

@@ -17,7 +17,7 @@ def run(args) -> int:
     from ..analysis.aggregate import (WEIGHT_TABLE, ceiling_gap_line, latency_table, load_records, manifest_summary, overall_table,
                                       official_table, question_set, retrieval_table, tier_axis_table)
     from ..run.records import read_manifest
-    from ..scoring.validity import gate_line
+    from ..audit.validity import gate_line
 
     df = question_set(load_records(args.runs), args.questions)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, float_precision=3, tbl_hide_dataframe_shape=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..text.fold import casefold_space
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
 from ..scoring.judge import JudgeProtocol
 from .replay import RunTrace
@@ -54,10 +55,6 @@ class JudgeVerdict:
 Judge = JudgeProtocol
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.split()).casefold()
-
-
 def _transcript(run: RunTrace) -> str:
     return "\n".join(f"[{t.turn}] user: {t.user_text}\n[{t.turn}] assistant: {t.text}" for t in run.turns)
 
@@ -65,11 +62,11 @@ def _transcript(run: RunTrace) -> str:
 def _evidence_ok(ev, run: RunTrace) -> bool:
     if not isinstance(ev, list) or not ev:
         return False
-    by_turn = {t.turn: _norm(t.text + " " + t.user_text) for t in run.turns}
+    by_turn = {t.turn: casefold_space(t.text + " " + t.user_text) for t in run.turns}
     for e in ev:
         if not isinstance(e, dict) or not isinstance(e.get("turn"), int) or not isinstance(e.get("sentence"), str):
             return False
-        s = _norm(e["sentence"])
+        s = casefold_space(e["sentence"])
         if not s or e["turn"] not in by_turn or s not in by_turn[e["turn"]]:
             return False
     return True

@@ -16,6 +16,7 @@ from ..errors import InputError
 from .config import STRATA
 from .grade import RunGrade, SampleResult
 from .replay import RunTrace
+from ..bench.io import iter_jsonl
 
 __all__ = ["result_record", "RecordWriter", "read_records", "record_key", "stratum_of"]
 
@@ -144,5 +145,4 @@ def check_record(obj: dict, path, n: int) -> dict:
 
 def read_records(path) -> list[dict]:
     """Every whole record (a partial last line of a run still writing, or killed, is left out)."""
-    from ..bench.io import iter_jsonl
     return [check_record(obj, path, n) for n, obj in iter_jsonl(path, skip_torn_tail=True)]

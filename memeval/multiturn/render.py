@@ -9,6 +9,8 @@ import html
 import json
 from typing import Any, Iterable, Mapping
 
+from ..text.html import table_html
+
 __all__ = ["failed_records", "render_turns", "render_checks", "render_table", "render_sample", "STYLE"]
 
 STYLE = ("<style>.mt table{border-collapse:collapse;font:13px sans-serif}.mt td,.mt th{border:1px solid #ccc;"
@@ -18,10 +20,12 @@ STYLE = ("<style>.mt table{border-collapse:collapse;font:13px sans-serif}.mt td,
 NON_PASS = ("fail", "env_drift", "flaky", "undetermined", "incomplete")
 
 
+def _text(x: Any) -> str:
+    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
+
+
 def _e(x: Any) -> str:
-    if isinstance(x, str):
-        return html.escape(x)
-    return html.escape(json.dumps(x, ensure_ascii=False))
+    return html.escape(_text(x))
 
 
 def failed_records(records: Iterable[Mapping], verdicts: Iterable[str] = ("fail", "env_drift")) -> list[Mapping]:
@@ -88,6 +92,5 @@ def render_sample(record: Mapping, run: int | None = None) -> str:
 def render_table(rows: Iterable[Mapping], columns: Iterable[str]) -> str:
     """A plain table; missing values are left blank."""
     cols = list(columns)
-    body = "".join("<tr>" + "".join(f"<td>{'' if r.get(c) is None else _e(r.get(c))}</td>" for c in cols) + "</tr>"
-                   for r in rows)
-    return f'<div class="mt">{STYLE}<table><tr>{"".join(f"<th>{_e(c)}</th>" for c in cols)}</tr>{body}</table></div>'
+    cells = (["" if r.get(c) is None else _text(r.get(c)) for c in cols] for r in rows)
+    return f'<div class="mt">{STYLE}{table_html(cols, cells)}</div>'

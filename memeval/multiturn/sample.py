@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..atomic import write_jsonl
 from ..errors import InputError
+from ..bench.io import iter_jsonl
 
 __all__ = ["MODES", "UNIT_TYPES", "StateExpect", "FinalExpect", "ReplaySpec", "Labels", "Correction",
            "Clarify", "ProcessExpect", "MemoryNeed", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
-           "write_samples", "iter_jsonl_objects"]
+           "write_samples"]
 
 MODES = ("eq", "one_of", "persist", "absent")
 UNIT_TYPES = ("turn", "task", "session", "user_topic")
@@ -353,16 +354,10 @@ def sample_to_dict(s: Sample) -> dict:
     return d
 
 
-def iter_jsonl_objects(path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) per non-blank line; bad JSON raises InputError naming the line."""
-    from ..bench.io import iter_jsonl
-    yield from iter_jsonl(path)
-
-
 def read_samples(path) -> list[Sample]:
     """All samples of a JSONL file; duplicate ``sample_id`` is an error."""
     out, seen = [], {}
-    for n, obj in iter_jsonl_objects(path):
+    for n, obj in iter_jsonl(path):
         s = sample_from_dict(obj, path, n)
         if s.sample_id in seen:
             raise InputError(path, n, "sample_id", f"duplicate of line {seen[s.sample_id]}")

@@ -28,6 +28,8 @@ from .sample import (Clarify, Correction, FinalExpect, Labels, MemoryNeed, Proce
                      read_samples, write_samples)
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
+from .split import Cut
+from ..bench.io import as_int, iter_jsonl, read_yaml
 
 __all__ = ["Suite", "generate_suite", "save_suite", "load_suite", "hand_label", "paraphrase", "SUITE_FILES"]
 
@@ -299,7 +301,6 @@ def session_sample(session: dict, fixture_id: str, cfg_id: str, grader_version: 
     turns = session["turns"]
     if len({t["goal"] for t in turns}) < 2:
         return None
-    from .split import Cut
     cut = Cut(f"{session['session_id']}#g0", 0, "session", tuple(range(len(turns))),
               sum(1 for t in turns if t["correction"] == "goal"))
     base = _sample_for_cut(session, cut, fixture_id, cfg_id, grader_version)
@@ -379,23 +380,21 @@ def load_suite(folder) -> Suite:
     """Read a suite folder; every sample's fixture and config must exist."""
     folder = Path(folder)
     man_path = folder / "suite.yaml"
-    from ..bench.io import as_int, read_yaml
     man = read_yaml(man_path) or {}
     if not isinstance(man, dict):
         raise InputError(man_path, None, None, f"expected a mapping, got {type(man).__name__}")
     seeds = {k: as_int(man, k, man_path, hi=2**63) for k in ("seed", "world_seed")}
-    from .sample import iter_jsonl_objects
     samples = read_samples(folder / "samples.jsonl")
     fixtures = read_fixtures(folder / "fixtures.jsonl")
     configs = {}
-    for n, o in iter_jsonl_objects(folder / "configs.jsonl"):
+    for n, o in iter_jsonl(folder / "configs.jsonl"):
         if not isinstance(o.get("config_id"), str):
             raise InputError(folder / "configs.jsonl", n, "config_id", "missing or not a string")
         configs[o["config_id"]] = o
-    sessions = tuple(o for _, o in iter_jsonl_objects(folder / "sessions.jsonl"))
+    sessions = tuple(o for _, o in iter_jsonl(folder / "sessions.jsonl"))
     labels = []
     lpath = folder / "state_labels.jsonl"
-    for n, o in iter_jsonl_objects(lpath):
+    for n, o in iter_jsonl(lpath):
         if not isinstance(o.get("text"), str):
             raise InputError(lpath, n, "text", "missing or not a string")
         if not isinstance(o.get("turn"), int) or isinstance(o.get("turn"), bool):

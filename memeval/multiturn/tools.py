@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
 from ..errors import InputError
-from .sample import iter_jsonl_objects
+from ..bench.io import iter_jsonl
 
 __all__ = ["ToolCall", "ToolReturn", "RecordedCall", "Fixture", "MissingFixture", "ToolSource",
            "FixtureTools", "LiveTools", "UnknownTool", "read_fixtures", "fixture_to_dict", "canonical"]
@@ -156,7 +156,7 @@ def _fixture_from_dict(obj: dict, path, n) -> Fixture:
 
 def read_fixtures(path) -> dict[str, Fixture]:
     out: dict[str, Fixture] = {}
-    for n, obj in iter_jsonl_objects(path):
+    for n, obj in iter_jsonl(path):
         fx = _fixture_from_dict(obj, path, n)
         if fx.fixture_id in out:
             raise InputError(path, n, "fixture_id", f"duplicate '{fx.fixture_id}'")

@@ -19,11 +19,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..bench.io import iter_jsonl
 from ..errors import InputError
 from .agents import AgentStep
 from .sample import FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample
 from .suite import Suite
 from .tools import Fixture, RecordedCall, ToolCall
+from .replay import replay_once
+from .runner import fixture_tools
 
 __all__ = ["import_transcripts", "TranscriptAgent", "replay_check"]
 
@@ -116,9 +119,8 @@ def _transcript(obj: Any, path, n: int, default_id: str):
 
 def import_transcripts(path, grader_version: str = "r5", seed: int = 0) -> Suite:
     """Read every transcript (all validated before anything is returned) into a :class:`Suite`."""
-    from .sample import iter_jsonl_objects
     samples, sessions, fixtures, configs, labels, seen = [], [], {}, {}, [], {}
-    for n, obj in iter_jsonl_objects(path):
+    for n, obj in iter_jsonl(path):
         tid, system, turns, calls = _transcript(obj, path, n, f"tx_{n:04d}")
         if tid in seen:
             raise InputError(path, n, "id", f"duplicate of line {seen[tid]}")
@@ -169,8 +171,6 @@ class TranscriptAgent:
 
 def replay_check(suite: Suite) -> list[tuple[str, str, str | None]]:
     """(sample_id, replay status, reason) for every sample replayed with its own recording."""
-    from .replay import replay_once
-    from .runner import fixture_tools
     agent, tools = TranscriptAgent(suite.sessions), fixture_tools(suite)
     out = []
     for s in suite.samples:

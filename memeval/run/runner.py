@@ -21,12 +21,14 @@ from typing import Any, Iterable
 
 from tqdm.auto import tqdm
 
-from .. import __version__
+from .._version import __version__
+from ..text.names import slug
 from ..bench.axes import AXIS_WEIGHTS
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError
-from ..scoring import retrieval, scorers, speed, validity
+from ..audit import validity
+from ..scoring import retrieval, scorers, speed
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
@@ -53,7 +55,7 @@ class RunConfig:
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in text).strip("_")[:48]
+    return slug(text).strip("_")[:48]
 
 
 def _scorers(cfg: RunConfig) -> list:
@@ -199,7 +201,7 @@ def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: s
     """The run proper, with this process holding the run folder's lock."""
     manifest = _open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
-    if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (scoring/validity.py)
+    if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (audit/validity.py)
         manifest["dry_validity"] = validity.dry_validity(cfg.bench_dir, [t.name for t in chosen])
     manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
     write_manifest(run_dir, manifest)

@@ -22,30 +22,12 @@ user turn "Don't know what I'd do without them" is not the system abstaining).
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import lru_cache
 
 from memeval.scoring.phrases import PhraseSet
+from memeval.text.fold import fold_for_phrases
 
 __all__ = ["is_idk", "denies_premise", "gold_is_idk", "fold_for_phrases", "clear_caches"]
-
-_FOLD = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'", "\u00b4": "'", "`": "'",
-    "\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627", "\u0640": None,
-    "\u0649": "\u064a",  # alef maqsura → yeh ("على" and "علي" are written both ways)
-})
-_ARABIC_MARKS = re.compile("[\u064b-\u065f\u0670]")
-
-
-def fold_for_phrases(text: str) -> str:
-    """Lower-case (casefold), NFKC, straight apostrophes, Arabic hamza/harakat folded; accents kept."""
-    if text.isascii():
-        return " ".join(text.lower().replace("`", "'").split())
-    t = unicodedata.normalize("NFKC", text).translate(_FOLD).casefold()
-    t = _ARABIC_MARKS.sub("", t)
-    return " ".join(t.split())
-
 
 # What a statement can be missing from, and the words for "information".
 _STORE = (r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?history|records?|notes?|"

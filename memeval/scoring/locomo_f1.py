@@ -22,18 +22,15 @@ computes it, reimplemented for ``answer`` mode so figures compare with published
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from functools import lru_cache
 
 from ..bench.model import Question
+from ..text.fold import drop_punct_articles
 
 __all__ = ["METRIC", "normalize_answer", "token_f1", "multi_f1", "locomo_score", "score_question"]
 
 METRIC = "locomo-f1"
-_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
 _ABSTAINS = ("no information available", "not mentioned")
 
 
@@ -50,8 +47,7 @@ def normalize_answer(s: str) -> str:
     >>> normalize_answer("The cat, and a Dog!")
     'cat dog'
     """
-    s = s.replace(",", "").lower().translate(_PUNCT)
-    return " ".join(_ARTICLES.sub(" ", s).split())
+    return drop_punct_articles(s)
 
 
 def _tokens(s: str) -> list[str]:

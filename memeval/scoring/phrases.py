@@ -17,7 +17,7 @@ The answer is the same as ``re.search`` of the original patterns.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Iterator
 
 __all__ = ["PhraseSet", "split_alternatives", "expand_leading", "literal_prefix"]
 
@@ -28,9 +28,11 @@ def _word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def split_alternatives(pattern: str) -> list[str]:
-    """Split a pattern on its top-level ``|`` (outside groups, classes and escapes)."""
-    parts, depth, in_class, start, i = [], 0, False, 0, 0
+def _outside_classes(pattern: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` for each character of ``pattern`` from ``start`` that is not escaped
+    and not inside a character class; ``depth`` counts the groups open before it (a ``(`` counts
+    after itself, a ``)`` before)."""
+    depth, in_class, i = 0, False, start
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
@@ -40,39 +42,37 @@ def split_alternatives(pattern: str) -> list[str]:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-            if pattern[i + 1:i + 2] == "]":
+            if pattern[i + 1:i + 2] == "]":  # "[]...]": a leading "]" is a literal
                 i += 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+        else:
+            if c == ")":
+                depth -= 1
+            yield i, c, depth
+            if c == "(":
+                depth += 1
+        i += 1
+
+
+def split_alternatives(pattern: str) -> list[str]:
+    """Split a pattern on its top-level ``|`` (outside groups, classes and escapes).
+
+    >>> split_alternatives(r"a(b|c)|[|]d|e\\|f")
+    ['a(b|c)', '[|]d', 'e\\\\|f']
+    """
+    parts, start = [], 0
+    for i, c, depth in _outside_classes(pattern):
+        if c == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
-        i += 1
     parts.append(pattern[start:])
     return parts
 
 
 def _group_end(pattern: str, open_at: int) -> int:
     """Index of the ``)`` closing the group opened at ``open_at``."""
-    depth, in_class, i = 0, False, open_at
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+    for i, c, depth in _outside_classes(pattern, open_at):
+        if c == ")" and depth == 0:
+            return i
     raise ValueError(f"unbalanced group in {pattern!r}")
 
 

@@ -3,7 +3,6 @@ N tokens of the history) and ``bm25`` (top-k turns by BM25, via the ``bm25s`` li
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import deque
 
@@ -13,6 +12,7 @@ import numpy as np
 from ..bench.model import Question, Session, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
+from ..text.tokens import word_tokens
 from .base import Recall, memory_text
 
 __all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
@@ -96,22 +96,12 @@ class Recent:
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
 
 
-_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _STOP = frozenset(bm25s.stopwords.STOPWORDS_EN) if hasattr(bm25s, "stopwords") else frozenset()
 
 
 def bm25_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers; CJK runs become character bigrams (no spaces to split on)."""
-    out: list[str] = []
-    for w in _WORD.findall(text.lower()):
-        if _CJK.search(w):
-            chars = _CJK.findall(w)
-            out.extend(a + b for a, b in zip(chars, chars[1:]))
-            out.extend(chars if len(chars) == 1 else ())
-        elif w not in _STOP:
-            out.append(w)
-    return out
+    """Lower-cased words and numbers less English stop words; CJK runs become character bigrams."""
+    return word_tokens(text, _STOP)
 
 
 class BM25:

@@ -32,6 +32,7 @@ import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError
+from ..retry import Retryable, RetryPolicy, retry_after
 from .base import Recall, SystemCallError, memory_from_json
 
 __all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
@@ -286,10 +287,17 @@ class HttpSystem:
             self._backend.deadline.at = None
 
     def _call(self, method: str, path: str, **kw) -> tuple[bytes, int, int]:
-        last = "no attempt"
-        for attempt in range(1, self.max_attempts + 1):
+        """``(body, elapsed ns of the successful attempt, attempts)`` under the shared retry policy
+        (``memeval.retry``); a wait between attempts ends at once on :meth:`cancel`."""
+        cancelled = SystemCallError(f"{method} {path}: cancelled")
+
+        def sleep(wait: float) -> None:
+            if self._backend.cancelled.wait(wait):
+                raise cancelled
+
+        def attempt(n: int) -> tuple[bytes, int, int]:
             if self._backend.cancelled.is_set():
-                raise SystemCallError(f"{method} {path}: cancelled")
+                raise cancelled
             t0 = time.perf_counter_ns()
             try:
                 resp, body = self._once(method, path, **kw)
@@ -299,25 +307,23 @@ class HttpSystem:
                                       f"{self.max_reply_bytes} bytes (--max-reply-bytes)") from None
             except httpx.TimeoutException:
                 if self._backend.cancelled.is_set():
-                    raise SystemCallError(f"{method} {path}: cancelled") from None
-                last = f"no complete reply within the {self.timeout}s deadline"
-                wait = self.backoff * 2 ** (attempt - 1)
+                    raise cancelled from None
+                raise Retryable(f"no complete reply within the {self.timeout}s deadline") from None
             except httpx.TransportError as e:
                 if self._backend.cancelled.is_set():
-                    raise SystemCallError(f"{method} {path}: cancelled") from None
-                last = f"connection error ({type(e).__name__})"
-                wait = self.backoff * 2 ** (attempt - 1)
-            else:
-                if resp.status_code < 400:
-                    return body, elapsed, attempt
-                last = f"HTTP {resp.status_code}"
-                if resp.status_code not in RETRY_STATUS:
-                    raise SystemCallError(f"{method} {path}: {last}")
-                wait = _retry_after(resp) or self.backoff * 2 ** (attempt - 1)
-            if attempt < self.max_attempts:
-                if self._backend.cancelled.wait(min(wait, 30.0)):
-                    raise SystemCallError(f"{method} {path}: cancelled")
-        raise SystemCallError(f"{method} {path}: gave up after {self.max_attempts} attempts ({last})")
+                    raise cancelled from None
+                raise Retryable(f"connection error ({type(e).__name__})") from None
+            if resp.status_code < 400:
+                return body, elapsed, n
+            if resp.status_code not in RETRY_STATUS:
+                raise SystemCallError(f"{method} {path}: HTTP {resp.status_code}")
+            # Retry-After: 0 means "now": backoff applies, as before the shared policy
+            raise Retryable(f"HTTP {resp.status_code}", retry_after(resp) or None)
+
+        try:
+            return RetryPolicy(self.max_attempts, self.backoff).call(attempt, sleep=sleep)
+        except Retryable as e:
+            raise SystemCallError(f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})") from None
 
     def cancel(self) -> None:
         """Abort every request in flight and refuse new ones (Ctrl-C): blocked threads return within ms."""
@@ -326,9 +332,3 @@ class HttpSystem:
     def close(self) -> None:
         self._http.close()
 
-
-def _retry_after(resp: httpx.Response) -> float | None:
-    try:
-        return float(resp.headers["retry-after"])
-    except (KeyError, ValueError):
-        return None

@@ -38,7 +38,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def make_system(spec: str, **http_options):
     """Build a system from its command-line name (see module docstring)."""
     if spec.startswith(("http://", "https://")):
-        from .http import HttpSystem
+        from .http import HttpSystem  # on use: start-up time of every command
 
         return HttpSystem(spec, **http_options)
     if spec.startswith("python:"):

@@ -13,10 +13,11 @@ so a question has more competing turns in a bigger tier.
 from __future__ import annotations
 
 import random
-import re
 from datetime import date
 from typing import Iterable, Sequence
 
+from ...text.containment import contains
+from ...text.tokens import letter_words
 from ..model import Session, Turn
 from .data import load
 from .draft import Counter, DSession, DTurn
@@ -47,11 +48,7 @@ def split_turns(total: int, k: int, rng: random.Random, minimum: int = 2) -> lis
     return lengths
 
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+_words = letter_words
 
 
 class NearMiss:
@@ -61,8 +58,6 @@ class NearMiss:
     question (golds, alts, parts, sides, clash and stale values)."""
 
     def __init__(self, hooks: Sequence, golds: Iterable[str]):
-        from ...scoring.matching import contains
-
         self.contains = contains
         data, pools = load("filler"), load("values")
         self.templates = data["near_miss"]

@@ -8,7 +8,6 @@ naming file, record and field on malformed input, leaving nothing behind.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -23,13 +22,9 @@ FORMATS = ("longmemeval", "locomo", "glasshouse", "booksuite")
 
 
 def _booksuite():
-    try:
-        mod = importlib.import_module(f"{__name__}.booksuite")
-    except ModuleNotFoundError as e:
-        if e.name and e.name.endswith("booksuite"):
-            return None
-        raise
-    return getattr(mod, "load_booksuite", None)
+    from .booksuite import load_booksuite  # on use: start-up time of every command
+
+    return load_booksuite
 
 
 def available_formats() -> list[str]:
@@ -51,13 +46,13 @@ def import_bench(kind: str, paths: Sequence, out, *, force: bool = False, name: 
     if name:
         kw["name"] = name
     if kind == "longmemeval":
-        from .longmemeval import load_longmemeval
+        from .longmemeval import load_longmemeval  # on use: start-up time of every command
         return load_longmemeval(paths, out, **kw)
     if kind == "locomo":
-        from .locomo import load_locomo
+        from .locomo import load_locomo  # on use: start-up time of every command
         return load_locomo(paths, out, **kw)
     if kind == "glasshouse":
-        from .glasshouse import load_glasshouse
+        from .glasshouse import load_glasshouse  # on use: start-up time of every command
         return load_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
     if kind == "booksuite":
         load = _booksuite()

@@ -26,14 +26,18 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 
 from ...errors import InputError
-from ...scoring.keyword_recall import Fact, facts_as_json, normalize, read_gold_facts
-from ..io import iter_jsonl, read_json, read_yaml, save_bench, write_questions, write_turns
+from ...text.fold import fold_case_space
+from .booksuite_answers import answers_from_run, read_answers, read_responses
+from .booksuite_model import (LAYER_AXES, LAYER_TITLES, LAYERS, BENCH_NAME, LICENSE, QUESTIONS_FILE, SOURCE, TIER, TURNS_FILE,
+                              BookCase, Fact, History, Message, facts_as_json, read_gold_facts)
+from ..io import read_yaml, save_bench, write_questions, write_turns
+from ._common import staged_output
 from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
 
@@ -41,64 +45,7 @@ __all__ = ["LAYERS", "LAYER_AXES", "LAYER_TITLES", "Message", "History", "BookCa
            "read_case", "load_booksuite", "import_booksuite", "bench_rows", "read_responses",
            "read_answers", "answers_from_run"]
 
-LAYERS = ("layer1", "layer2", "layer3")
-#: Which memeval axis a layer is scored as (benchmark.md §3). layer2 asks about one of several similar
-#: entities held in separate conversations (combine and disambiguate across sessions: MULTI); layer3
-#: wants connections nobody asked for, across sessions (passport expiry vs. a booked trip: IMPLICIT).
-LAYER_AXES: dict[str, str] = {"layer1": "BASIC", "layer2": "MULTI", "layer3": "IMPLICIT"}
-LAYER_TITLES: dict[str, str] = {"layer1": "Layer 1 · Basic Recall", "layer2": "Layer 2 · Disambiguation",
-                                "layer3": "Layer 3 · Proactive Synthesis"}
-
-BENCH_NAME = "booksuite"
-SOURCE = ("bojieli/ai-agent-book@4a8df464a59fe65198c9a50a2ea848772dfc9698 "
-          "chapter3/user-memory-evaluation (test_cases, fixtures/gold_facts.json)")
-LICENSE = "Apache-2.0"
-TIER = "all"
-TURNS_FILE = "booksuite_turns.jsonl"
-QUESTIONS_FILE = "booksuite_questions.jsonl"
-
 _TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2})?))?$")
-
-
-@dataclass(frozen=True)
-class Message:
-    role: str
-    content: str
-
-
-@dataclass(frozen=True)
-class History:
-    conversation_id: str
-    timestamp: str  # 'YYYY-MM-DD HH:MM:SS' or 'YYYY-MM-DD', as written
-    messages: tuple[Message, ...]
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def date(self) -> str:
-        return self.timestamp[:10]
-
-
-@dataclass(frozen=True)
-class BookCase:
-    test_id: str
-    layer: str
-    title: str
-    description: str
-    histories: tuple[History, ...]  # as written in the file
-    user_question: str
-    evaluation_criteria: str
-    expected_behavior: str | None = None
-    source_file: str = ""
-
-    @property
-    def sessions(self) -> tuple[History, ...]:
-        """Histories in ingestion order: by timestamp, ties in file order."""
-        return tuple(sorted(self.histories, key=lambda h: h.timestamp))
-
-    @property
-    def asked_at(self) -> str:
-        last = max(dt.date.fromisoformat(h.date) for h in self.histories)
-        return (last + dt.timedelta(days=1)).isoformat()
 
 
 @dataclass(frozen=True)
@@ -247,8 +194,8 @@ def load_booksuite(src_dir, gold_path=None) -> BookSuite:
 # --- conversion to a bench ----------------------------------------------------------------------
 
 def _fact_turns(facts: tuple[Fact, ...], turns: list[Turn]) -> list[Turn]:
-    variants = [normalize(v) for f in facts for v in f]
-    return [t for t in turns if any(v in normalize(t.text) for v in variants)]
+    variants = [fold_case_space(v) for f in facts for v in f]
+    return [t for t in turns if any(v in fold_case_space(t.text) for v in variants)]
 
 
 def bench_rows(suite: BookSuite) -> tuple[list[Turn], list[Question]]:
@@ -305,93 +252,7 @@ def _write_bench(suite: BookSuite, out_dir) -> Bench:
 def import_booksuite(src_dir, out_dir, gold_path=None, *, force: bool = False) -> Bench:
     """Read the suite at ``src_dir`` and write a memeval bench folder at ``out_dir``, all or nothing
     (staged beside it and renamed into place; a non-empty ``out_dir`` is replaced only with ``force``)."""
-    from dataclasses import replace
-
-    from ._common import staged_output
-
     suite = load_booksuite(src_dir, gold_path)  # every case validated before anything is written
     with staged_output(out_dir, force) as tmp:
         bench = suite.write_bench(tmp)
     return replace(bench, root=str(out_dir))
-
-
-# --- answers ------------------------------------------------------------------------------------
-
-def _read_json(path):
-    return read_json(path)
-
-
-def _answers(obj: Any, path, record: str | None, known: set[str] | None) -> dict[str, str]:
-    if not isinstance(obj, dict):
-        raise InputError(path, record, None, "expected a JSON object {test_id: answer}")
-    out = {}
-    for tid, ans in obj.items():
-        if tid.startswith("_"):
-            continue
-        rec = f"{record}.{tid}" if record else tid
-        if not isinstance(ans, str):
-            raise InputError(path, rec, None, f"answer must be a string, got {type(ans).__name__}")
-        if known is not None and tid not in known:
-            raise InputError(path, rec, None, "unknown test_id (not in the suite)")
-        out[tid] = ans
-    return out
-
-
-def read_answers(path, known: set[str] | None = None) -> dict[str, str]:
-    """``{test_id: answer}`` (keys starting with "_" are comments)."""
-    return _answers(_read_json(path), path, None, known)
-
-
-def read_responses(path, known: set[str] | None = None) -> dict[str, dict[str, str]]:
-    """``{system: {test_id: answer}}`` (keys starting with "_" are comments), systems in file order.
-
-    The book's single-system batch file ``{test_id: answer}`` (every value a string) is read as one
-    system named by the file's stem."""
-    obj = _read_json(path)
-    if not isinstance(obj, dict):
-        raise InputError(path, None, None, "expected a JSON object {system: {test_id: answer}}")
-    vals = [v for k, v in obj.items() if not k.startswith("_")]
-    if vals and all(isinstance(v, str) for v in vals):
-        return {Path(path).stem: _answers(obj, path, None, known)}
-    out = {s: _answers(v, path, s, known) for s, v in obj.items() if not s.startswith("_")}
-    if not out:
-        raise InputError(path, None, None, "no systems in this file")
-    return out
-
-
-def _record_answer(row: dict) -> str | None:
-    ans = row.get("answer")
-    if isinstance(ans, str) and ans.strip():
-        return ans
-    mem = row.get("memories_returned")
-    if isinstance(mem, list) and all(isinstance(m, str) for m in mem):
-        return "\n".join(mem)  # a system without an answer of its own: its memories as one text (§4)
-    if isinstance(ans, str):
-        return ans
-    return None
-
-
-def _iter_records(run_dir) -> Iterator[tuple[int, dict]]:
-    path = Path(run_dir) / "records.jsonl"
-    if not path.is_file():
-        raise InputError(path, None, None, "no records.jsonl here (is this a run folder?)")
-    yield from iter_jsonl(path, skip_torn_tail=True)  # a run still writing (or killed) ends mid-line
-
-
-def answers_from_run(run_dir, epoch: int = 0, known: set[str] | None = None) -> dict[str, str]:
-    """``{test_id: answer}`` from a run's ``records.jsonl`` (qid is the test_id). Error records have no
-    answer and are left out (they are missing, not wrong); a record without an answer of its own gives
-    its returned memories joined as one text. With several epochs, ``epoch`` is the one read."""
-    out: dict[str, str] = {}
-    for n, row in _iter_records(run_dir):
-        qid = row.get("qid")
-        if not isinstance(qid, str):
-            raise InputError(Path(run_dir) / "records.jsonl", n, "qid", "missing or not a string")
-        if known is not None and qid not in known:
-            raise InputError(Path(run_dir) / "records.jsonl", n, "qid", f"{qid!r} is not a book-suite test_id")
-        if row.get("epoch", 0) not in (epoch, None) or row.get("error"):
-            continue
-        ans = _record_answer(row)
-        if ans is not None:
-            out[qid] = ans
-    return out

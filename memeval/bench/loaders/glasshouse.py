@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
-from ..audit import image_ref_kind
+from ..images import image_ref_kind
 from ..io import confined, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
 from ..tokens import TOKENIZER

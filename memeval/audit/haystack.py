@@ -2,7 +2,7 @@
 scorer's ``contains`` on every turn (the audit's reconcile and contradict checks).
 
 ``Haystack.candidates(value, start)`` returns a superset of the positions of the turns where
-``memeval.scoring.matching.contains(turn_text, value)`` holds, usually a small one:
+``memeval.text.containment.contains(turn_text, value)`` holds, usually a small one:
 
 - a value with a 3+ letter word (after the scorer's normalisation): the turns holding a word that
   starts with that word (less a trailing s/es/d/ed/ing/y), from an index word -> turns; non-ASCII
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
-from functools import lru_cache
 from typing import Iterable
 
-from .model import Turn
+from ..bench.model import Turn
+from ..text.fold import fold_marks
+from ..text.normal_form import normalize
 
 __all__ = ["Haystack", "turn_text", "fold", "probe"]
 
@@ -36,27 +36,6 @@ def turn_text(t: Turn) -> str:
     return t.text
 
 
-@lru_cache(maxsize=1)
-def _marks() -> re.Pattern:
-    """A regex class of every non-spacing mark (accents, harakat, dakuten, ...), built on first use."""
-    ranges, start, prev = [], None, None
-    for cp in range(0x30000):
-        if unicodedata.category(chr(cp)) == "Mn":
-            if start is None:
-                start = cp
-            elif cp != prev + 1:
-                ranges.append((start, prev))
-                start = cp
-            prev = cp
-    ranges.append((start, prev))
-    return re.compile("[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
-                                    for a, b in ranges) + "]")
-
-
-_FOLD_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None,
-                             **{chr(0x0660 + i): str(i) for i in range(10)},
-                             **{chr(0x06F0 + i): str(i) for i in range(10)}})
-_THOUSANDS_COMMA = re.compile(r"(?<=\d)[,\u066c](?=\d)")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _INDEX_WORD = re.compile(r"[^\W\d_]{3,}")  # probes are 3+ letters: shorter words need no index
 _DIGIT_RUN = re.compile(r"\d+")
@@ -81,21 +60,13 @@ approximately almost some
 """.split() + _NUMBER_WORDS + _UNIT_WORDS)
 
 
-def fold(s: str) -> str:
-    """Coarser than the scorer's ``normalize`` (every mark dropped, thousands commas removed), so
-    a probe found in a folded value is found in the folded text of any turn containing it."""
-    if s.isascii():
-        s = s.lower()
-    else:
-        s = _marks().sub("", unicodedata.normalize("NFKD", s.casefold())).translate(_FOLD_EXTRA)
-    return _THOUSANDS_COMMA.sub("", s) if "," in s or "\u066c" in s else s
+#: The audit's coarse fold (``memeval.text.fold.fold_marks``).
+fold = fold_marks
 
 
 def probe(value: str) -> tuple[str, str] | None:
     """``("word", w)``: a folded substring every turn that ``contains`` the value holds; or
     ``("digits", d)``: a digit run it holds once its number words are written as digits; or None."""
-    from ..scoring.matching import normalize
-
     folded = fold(normalize(value))  # the scorer matches the value's normal form
     words = [w for w in _LETTERS.findall(folded) if len(w) >= 3 and w not in _UNSAFE_PROBES]
     if words:
@@ -206,8 +177,6 @@ class Haystack:
             return self._prefixed(needle, start) if needle.isascii() else self._scan(needle, start)
         found = self._scan(needle, start)
         # number words and fractions become digits only in the scorer's normal form
-        from ..scoring.matching import normalize
-
         wordy = self._wordy_turns(len(needle) == 1)
         extra = []
         for p in wordy[bisect.bisect_left(wordy, start):]:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..errors import MemevalError
+from . import audit
+
 __all__ = ["VALID_MIN", "dry_validity", "gate_line", "is_invalid"]
 
 VALID_MIN = 0.90
@@ -25,11 +28,9 @@ def dry_validity(bench_dir, tiers: Iterable[str] | None = None) -> dict:
     """``{"valid": bool | None, "evidence_ceiling": {tier: min(weighted, unweighted)}, "threshold",
     "reason"}`` from ``memeval audit`` of ``bench_dir`` (the given tiers); ``valid`` is None when
     the audit could not measure it."""
-    from ..bench.audit import audit
-
     try:
-        rep = audit(bench_dir, tiers)
-    except Exception as e:  # an audit that cannot run leaves validity unknown, never blocks a run
+        rep = audit(bench_dir, tiers, bounds_only=True)  # the one check the gate reads
+    except MemevalError as e:  # an audit that cannot read the bench leaves validity unknown, never blocks a run
         return {"valid": None, "evidence_ceiling": {}, "threshold": VALID_MIN,
                 "reason": f"audit failed: {type(e).__name__}: {e}"}
     nums = rep.check("bounds").numbers

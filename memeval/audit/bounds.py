@@ -3,11 +3,12 @@ always-IDK and ceiling (``oracle``) as a dry run grades them must be ordered flo
 ceiling, weighted and unweighted; a tier where they are not fails loudly. The figures, and what the
 ceiling cannot reach (``ceiling_cannot_reach``), are reported under the tier's name.
 
-The grading lives in ``memeval.scoring.bounds`` (imported on use, as the audit's other scorer checks
-do); this module only feeds it a tier's questions and evidence.
+The grading lives in ``memeval.scoring.bounds``; this module only feeds it a tier's questions and evidence.
 """
 
 from __future__ import annotations
+
+from ..scoring.bounds import order_problems, tier_bounds
 
 CHECK = "bounds"
 
@@ -15,9 +16,7 @@ __all__ = ["CHECK", "check_bounds"]
 
 
 def check_bounds(run, data) -> None:
-    """Add the bounds of every question set of one loaded tier (``audit._TierData``) to ``run``."""
-    from ..scoring.bounds import order_problems, tier_bounds
-
+    """Add the bounds of every question set of one loaded tier (``loading.TierData``) to ``run``."""
     name = data.tier.name
     for qset, questions in (("main", data.questions), *data.sets.items()):
         run.qset = qset

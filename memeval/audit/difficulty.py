@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from .axes import ANSWERABLE_AXES
-from .model import Question, Turn
+from ..bench.axes import ANSWERABLE_AXES
+from ..bench.model import Question, Turn
+from ..scoring.bounds import dry_grade, run_weight
+from ..systems.baselines import top_k_positive
 
 CHECK = "difficulty"
 #: The published glasshouse v0.1 core, measured as this module measures (benchmarks/difficulty.py);
@@ -79,10 +81,7 @@ def text_questions(questions: Iterable[Question]) -> list[Question]:
 
 def bm25_probe(turns: Sequence[Turn], questions: Sequence[Question], k: int = 10) -> tuple[float, int]:
     """(weighted dry score, n graded) of BM25 top-``k`` retrieval over ``turns`` for ``questions``."""
-    import bm25s
-    import numpy as np
-
-    from ..scoring.bounds import dry_grade, run_weight
+    import bm25s  # on use: only the audit's difficulty probe needs it
 
     docs = [content_words(t.text) or ["\u2205"] for t in turns]
     index = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
@@ -93,10 +92,7 @@ def bm25_probe(turns: Sequence[Turn], questions: Sequence[Question], k: int = 10
         words = content_words(q.text_to_ask)  # as glasshouse asks: a non-English query in its language
         picked: list[int] = []
         if words:
-            scores = index.get_scores(words)
-            kk = min(k, len(scores))
-            top = np.argpartition(-scores, kk - 1)[:kk]
-            picked = [int(i) for i in sorted(top, key=lambda i: (-scores[i], i)) if scores[i] > 0]
+            picked = top_k_positive(index.get_scores(words), k).tolist()
         g = dry_grade(q, [turns[i].text for i in picked])
         if g.score is None:
             continue

@@ -1,0 +1,81 @@
+"""One HTTP retry policy (tenacity) for the memory adapter (``systems/http.py``) and the model client
+(``llm.py``): a bounded number of attempts, exponential backoff from ``backoff`` seconds, and a
+server's ``Retry-After`` (seconds) honoured in its place; every wait is capped at ``max_wait``.
+
+The caller's attempt raises :class:`Retryable` for what may be tried again (429/5xx, a timeout, a
+dropped connection) and anything else for what may not; ``sleep`` is how the caller waits, so the
+memory adapter can wait on its cancel event (Ctrl-C ends a wait at once) while its per-attempt total
+deadline stays in its own transport.
+
+>>> p = RetryPolicy(max_attempts=4, backoff=0.5)
+>>> [p.wait_for(n) for n in (1, 2, 3)], p.wait_for(1, retry_after=120.0)
+([0.5, 1.0, 2.0], 30.0)
+>>> seen = []
+>>> def attempt(n):
+...     seen.append(n)
+...     if n < 3:
+...         raise Retryable(f"HTTP 503 on attempt {n}")
+...     return "ok"
+>>> p.call(attempt, sleep=seen.append)
+'ok'
+>>> seen
+[1, 0.5, 2, 1.0, 3]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+import httpx
+
+if TYPE_CHECKING:
+    import tenacity
+
+__all__ = ["Retryable", "RetryPolicy", "retry_after"]
+
+T = TypeVar("T")
+
+
+class Retryable(Exception):
+    """An attempt that failed in a way worth trying again; ``retry_after`` is the server's wait."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason, self.retry_after = reason, retry_after
+
+
+def retry_after(resp: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds, or None (absent, or an HTTP date: backoff applies)."""
+    try:
+        return float(resp.headers["retry-after"])
+    except (KeyError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int
+    backoff: float
+    max_wait: float = 30.0
+
+    def wait_for(self, attempt: int, retry_after: float | None = None) -> float:
+        """The wait after failed attempt ``attempt`` (1-based)."""
+        wait = retry_after if retry_after is not None else self.backoff * 2 ** (attempt - 1)
+        return min(wait, self.max_wait)
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        return self.wait_for(state.attempt_number, getattr(exc, "retry_after", None))
+
+    def call(self, attempt: Callable[[int], T], *, sleep: Callable[[float], object] = time.sleep) -> T:
+        """``attempt(n)`` for n = 1, 2, ... until it returns, raises a non-:class:`Retryable`, or the
+        attempts run out (then the last :class:`Retryable` is raised)."""
+        import tenacity  # on use: start-up time of every command (it imports tornado where installed)
+
+        counter = iter(range(1, self.max_attempts + 1))
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
+                                     retry=tenacity.retry_if_exception_type(Retryable), sleep=sleep,
+                                     reraise=True)
+        return retrying(lambda: attempt(next(counter)))

@@ -1,0 +1,399 @@
+"""The normal form of the dry rules (benchmark.md §4): one comparable form for an answer and a gold.
+
+``normalize`` (no memeval imports; ``containment`` then looks for a gold in it):
+``normalize`` puts an answer and a gold into one comparable form:
+
+* Unicode: NFKC, casefold, Latin/Greek/Cyrillic accents stripped (``José`` = ``Jose``,
+  ``ё`` = ``е``), Arabic alef variants, alef maqsura/yeh and teh marbuta/heh unified and
+  harakat/tatweel dropped, Arabic-Indic digits made ASCII; curly quotes made straight.
+* ``1,000`` → ``1000``; ``1/4`` → ``0.25`` (a proper fraction, not part of a date like 3/4/2026).
+* English number words → digits (``twenty-five`` → ``25``, ``a hundred`` → ``100``,
+  ``two and a half`` → ``2.5``, ``a quarter`` → ``0.25``, ``half`` → ``0.5``, ``twice`` → ``2``,
+  ``a dozen`` → ``12``); ordinals ``first`` → ``1st``, ``twenty-first`` → ``21st`` (not
+  ``second``, also a unit of time); the unambiguous number words 2-12 and 20 of es fr de pt it ru
+  (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
+  (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
+* Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``. An ISO date stays one token
+  (``2026-09-06`` → ``2026.09.06``): no number gold matches a part of it.
+* British spellings folded to American: ``neighbour`` → ``neighbor``, ``organise`` → ``organize``,
+  ``analyse`` → ``analyze``, ``centre`` → ``center``, ``grey`` → ``gray``.
+* ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
+  its sign are written one way (``5 %`` → ``5%``, ``150 $`` → ``$150``).
+* English articles and personal pronouns dropped (questions are third person, conversations
+  first: "her dentist" = "my dentist"); a reflexive becomes ``self`` ("myself" = "himself");
+  "a" is kept when no word follows or a conjunction/verb
+  follows ("plan a", "vitamin a and c").
+* Periods, commas and colons not between digits, dashes, quotes, brackets, slashes and sentence
+  punctuation (also CJK and Arabic) become spaces; white space collapses to one space, never to
+  nothing, so a short gold like ``on`` cannot match inside ``conversation``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["normalize", "CACHE_MAX_CHARS", "clear_caches"]
+
+# ---------------------------------------------------------------------------------------------
+# Unicode folding
+
+_PRE_TRANSLATE = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u066b": ".", "\u066c": ",",  # Arabic decimal and thousands separators
+    **{chr(0x0660 + i): str(i) for i in range(10)},  # Arabic-Indic digits
+    **{chr(0x06F0 + i): str(i) for i in range(10)},  # Extended Arabic-Indic (Persian/Urdu)
+    "\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627", "\u0671": "\u0627",  # alef forms
+    "\u0640": None,  # tatweel
+    "\u0649": "\u064a", "\u0629": "\u0647",  # alef maqsura → yeh, teh marbuta → heh (spelt both ways)
+})
+# Combining diacritical marks (Latin, Greek, Cyrillic accents) and Arabic harakat. Japanese
+# (han)dakuten (U+3099/309A) are deliberately not here: が must not become か.
+_COMBINING = re.compile("[\u0300-\u036f\u064b-\u065f\u0670]")
+
+
+def _fold_unicode(text: str) -> str:
+    text = text.translate(_PRE_TRANSLATE)
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    text = _COMBINING.sub("", text)
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+# ---------------------------------------------------------------------------------------------
+# Character-level steps (each runs only when its trigger character is present)
+
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+# A proper fraction a/b (or a mixed number "2 1/2"), not part of a longer slash chain (dates like
+# 3/4/2026 stay as they are).
+_FRACTION = re.compile(r"(?<![\d/.,])(?:(\d{1,3})\s+)?(\d{1,4})\s*/\s*(\d{1,4})(?![\d/])")
+_AM_PM = re.compile(r"\b([ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm
+_CLOCK = re.compile(r"(\d)(?::00)?\s*([ap]m)\b")  # 7pm, 7:00 pm → 7 pm
+# Chinese/Japanese numerals before a counter or unit (三只 → 3只, 二十五岁 → 25岁, 三月 → 3月); a
+# numeral elsewhere (一起 "together", 星期三) is a word and stays.
+_CJK_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+               "七": 7, "八": 8, "九": 9}
+_CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CJK_NUMERAL = re.compile(
+    "([零〇一二两兩三四五六七八九十百千]+)(?=[个個只隻本次年月日天岁歲点點分元块塊位件条條张張名小时時周週人回歳つ階号號杯])")
+
+
+def _cjk_numeral_sub(m: re.Match) -> str:
+    total = cur = 0
+    for ch in m.group(1):
+        if ch in _CJK_DIGITS:
+            cur = _CJK_DIGITS[ch]
+        else:
+            total += (cur or 1) * _CJK_UNITS[ch]
+            cur = 0
+    return str(total + cur)
+
+
+# British spellings folded to American ones (both sides get the same form, so only the pairing
+# matters): neighbour/neighbor, organise/organize, centre/center, grey/gray.
+_UK_OUR = re.compile(r"our(?=s?\b)(?<=[a-z]{3}our)")
+_UK_ISE = re.compile(r"is(?=e\b|ed\b|es\b|ing\b|ation\b|ations\b)(?<=[a-z]{3}is)")
+_UK_YSE = re.compile(r"ys(?=e\b|ed\b|es\b|ing\b)(?<=[a-z]{3}ys)")
+_UK_TRE = re.compile(r"tre(?=s?\b)(?<=[a-z]{2}tre)")
+_UK_WORDS = re.compile(r"\bgrey(?=s?\b)")
+
+
+def _fold_british(s: str) -> str:
+    if "our" in s:
+        s = _UK_OUR.sub("or", s)
+    if "is" in s:
+        s = _UK_ISE.sub("iz", s)
+    if "yse" in s or "ysing" in s:
+        s = _UK_YSE.sub("yz", s)
+    if "tre" in s:
+        s = _UK_TRE.sub("ter", s)
+    if "grey" in s:
+        s = _UK_WORDS.sub("gray", s)
+    return s
+
+
+# An ISO date (2026-09-06) is kept as one token, 2026.09.06: no plain number ("six", "2026", "15")
+# matches a part of it, and a gold written as the same date still does.
+_ISO_DATE = re.compile(r"(?<![\d.,:/-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+_SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
+_PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
+    "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
+    "\u2026\u00ab\u00bb\u3002\u3001\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
+    "\u30fb\u061f\u060c\u061b\u00bf\u00a1\u00b7"
+)})
+_CURRENCY_SIGNS = frozenset("$€£¥₩₽")
+
+
+def _fmt(x: float) -> str:
+    x = round(x, 2)
+    return str(int(x)) if x == int(x) else repr(x)
+
+
+def _fraction_sub(m: re.Match) -> str:
+    whole, a, b = m.group(1), int(m.group(2)), int(m.group(3))
+    if not 0 < a < b:
+        return m.group(0)
+    return " " + _fmt((int(whole) if whole else 0) + a / b) + " "
+
+
+# ---------------------------------------------------------------------------------------------
+# Word-level steps, on tokens (one pass, dictionary look-ups: fast)
+
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
+_NUMWORDS = frozenset([*_UNITS, *_TENS, *_SCALES])
+_FRACTION_PAIRS = {
+    ("three", "quarters"): "0.75", ("three", "quarter"): "0.75", ("two", "thirds"): "0.67",
+    ("a", "third"): "0.33", ("one", "third"): "0.33", ("a", "quarter"): "0.25",
+    ("one", "quarter"): "0.25", ("a", "half"): "0.5", ("one", "half"): "0.5",
+    ("a", "fourth"): "0.25", ("one", "fourth"): "0.25", ("three", "fourths"): "0.75",
+}
+_ORDINALS_WORDS = {w: i for i, w in [
+    (1, "first"), (3, "third"), (4, "fourth"), (5, "fifth"), (6, "sixth"), (7, "seventh"), (8, "eighth"),
+    (9, "ninth"), (10, "tenth"), (11, "eleventh"), (12, "twelfth"), (13, "thirteenth"), (14, "fourteenth"),
+    (15, "fifteenth"), (16, "sixteenth"), (17, "seventeenth"), (18, "eighteenth"), (19, "nineteenth"),
+    (20, "twentieth"), (30, "thirtieth")]}  # not "second": it is also a unit of time
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+_FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
+_PRONOUNS = frozenset((
+    "i me my mine you your yours he him his she her hers it its we us our ours they them their theirs"
+).split())
+# A reflexive is kept as one person-free word: "I counted them myself" = "he counted them himself",
+# but it does not vanish ("counted them myself" is not just "counted").
+_REFLEXIVES = frozenset("myself yourself yourselves himself herself itself ourselves themselves".split())
+_CONTRACTIONS = frozenset(("m", "re", "s", "ve", "ll", "d"))
+# "a" before one of these is a letter, not an article ("vitamin a and c", "plan a is better").
+_NOT_AFTER_ARTICLE = frozenset("and or but nor to is was are were has had will would can could & +".split())
+_USD_WORDS = frozenset(("dollar", "dollars", "usd", "bucks"))
+_EUR_WORDS = frozenset(("euro", "euros", "eur"))
+
+
+# Number words of the bench languages, 2-12 and 20, as they read after accent folding. Left out on
+# purpose: words that are also common words or names elsewhere (es "once", fr "sept"/"neuf",
+# de "elf"/"ein", it "due"/"sei"/"otto", articles like "un"/"una"/"um").
+_FOREIGN_NUMBERS = {
+    **dict.fromkeys(["dos"], "2"), **dict.fromkeys(["tres"], "3"), "cuatro": "4", "cinco": "5", "seis": "6",
+    "siete": "7", "ocho": "8", "nueve": "9", "diez": "10", "doce": "12", "veinte": "20",
+    "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "huit": "8", "dix": "10", "douze": "12", "vingt": "20",
+    "zwei": "2", "drei": "3", "vier": "4", "funf": "5", "sechs": "6", "sieben": "7", "acht": "8", "neun": "9",
+    "zehn": "10", "zwolf": "12", "zwanzig": "20",
+    "dois": "2", "duas": "2", "quatro": "4", "sete": "7", "oito": "8", "nove": "9", "dez": "10", "vinte": "20",
+    "tre": "3", "quattro": "4", "cinque": "5", "sette": "7", "dieci": "10", "dodici": "12", "venti": "20",
+    "один": "1", "одна": "1", "два": "2", "две": "2", "три": "3", "четыре": "4", "пять": "5", "шесть": "6",
+    "семь": "7", "восемь": "8", "девять": "9", "десять": "10", "двенадцать": "12", "двадцать": "20",
+}
+
+_SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS, *_ORDINALS_WORDS,
+    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_REFLEXIVES, *_USD_WORDS, *_EUR_WORDS,
+    *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
+])
+
+
+def _run_to_text(words: list[str]) -> list[str]:
+    """['twenty','five'] → ['25']; one hundred and five → ['105']; five twenty → ['5','20']."""
+    out: list[str] = []
+    total = cur = 0
+    last = None  # kind of the previous number word: unit, tens, scale
+    pending_and = False
+    for w in words:
+        if w in ("a", "an"):
+            continue
+        if w == "and":
+            pending_and = True
+            continue
+        joined_by_and, pending_and = pending_and, False
+        if w in _UNITS:
+            u = _UNITS[w]
+            ok = last == "scale" or (last == "tens" and 0 < u < 10 and not joined_by_and)
+        elif w in _TENS:
+            ok = last == "scale" and cur % 100 == 0
+        else:
+            ok = last != "scale" or w in ("thousand", "million", "billion")
+        if not ok and last is not None:
+            out.append(str(total + cur))
+            total = cur = 0
+            if joined_by_and:
+                out.append("and")
+        if w in _UNITS:
+            cur += _UNITS[w]
+            last = "unit"
+        elif w in _TENS:
+            cur += _TENS[w]
+            last = "tens"
+        else:
+            scale = _SCALES[w]
+            if scale >= 1000:
+                total += max(cur, 1) * scale
+                cur = 0
+            else:
+                cur = max(cur, 1) * scale
+            last = "scale"
+    if last is not None:
+        out.append(str(total + cur))
+    if pending_and:
+        out.append("and")
+    return out
+
+
+def _is_number(t: str) -> bool:
+    return t[0].isdigit() and t[-1].isdigit()
+
+
+def _tokens(s: str) -> list[str]:
+    """Split on white space; a pronoun contraction (it's, I'm, they'll) goes; other apostrophes split."""
+    out: list[str] = []
+    for t in s.split():
+        if "'" in t:
+            base, _, suffix = t.partition("'")
+            if base in _PRONOUNS and suffix in _CONTRACTIONS:
+                continue
+            out.extend(p for p in t.split("'") if p)
+        else:
+            out.append(t)
+    return out
+
+
+def _words_pass(toks: list[str]) -> list[str]:
+    """Number words, articles, pronouns, percent and currency, on tokens. Only the few special
+    tokens go through Python-level handling; the stretches between them are copied as they are."""
+    special, signs = _SPECIAL_WORDS, _CURRENCY_SIGNS
+    marks = [i for i, t in enumerate(toks) if t in special or t[-1] in signs]
+    if not marks:
+        return toks
+    out: list[str] = []
+    n, pos = len(toks), 0
+    for i in marks:
+        if i < pos:  # consumed with an earlier special token ("a quarter", "twenty five")
+            continue
+        out.extend(toks[pos:i])
+        pos = _special_token(toks, i, n, out)
+    out.extend(toks[pos:])
+    return out
+
+
+def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
+    """Handle the special token ``toks[i]``, appending to ``out``; return the next index."""
+    t = toks[i]
+    nxt = toks[i + 1] if i + 1 < n else ""
+    # fractions and number words
+    pair = _FRACTION_PAIRS.get((t, nxt))
+    if pair is not None:
+        out.append(pair)
+        i += 2
+        return i
+    if t in _TENS and (nxt in _ORDINALS_WORDS and _ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
+        out.append(_ordinal(_TENS[t] + (_ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
+        i += 2
+        return i
+    if t in _ORDINALS_WORDS:
+        out.append(_ordinal(_ORDINALS_WORDS[t]))
+        i += 1
+        return i
+    if t in _FOREIGN_NUMBERS:
+        out.append(_FOREIGN_NUMBERS[t])
+        i += 1
+        return i
+    if t in _FRACTION_SINGLE:
+        out.append(_FRACTION_SINGLE[t])
+        i += 1
+        return i
+    if t in _NUMWORDS or (t in ("a", "an") and nxt in _SCALES):
+        j = i + 1
+        while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
+            j += 1
+        nums = _run_to_text(toks[i:j])
+        if toks[j:j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
+            nums[-1] = _fmt(float(nums[-1]) + 0.5)
+            j += 3
+        out.extend(nums)
+        i = j
+        return i
+    if t in _REFLEXIVES:
+        out.append("self")
+        return i + 1
+    # articles and personal pronouns
+    if t == "the" or t in _PRONOUNS or (t in ("a", "an") and nxt and nxt not in _NOT_AFTER_ARTICLE):
+        i += 1
+        return i
+    # percent and currency words / signs, written one way: 5%, $150, €20
+    if t == "percent" or t == "%" or (t == "per" and nxt == "cent") or (t == "percentage" and nxt.startswith("point")):
+        if t in ("per", "percentage"):
+            i += 1
+        if out and _is_number(out[-1]):
+            out[-1] += "%"
+        else:
+            out.append("%")
+        i += 1
+        return i
+    sign = "$" if t in _USD_WORDS else "€" if t in _EUR_WORDS else t if t in _CURRENCY_SIGNS else None
+    if sign is None and len(t) > 1 and t[-1] in _CURRENCY_SIGNS and _is_number(t[:-1]):
+        out.append(t[-1] + t[:-1])  # 150$ → $150
+        i += 1
+        return i
+    if sign is not None:
+        if out and _is_number(out[-1]):
+            out[-1] = sign + out[-1]
+        elif nxt and _is_number(nxt):
+            out.append(sign + nxt)
+            i += 1
+        else:
+            out.append(sign)
+        i += 1
+        return i
+    out.append(t)
+    i += 1
+    return i
+
+
+#: Texts longer than this are not memoised (a "full context" system may return megabytes).
+CACHE_MAX_CHARS = 8192
+
+
+def normalize(text: str) -> str:
+    """The normal form used by ``contains`` (see the module docstring for every step)."""
+    if not text:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)  # a number read from JSON
+    return _normalize_cached(text) if len(text) <= CACHE_MAX_CHARS else _normalize(text)
+
+
+def _normalize(text: str) -> str:
+    if not text:
+        return ""
+    s = text.lower() if text.isascii() else _fold_unicode(text)
+    if "," in s:
+        s = _THOUSANDS.sub("", s)
+    if "/" in s:
+        s = _FRACTION.sub(_fraction_sub, s)
+    if "-" in s:
+        s = _ISO_DATE.sub(r"\1.\2.\3", s)
+    s = s.translate(_PUNCT_TO_SPACE)
+    if "." in s:
+        s = _AM_PM.sub(r"\1m", s)
+    if "m" in s:
+        s = _CLOCK.sub(r"\1 \2", s)
+    if "." in s or "," in s or ":" in s:
+        s = _SEPARATORS.sub(" ", s)
+    if not s.isascii():
+        s = _CJK_NUMERAL.sub(_cjk_numeral_sub, s)
+    s = _fold_british(s)
+    return " ".join(_words_pass(_tokens(s)))
+
+
+_normalize_cached = lru_cache(maxsize=4096)(_normalize)
+
+
+def clear_caches() -> None:
+    """Forget memoised normal forms (for benchmarks)."""
+    _normalize_cached.cache_clear()
