@@ -22,7 +22,8 @@ from .. import __version__
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import haystacks_of
 from ..errors import InputError, MemevalError
-from ..scoring import retrieval, scorers, validity
+from ..audit import validity
+from ..scoring import retrieval, scorers
 from ..systems.base import Memory, memory_text
 from .records import RecordStore, RunLock, read_manifest, read_records, record_memories, write_manifest
 

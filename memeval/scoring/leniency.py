@@ -76,6 +76,16 @@ def _sibling(q: Question, group: list[Question]) -> str | None:
     return None
 
 
+def _any_value(q: Question, groups: dict[str, list[Question]]) -> str | None:
+    """Where no question of ``q``'s shape has a gold (an ABSTAIN question worded unlike the answerable
+    ones), a confident value all the same: the first one-value gold of the tier, in question order."""
+    for group in groups.values():
+        for other in group:
+            if other is not q and other.axis in _ONE_VALUE and other.gold_answer.strip():
+                return other.gold_answer.strip()
+    return None
+
+
 def _near(q: Question, group: list[Question]) -> str | None:
     near = q.extra.get("near")
     if isinstance(near, list):
@@ -95,7 +105,7 @@ def _traps(q: Question, groups: dict[str, list[Question]]) -> Iterable[tuple[str
         yield "one_side", f"It's {q.clash_b}."
     if axis == "FALSE_MEMORY" and q.false_claim_en:
         yield "false_premise", f"Yes, I remember: {q.false_claim_en.rstrip('.')}. You told me that."
-    if axis == "ABSTAIN" and q.expect == "no_memory" and (v := _sibling(q, group)):
+    if axis == "ABSTAIN" and q.expect == "no_memory" and (v := _sibling(q, group) or _any_value(q, groups)):
         yield "invented", f"It's {v}."
     if axis in _ONE_VALUE and q.gold_answer.strip() and (v := _near(q, group)):
         yield "near_miss", f"It's {v}."
