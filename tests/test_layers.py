@@ -20,6 +20,7 @@ PKG = Path(__file__).resolve().parents[1] / "memeval"
 #: sibling of the same rank (run and multiturn stand beside each other).
 RANKS: dict[str, int] = {
     "text": 0, "errors": 0, "atomic": 0, "_version": 0, "retry": 0,
+    "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
     "systems": 2,
     "llm": 3,
@@ -27,7 +28,7 @@ RANKS: dict[str, int] = {
     "audit": 5,
     "run": 6, "multiturn": 6,
     "analysis": 7,
-    "commands": 8, "testing": 8, "cli": 9, "__main__": 10, "__init__": 10,
+    "commands": 8, "cli": 9, "__main__": 10, "__init__": 10,
 }
 #: Where an import inside a function is allowed: the command line imports a command's machinery
 #: only when that command runs (start-up time), never to dodge a cycle. Elsewhere an import inside a

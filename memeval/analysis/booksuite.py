@@ -20,7 +20,7 @@ from ..bench.loaders._common import staged_output
 from ..bench.loaders.booksuite import BookSuite, answers_from_run, import_booksuite
 from ..errors import MemevalError
 from ..scoring.booksuite_scores import CaseScore, LayerRow, keyword_scores_from_records
-from ..run import run_system
+from ..run import read_records, run_system
 from ..text.names import slug
 
 __all__ = ["default_suite_dir", "run_builtin_systems", "builtin_runs", "stored_scores", "layer_frame", "case_frame",
@@ -59,8 +59,6 @@ def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, di
 
 def stored_scores(suite: BookSuite, run_dirs: Mapping[str, Path]) -> list[CaseScore]:
     """Keyword recall of each ``{spec: run folder}`` dry run over ``suite``, as its records hold it."""
-    from ..run import read_records
-
     out: list[CaseScore] = []
     for spec, rd in run_dirs.items():
         held = keyword_scores_from_records(suite, read_records(rd), spec)

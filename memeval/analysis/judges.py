@@ -17,6 +17,10 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from ..errors import InputError
+from ..run.records import read_manifest
+from .aggregate import load_records
+
 __all__ = ["VERDICTS", "cohen_kappa", "verdict_expr", "paired_verdicts", "agreement_table", "confusion_table",
            "leniency_table", "load_judge_pair", "confusion_heatmap", "acceptance_bars"]
 
@@ -107,9 +111,6 @@ def leniency_table(graded: pl.DataFrame, by: Sequence[str] = ("judge", "trap")) 
 
 
 def _run_identity(run_dir) -> tuple[dict, str, str]:
-    from ..errors import InputError
-    from ..run.records import read_manifest
-
     m = read_manifest(run_dir)
     c = m.get("config") if isinstance(m, dict) else None
     if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
@@ -121,9 +122,6 @@ def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
     """``(pairs, label_a, label_b)`` for two gradings of the same answers (see ``paired_verdicts``).
     Refused in one line (:class:`InputError`, exit 2) when the runs are on different benches or question
     sets, share no question, or graded different answers."""
-    from ..errors import InputError
-    from .aggregate import load_records
-
     ca, hash_a, set_a = _run_identity(run_a)
     cb, hash_b, set_b = _run_identity(run_b)
     if hash_a != hash_b:

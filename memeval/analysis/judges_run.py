@@ -12,6 +12,13 @@ from typing import Iterator, Sequence
 
 import polars as pl
 
+from ..llm import ChatClient
+from ..run import run_system
+from ..scoring.judge import Judge, Reader
+from ..scoring.leniency import grade_probes
+from ..testing.chat_stub import ScriptedChatServer
+from ..testing.judge_stubs import judge_responder, reader_responder
+
 __all__ = ["stub_endpoints", "two_gradings", "grade_leniency"]
 
 #: (base URL, model) of one OpenAI-compatible endpoint
@@ -21,9 +28,6 @@ Endpoint = tuple[str, str]
 @contextlib.contextmanager
 def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
     """The scripted ``strict`` and ``lenient`` judges and the scripted ``reader`` on loopback."""
-    from ..testing.chat_stub import ScriptedChatServer
-    from ..testing.judge_stubs import judge_responder, reader_responder
-
     with ScriptedChatServer(judge_responder("strict")) as s, ScriptedChatServer(judge_responder("lenient")) as l, \
             ScriptedChatServer(reader_responder) as r:
         yield {"strict": (s.base_url, "strict-stub"), "lenient": (l.base_url, "lenient-stub"),
@@ -31,8 +35,6 @@ def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
 
 
 def _client(ep: Endpoint, key_env: str | None):
-    from ..llm import ChatClient
-
     return ChatClient(ep[0], ep[1], api_key_env=key_env)
 
 
@@ -40,9 +42,6 @@ def two_gradings(bench_dir, system: str, tiers: Sequence[str] | None, judges: Se
                  runs_root="runs", key_env: str | None = "OPENAI_API_KEY") -> list[Path]:
     """One ``answer``-mode run per judge, each in a new folder under ``runs_root``, with the same
     system and reader (deterministic: the same answers, graded by each judge)."""
-    from ..run import run_system
-    from ..scoring.judge import Judge, Reader
-
     Path(runs_root).mkdir(parents=True, exist_ok=True)
     out = []
     for i, ep in enumerate(judges):
@@ -56,9 +55,6 @@ def two_gradings(bench_dir, system: str, tiers: Sequence[str] | None, judges: Se
 def grade_leniency(probes, judges: Sequence[Endpoint], key_env: str | None = "OPENAI_API_KEY",
                    concurrency: int = 4) -> pl.DataFrame:
     """One row per (judge, probe): the judge's verdict on the trap answer (``score`` None = ungraded)."""
-    from ..scoring.judge import Judge
-    from ..scoring.leniency import grade_probes
-
     rows = []
     for ep in judges:
         rows += grade_probes(probes, Judge(_client(ep, key_env)), ep[1], concurrency)

@@ -18,7 +18,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import haystacks_of
 from ..errors import InputError, MemevalError
