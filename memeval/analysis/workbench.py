@@ -10,21 +10,65 @@ from typing import Iterable
 
 import polars as pl
 
-__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run"]
+__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run",
+           "project_root", "anchored", "parse_run_labels", "run_folders"]
+
+ROOT_MARKERS = ("pyproject.toml", "memeval.toml")
+
+
+def project_root(start: str | Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: the current folder) holding ``pyproject.toml``
+    or ``memeval.toml``; else ``start`` itself. ``data/`` and ``runs/`` live there, so a notebook run
+    from ``notebooks/`` (JupyterLab) writes to the same places as one run from the CLI."""
+    here = Path(start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if any((d / m).is_file() for m in ROOT_MARKERS):
+            return d
+    return here
+
+
+def anchored(path: str | Path, root: Path | None = None) -> Path:
+    """``path`` as given when absolute or already there (relative to the current folder), else under
+    the project root (:func:`project_root`)."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    return (root or project_root()) / p
+
+
+def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[str, Path]]:
+    """Split ``NAME=RUN_DIR`` items into folders and ``{label: folder}`` (plain folders get no label).
+
+    >>> parse_run_labels(["padded=runs/a", "runs/b"])
+    ([PosixPath('runs/a'), PosixPath('runs/b')], {'padded': PosixPath('runs/a')})
+    """
+    dirs: list[Path] = []
+    labels: dict[str, Path] = {}
+    for item in run_dirs:
+        text = str(item)
+        name, sep, folder = text.partition("=")
+        if sep and name and "/" not in name and not Path(text).exists():
+            if name in labels:
+                raise ValueError(f"label {name!r} given twice")
+            labels[name] = Path(folder)
+            dirs.append(Path(folder))
+        else:
+            dirs.append(Path(text))
+    return dirs, labels
 
 
 def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
                  data_root: str | Path = "data") -> Path:
     """``bench_dir`` if given (it must hold ``bench.yaml``); else the generated lifelog bench
-    ``data/lifelog-<preset>-s<seed>``, generated on first use."""
+    ``data/lifelog-<preset>-s<seed>`` under the project root, generated on first use."""
     from ..errors import InputError
 
     if bench_dir is not None:
-        path = Path(bench_dir)
+        path = anchored(bench_dir)
         if not (path / "bench.yaml").is_file():
             raise InputError(path / "bench.yaml", message="no bench manifest here")
         return path
-    path = Path(data_root) / f"lifelog-{preset}-s{seed}"
+    path = anchored(data_root) / f"lifelog-{preset}-s{seed}"
     if not (path / "bench.yaml").is_file():
         from ..bench.lifelog import generate
 
@@ -38,7 +82,7 @@ def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[s
     from ..run import run_system
 
     return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
-                       runs_root=runs_root, progress=False) for s in systems]
+                       runs_root=anchored(runs_root), progress=False) for s in systems]
 
 
 def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
@@ -46,7 +90,8 @@ def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[st
     """Serve each built-in system with the reference server on loopback and run it over HTTP, so
     its speed is *measured* (latency minus the network floor) rather than taken in process.
 
-    Returns ``{"<spec> over HTTP": run folder}``; records name the system by its URL, which
+    Returns ``{"<spec> over HTTP": run folder}``; the folder is named after that label, never the
+    server's (random) port, so a second report resumes it. Records name the system by its URL, which
     :func:`label_systems` maps back to these labels.
     """
     from ..run import run_system
@@ -56,8 +101,9 @@ def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[st
     out: dict[str, Path] = {}
     for spec in systems:
         with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:
-            out[f"{spec} over HTTP"] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None,
-                                                  mode=mode, runs_root=runs_root, progress=False)
+            label = f"{spec} over HTTP"
+            out[label] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None, mode=mode,
+                                    runs_root=anchored(runs_root), progress=False, name=f"{spec}-http")
     return out
 
 
@@ -68,13 +114,24 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 
 
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
-    """All records of the given run folders (see ``aggregate.load_records``)."""
+    """All records of the given run folders (see ``aggregate.load_records``). An item may be
+    ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
+    by side). Relative folders are found from the current folder, else the project root."""
     from .aggregate import load_records
 
-    dirs = [Path(d) for d in run_dirs]
+    dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
         raise ValueError("no run folders given")
-    return load_records(dirs)
+    found = [anchored(d) for d in dirs]
+    df = load_records(found)
+    if labels:
+        df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
+    return df
+
+
+def run_folders(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """The run folders of ``run_dirs`` (``NAME=`` labels dropped), found as :func:`load_runs` finds them."""
+    return [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
 
 
 def bench_of_run(run_dir: str | Path) -> Path | None:
