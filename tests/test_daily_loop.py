@@ -117,3 +117,20 @@ def test_compare_runs_of_one_system_by_name(tmp_path, capsys):
     assert main(["compare", "--suite", str(SUITE), "--run", f"plain={a}", "--run", f"k3={b}"]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Layer "))
     assert header.split()[-2:] == ["plain", "k3"] and len(header.split()) > 3  # canned sets kept
+
+
+def test_booksuite_audit_explains_cases_without_gold(tmp_path, capsys):
+    from memeval.bench.audit import audit
+    from memeval.bench.loaders.booksuite import import_booksuite
+    from tests.booksuite_paths import SUITE
+
+    import_booksuite(SUITE, tmp_path / "full")
+    rep = audit(tmp_path / "full")
+    check = rep.check("evidence-resolves")
+    assert check.passed and check.numbers["no_gold_expected"] == 52 and "expected for this suite" in check.note
+    assert not [f for f in rep.findings if f.check == "evidence-resolves"]
+    (tmp_path / "nogold.json").write_text("{}")  # every case without gold facts: nothing else to find
+    import_booksuite(SUITE, tmp_path / "bare", tmp_path / "nogold.json")
+    assert main(["audit", str(tmp_path / "bare")]) == 0
+    out = capsys.readouterr().out
+    assert "60 cases without gold facts" in out and "audit PASS" in out
