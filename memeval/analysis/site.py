@@ -104,7 +104,8 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
 
     both = df if bounds_df is None else pl.concat([df, bounds_df], how="vertical_relaxed")
     overall = overall_table(both).filter(pl.col("system").is_in(df["system"].unique().to_list()))
-    overall = overall.drop("tier_index")
+    overall = overall.select([c for c in ("system", "tier", "weighted", "unweighted", "n", "graded", "ungraded", "errors",
+                                          "recall_any@5", "floor_weighted", "ceiling_weighted") if c in overall.columns])
     axis = tier_axis_table(df).drop("tier_index")
     parts = [f'<p><a href="../index.html">← all runs</a></p><h1>{_e(info.label)}</h1>',
              f"<p>bench <b>{_e(info.bench)}</b> · mode <b>{_e(info.mode)}</b> · question set "
