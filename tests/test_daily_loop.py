@@ -134,3 +134,32 @@ def test_booksuite_audit_explains_cases_without_gold(tmp_path, capsys):
     assert main(["audit", str(tmp_path / "bare")]) == 0
     out = capsys.readouterr().out
     assert "60 cases without gold facts" in out and "audit PASS" in out
+
+
+def test_pad_and_import_show_progress(tiny, tmp_path, capsys):
+    from tests.booksuite_paths import SUITE
+
+    _, bench, _ = tiny
+    assert main(["pad", str(bench), "--sizes", "300,600", "--source", "lifelog", "--out", str(tmp_path / "p")]) == 0
+    err = capsys.readouterr().err
+    assert "reading tier core" in err and "writing tier" in err and err.count("s] ") >= 4
+    assert main(["import", "booksuite", str(SUITE), "--out", str(tmp_path / "bs")]) == 0
+    err = capsys.readouterr().err
+    assert "importing booksuite" in err and "done in" in err
+    assert main(["pad", str(bench), "--sizes", "300", "--source", "lifelog", "--out", str(tmp_path / "q"),
+                 "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_heartbeat_beats_while_work_runs():
+    import io
+    import time
+
+    from memeval.commands._progress import Heartbeat
+
+    buf = io.StringIO()
+    with Heartbeat("working", every=0.05, stream=buf):
+        time.sleep(0.4)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "working ..." and lines[-1].startswith("working: done in")
+    assert any(line.startswith("  ... working:") for line in lines[1:-1])
