@@ -163,3 +163,20 @@ def test_heartbeat_beats_while_work_runs():
     lines = buf.getvalue().splitlines()
     assert lines[0] == "working ..." and lines[-1].startswith("working: done in")
     assert any(line.startswith("  ... working:") for line in lines[1:-1])
+
+
+@pytest.mark.timeout(600)
+def test_notebook_run_from_its_folder_writes_nothing_there(tmp_path):
+    """A kernel started in notebooks/ (JupyterLab's default) puts data/ and runs/ at the project root."""
+    from memeval.analysis.report import render_report
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "memeval.toml").write_text("")
+    nb = tmp_path / "notebooks"
+    nb.mkdir()
+    out = tmp_path / "reports" / "traces.html"
+    render_report(repo / "notebooks" / "traces.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=nb, progress=False)
+    assert out.is_file()
+    assert list(nb.iterdir()) == []
+    assert (tmp_path / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
+    assert any((tmp_path / "runs").glob("*/manifest.json"))
