@@ -43,9 +43,9 @@ def test_the_tour_runs_in_order_on_tiny(tmp_path):
         if cmd.startswith("memeval generate"):
             assert (tmp_path / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()  # where the next line looks
         if cmd.startswith("memeval run"):
-            folder = tmp_path / p.stdout.strip().splitlines()[-1]  # as printed, from the tour's folder
+            folder = tmp_path / p.stdout.strip()  # stdout is the folder alone, relative to the tour's folder
             assert folder.parent == tmp_path / "runs" and (folder / "manifest.json").is_file()
-            assert "weighted" in p.stdout and "retries=" in p.stdout  # the headline before the path
+            assert "weighted" in p.stderr and "retries=" in p.stderr  # the headline, on stderr
             run_dirs.append(folder)
         if cmd.startswith("memeval summary"):
             assert "no_memory" in p.stdout  # the floor run of the tour, found beside

@@ -10,31 +10,10 @@ from typing import Iterable
 
 import polars as pl
 
+from ..workspace import ROOT_MARKERS, anchored, project_root  # re-exported: the notebooks import them here
+
 __all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run",
            "project_root", "anchored", "parse_run_labels", "run_folders"]
-
-ROOT_MARKERS = ("pyproject.toml", "memeval.toml")
-
-
-def project_root(start: str | Path | None = None) -> Path:
-    """The nearest folder at or above ``start`` (default: the current folder) holding ``pyproject.toml``
-    or ``memeval.toml``; else ``start`` itself. ``data/`` and ``runs/`` live there, so a notebook run
-    from ``notebooks/`` (JupyterLab) writes to the same places as one run from the CLI."""
-    here = Path(start or Path.cwd()).resolve()
-    for d in (here, *here.parents):
-        if any((d / m).is_file() for m in ROOT_MARKERS):
-            return d
-    return here
-
-
-def anchored(path: str | Path, root: Path | None = None) -> Path:
-    """``path`` as given when absolute or already there (relative to the current folder), else under
-    the project root (:func:`project_root`)."""
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return p
-    return (root or project_root()) / p
-
 
 def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[str, Path]]:
     """Split ``NAME=RUN_DIR`` items into folders and ``{label: folder}`` (plain folders get no label).

@@ -8,8 +8,9 @@ import time
 
 
 class Heartbeat:
-    """``with Heartbeat("importing locomo", every=2.0):`` prints the task and then, every ``every``
-    seconds until the block ends, the time spent so far; ``enabled=False`` prints nothing."""
+    """``with Heartbeat("importing locomo", every=2.0):`` prints nothing for work done within ``every``
+    seconds (so a quick failure stays one line); after that, the task and the time spent so far every
+    ``every`` seconds, and the total at the end. ``enabled=False`` prints nothing."""
 
     def __init__(self, task: str, every: float = 2.0, enabled: bool = True, stream=None):
         self.task, self.every, self.enabled = task, every, enabled
@@ -17,15 +18,18 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.t0 = 0.0
+        self.beats = 0
 
     def _beat(self) -> None:
         while not self._stop.wait(self.every):
+            if not self.beats:
+                print(f"{self.task} ...", file=self.stream, flush=True)
+            self.beats += 1
             print(f"  ... {self.task}: {time.perf_counter() - self.t0:.0f} s", file=self.stream, flush=True)
 
     def __enter__(self) -> "Heartbeat":
         self.t0 = time.perf_counter()
         if self.enabled:
-            print(f"{self.task} ...", file=self.stream, flush=True)
             self._thread = threading.Thread(target=self._beat, daemon=True)
             self._thread.start()
         return self
@@ -34,5 +38,5 @@ class Heartbeat:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-            if exc[0] is None:
+            if exc[0] is None and self.beats:
                 print(f"{self.task}: done in {time.perf_counter() - self.t0:.1f} s", file=self.stream, flush=True)

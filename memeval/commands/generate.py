@@ -23,7 +23,7 @@ def run(args) -> int:
     from ..bench.io import load_bench
     from ..bench.lifelog import generate
 
-    from ..analysis.workbench import anchored
+    from ..workspace import anchored
 
     t0 = time.perf_counter()
     out = generate(args.preset, args.seed, args.out or anchored("data") / f"lifelog-{args.preset}-s{args.seed}",

@@ -47,9 +47,8 @@ def _client(args, role):
 
 
 def run(args) -> int:
-    from ..analysis.runs import headline_lines
-    from ..analysis.workbench import anchored
     from ..run.runner import run_system
+    from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
     run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
                          progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
@@ -59,7 +58,11 @@ def run(args) -> int:
                                        "api_key_env": args.api_key_env, "max_reply_bytes": args.max_reply_bytes}
                          if args.system.startswith("http") else None)
     _gate(run_dir)
-    print("\n".join(headline_lines(run_dir)))
+    import sys
+
+    from ..analysis.runs import headline_lines
+
+    print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
     print(run_dir)
     return 0
 

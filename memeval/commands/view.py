@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ..analysis.site import build_site
-    from ..analysis.workbench import anchored
+    from ..workspace import anchored
     from ..errors import InputError
 
     runs = anchored(args.runs or "runs")
