@@ -21,7 +21,7 @@
 # beside the score), retrieval hit rate, and speed.
 
 # %% tags=["parameters"]
-# run_dirs: run folders to load; None = run `systems` on the bench below
+# run_dirs: run folders (or NAME=RUN_DIR) to load; None = run `systems` on the bench below
 run_dirs: list[str] | None = None
 # bench_dir: None = the lifelog bench generated from preset + seed into data/
 bench_dir = None
@@ -40,12 +40,13 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
-from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+from memeval.analysis.workbench import ensure_bench, load_runs, run_folders, run_systems
 
 setup_notebook()
 if run_dirs is None:
     run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
 print("runs:", ", ".join(str(d) for d in run_dirs))
 

@@ -33,7 +33,7 @@ systems = ["no_memory", "bm25", "oracle"]
 # tiers: None = every tier of the bench
 tiers: list[str] | None = None
 mode = "dry"
-# run_dirs: run folders to load instead of running `systems`
+# run_dirs: run folders (or NAME=RUN_DIR) to load instead of running `systems`
 run_dirs: list[str] | None = None
 runs_root = "runs"
 x = "turns"  # or "tokens"
@@ -50,7 +50,7 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side
-from memeval.analysis.workbench import ensure_bench, load_runs, run_systems
+from memeval.analysis.workbench import run_folders, ensure_bench, load_runs, run_systems
 from memeval.bench import load_bench
 
 setup_notebook()
@@ -59,6 +59,7 @@ if run_dirs is None:
     bench_path = ensure_bench(bench_dir, preset, seed)
     run_dirs = run_systems(bench_path, systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
 
 # %% [markdown]

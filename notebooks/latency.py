@@ -22,7 +22,7 @@
 # the speed figure with their reason (never scored 0).
 
 # %% tags=["parameters"]
-# run_dirs: run folders to load; None = run `systems` on the bench below
+# run_dirs: run folders (or NAME=RUN_DIR) to load; None = run `systems` on the bench below
 run_dirs: list[str] | None = None
 # bench_dir: None = the lifelog bench generated from preset + seed into data/
 bench_dir = None
@@ -46,7 +46,7 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table
-from memeval.analysis.workbench import ensure_bench, label_systems, load_runs, run_served, run_systems
+from memeval.analysis.workbench import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
 
 setup_notebook()
 labels = {}
@@ -56,6 +56,7 @@ if run_dirs is None:
     labels = run_served(bench_path, served, tiers, mode, runs_root, served_delay_ms)
     run_dirs = run_dirs + list(labels.values())
 df = label_systems(load_runs(run_dirs), labels)
+run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 print("runs:", ", ".join(str(d) for d in run_dirs))
 display(HTML(gate_html(aggregate.dry_validity_gate(run_dirs))))  # speed stands; dry scores may not
 

@@ -22,7 +22,7 @@
 # worst-scoring records as tables instead.
 
 # %% tags=["parameters"]
-# run_dirs: run folders to load; None = run `systems` on the bench below
+# run_dirs: run folders (or NAME=RUN_DIR) to load; None = run `systems` on the bench below
 run_dirs: list[str] | None = None
 # bench_dir: None = the lifelog bench generated from preset + seed into data/
 bench_dir = None
@@ -44,12 +44,13 @@ from memeval.analysis.aggregate import dry_validity_gate
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html
 from memeval.analysis.widgets import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
-from memeval.analysis.workbench import bench_of_run, ensure_bench, load_runs, run_systems
+from memeval.analysis.workbench import run_folders, bench_of_run, ensure_bench, load_runs, run_systems
 
 setup_notebook()
 if run_dirs is None:
     run_dirs = run_systems(ensure_bench(bench_dir, preset, seed), systems, tiers, mode, runs_root)
 df = load_runs(run_dirs)
+run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 bench = bench_of_run(run_dirs[0])
 evidence = evidence_texts(df, bench) if bench is not None else None
 print(f"{df.height} records from", ", ".join(str(d) for d in run_dirs))

@@ -669,7 +669,8 @@ def test_tiny_broken_photo(tiny, capsys):
 
 def test_imported_book_suite_per_question_haystacks(tmp_path):
     """A real imported bench (one haystack per case, no tiers to nest): the structure checks pass and
-    every answerable case without evidence turns is named."""
+    every answerable case without evidence turns is a case without gold facts, counted as expected for
+    this suite (issue 14), not named as a failure."""
     from booksuite_paths import SUITE
 
     from memeval.bench.loaders import import_bench
@@ -685,9 +686,11 @@ def test_imported_book_suite_per_question_haystacks(tmp_path):
     for c in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "images-resolve"):
         assert r.check(c).status == "pass", c
     assert r.check("tiers-nested").status == "skip"
-    named = {f.qid for f in r.findings if f.check == "evidence-resolves"}
-    assert no_evidence and named == no_evidence
-    assert all(f.reason.endswith("question has no evidence turns") for f in r.findings if f.check == "evidence-resolves")
+    assert no_evidence and all(q["has_gold"] is False for q in qs if q["id"] in no_evidence)
+    assert not [f for f in r.findings if f.check == "evidence-resolves"]
+    check = r.check("evidence-resolves")
+    assert check.status == "pass" and check.numbers["no_gold_expected"] == len(no_evidence)
+    assert f"{len(no_evidence)} cases without gold facts" in check.note
 
 
 def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):

@@ -117,12 +117,17 @@ def test_compare_reads_memeval_runs(tmp_path, capsys):
     (fake / "records.jsonl").write_text(
         json.dumps({"qid": "layer1_01_bank_account", "epoch": 0, "answer": "4429853327 / 123006800"}) + "\n"
         + json.dumps({"qid": "layer1_02_insurance_claim", "epoch": 0, "error": "boom"}) + "\n")
-    assert main(["compare", "--suite", str(SUITE), "--run", str(run), "--run", str(fake)]) == 0
+    assert main(["compare", "--suite", str(SUITE), "--run", str(run), "--run", str(fake)]) == 2
+    assert "'no_memory' is already taken (name this run: --run NAME=" in capsys.readouterr().err  # canned set
+    assert main(["compare", "--suite", str(SUITE), "--run", f"no_memory={run}", "--run", str(fake), "--systems",
+                 "no_memory", "fake"]) == 2  # the canned no_memory set holds that name
+    capsys.readouterr()
+    assert main(["compare", "--suite", str(SUITE), "--run", f"mine={run}", "--run", str(fake)]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("Layer "))
-    assert header.split()[1:] == ["no_memory", "fake"]
-    assert _table(out)["Overall"] == ["0.000", "1.000"]
-    assert re.search(r"^n missing\s+0\s+7$", out, re.M)
+    assert header.split()[-2:] == ["mine", "fake"] and len(header.split()) > 3  # added to the canned sets
+    assert _table(out)["Overall"][-2:] == ["0.000", "1.000"]
+    assert re.search(r"^n missing.*\s0\s+7$", out, re.M)
     (fake / "records.jsonl").write_text(json.dumps({"qid": "Q1", "epoch": 0, "answer": "x"}) + "\n")
     assert main(["compare", "--suite", str(SUITE), "--run", str(fake)]) == 2
     assert "records.jsonl:1: field 'qid': 'Q1' is not a book-suite test_id" in capsys.readouterr().err

@@ -19,7 +19,7 @@ PKG = Path(__file__).resolve().parents[1] / "memeval"
 #: Lowest first. A module may import its own layer and lower ones, never a higher one, and never a
 #: sibling of the same rank (run and multiturn stand beside each other).
 RANKS: dict[str, int] = {
-    "text": 0, "errors": 0, "atomic": 0, "_version": 0, "retry": 0,
+    "text": 0, "errors": 0, "atomic": 0, "_version": 0, "retry": 0, "workspace": 0,
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
     "systems": 2,

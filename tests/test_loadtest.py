@@ -91,3 +91,23 @@ def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
         took = time.monotonic() - t1
     assert p.returncode == 130 and "interrupted" in err, err
     assert took < 8.0, took  # 20 s of schedule and 3 s replies were pending (band for a loaded machine)
+
+
+def test_loadtest_keeps_results_and_warns_on_client_lag(tmp_path, capsys):
+    import json
+
+    bench = make_minibench(tmp_path / "b")
+    out = tmp_path / "load.jsonl"
+    with ReferenceServer(NoMemory()) as srv:
+        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "40", "60",
+                     "--duration", "0.5", "--out", str(out), "--max-lag-ms", "100000"]) == 0
+        cap = capsys.readouterr()
+        assert "warning" not in cap.err and f"wrote 2 rate steps to {out}" in cap.out
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [r["rate"] for r in rows] == [40, 60] and all(r["sent"] == r["rate"] / 2 for r in rows)
+        assert rows[0]["latency_minus_rtt"]["n"] == 20 and rows[0]["lag_warning"] is False
+        assert rows[0]["url"] == srv.url and rows[0]["tier"] == "core"
+        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "40", "--duration", "0.5",
+                     "--max-lag-ms", "0", "--no-ingest", "--out", str(out)]) == 0  # any lag at all is over 0
+    assert "client itself fell" in capsys.readouterr().err
+    assert json.loads(out.read_text())["lag_warning"] is True

@@ -17,19 +17,42 @@ from .aggregate import load_records
 from ..run.records import read_manifest
 from ..bench.lifelog import generate
 
-__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run"]
+from ..workspace import anchored, project_root  # re-exported: the notebooks import them here
+
+__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run",
+           "project_root", "anchored", "parse_run_labels", "run_folders"]
+
+def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[str, Path]]:
+    """Split ``NAME=RUN_DIR`` items into folders and ``{label: folder}`` (plain folders get no label).
+
+    >>> parse_run_labels(["padded=runs/a", "runs/b"])
+    ([PosixPath('runs/a'), PosixPath('runs/b')], {'padded': PosixPath('runs/a')})
+    """
+    dirs: list[Path] = []
+    labels: dict[str, Path] = {}
+    for item in run_dirs:
+        text = str(item)
+        name, sep, folder = text.partition("=")
+        if sep and name and "/" not in name and not Path(text).exists():
+            if name in labels:
+                raise ValueError(f"label {name!r} given twice")
+            labels[name] = Path(folder)
+            dirs.append(Path(folder))
+        else:
+            dirs.append(Path(text))
+    return dirs, labels
 
 
 def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
                  data_root: str | Path = "data") -> Path:
     """``bench_dir`` if given (it must hold ``bench.yaml``); else the generated lifelog bench
-    ``data/lifelog-<preset>-s<seed>``, generated on first use."""
+    ``data/lifelog-<preset>-s<seed>`` under the project root, generated on first use."""
     if bench_dir is not None:
-        path = Path(bench_dir)
+        path = anchored(bench_dir)
         if not (path / "bench.yaml").is_file():
             raise InputError(path / "bench.yaml", message="no bench manifest here")
         return path
-    path = Path(data_root) / f"lifelog-{preset}-s{seed}"
+    path = anchored(data_root) / f"lifelog-{preset}-s{seed}"
     if not (path / "bench.yaml").is_file():
         generate(preset, seed, path)
     return path
@@ -39,7 +62,7 @@ def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[s
                 mode: str = "dry", runs_root: str | Path = "runs", epochs: int = 1) -> list[Path]:
     """Run each system over the bench (resuming a finished or partial run of the same config)."""
     return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
-                       runs_root=runs_root, progress=False) for s in systems]
+                       runs_root=anchored(runs_root), progress=False) for s in systems]
 
 
 def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
@@ -47,14 +70,16 @@ def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[st
     """Serve each built-in system with the reference server on loopback and run it over HTTP, so
     its speed is *measured* (latency minus the network floor) rather than taken in process.
 
-    Returns ``{"<spec> over HTTP": run folder}``; records name the system by its URL, which
+    Returns ``{"<spec> over HTTP": run folder}``; the folder is named after that label, never the
+    server's (random) port, so a second report resumes it. Records name the system by its URL, which
     :func:`label_systems` maps back to these labels.
     """
     out: dict[str, Path] = {}
     for spec in systems:
         with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:
-            out[f"{spec} over HTTP"] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None,
-                                                  mode=mode, runs_root=runs_root, progress=False)
+            label = f"{spec} over HTTP"
+            out[label] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None, mode=mode,
+                                    runs_root=anchored(runs_root), progress=False, name=f"{spec}-http")
     return out
 
 
@@ -65,11 +90,22 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 
 
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
-    """All records of the given run folders (see ``aggregate.load_records``)."""
-    dirs = [Path(d) for d in run_dirs]
+    """All records of the given run folders (see ``aggregate.load_records``). An item may be
+    ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
+    by side). Relative folders are found from the current folder, else the project root."""
+    dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
         raise ValueError("no run folders given")
-    return load_records(dirs)
+    found = [anchored(d) for d in dirs]
+    df = load_records(found)
+    if labels:
+        df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
+    return df
+
+
+def run_folders(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """The run folders of ``run_dirs`` (``NAME=`` labels dropped), found as :func:`load_runs` finds them."""
+    return [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
 
 
 def bench_of_run(run_dir: str | Path) -> Path | None:

@@ -45,7 +45,13 @@ class Structure:
                                   f"not in evidence_sessions {list(q.evidence_sessions)}")
                         break
         answerable = q.expect != "no_memory" and q.axis not in EXEMPT_GOLD
-        if answerable and not q.evidence_turns:
+        if answerable and not q.evidence_turns and q.extra.get("has_gold") is False:
+            # the book suite's cases without gold facts: expected, not a fault of the import
+            self.add(check, "no_gold_expected")
+            self.notes[check] = (f"{self.numbers[check]['no_gold_expected']} cases without gold facts have no "
+                                 "evidence turns: expected for this suite (the chapter ships gold facts for only "
+                                 "some cases; they are graded by the judge, not by keyword recall)")
+        elif answerable and not q.evidence_turns:
             self.fail(check, tier, q.id, f"{q.axis} question has no evidence turns")
         return h.evidence(q.evidence_turns)
 

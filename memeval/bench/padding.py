@@ -219,8 +219,10 @@ def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[
 
 
 def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 0, out=None, *,
-        tier: str | None = None, name: str | None = None, force: bool = False) -> Bench:
-    """Write a bench at ``out``: the tier ``tier`` (default: the smallest) plus one padded tier per size."""
+        tier: str | None = None, name: str | None = None, force: bool = False, progress=None) -> Bench:
+    """Write a bench at ``out``: the tier ``tier`` (default: the smallest) plus one padded tier per size.
+    ``progress(step)`` is called with a short text as each step starts."""
+    say = progress or (lambda _step: None)
     if out is None:
         raise MemevalError("padding: an output folder is required")
     sizes = sorted(set(int(s) for s in sizes))
@@ -230,12 +232,14 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
     root = Path(bench.root)
     base = bench.tier(tier) if tier else bench.tiers[0]
     tpath, qpath = root / base.turns_file, root / base.questions_file
+    say(f"reading tier {base.name}")
     turns, questions = read_turns(tpath), read_questions(qpath)
     # named question sets (e.g. probes) are padded alongside: same haystacks, evidence remapped
     set_qs = {k: read_questions(root / f) for k, f in base.question_sets.items()}
     if not turns:
         raise InputError(tpath, None, None, "the tier has no turns")
     everything = questions + [q for qs in set_qs.values() for q in qs]
+    say(f"padding {len(turns)} turns to {', '.join(map(str, sizes))} ({source})")
     padded = pad_haystacks(turns, everything, sizes, source=source, seed=seed, path=tpath)
     per_haystack = turns[0].haystack is not None
     images = sorted({t.image for ts, _ in padded for t in ts
@@ -251,6 +255,7 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
         tiers = [base]
         for size, (ts, qs) in zip(sizes, padded):
             tname = padded_tier_name(base.name, size)
+            say(f"writing tier {tname}")
             tf, qf = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
             write_turns(tmp / tf, ts)
             write_questions(tmp / qf, qs[:len(questions)])

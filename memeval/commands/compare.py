@@ -3,7 +3,8 @@
     memeval compare --suite DIR [--responses FILE] [--metric keyword-recall|judge] [--out FILE]
 
 ``--responses`` is ``{system: {test_id: answer}}`` (default: ``DIR/fixtures/system_responses.example.json``
-unless ``--run`` is given); ``--run RUN_DIR`` adds the answers of a ``memeval run`` over the imported suite.
+); ``--run [NAME=]RUN_DIR`` adds the answers of a ``memeval run`` over the imported suite, named NAME
+(default: its system spec), so two runs of one system compare side by side.
 Keyword recall needs no network and scores the cases that have gold facts; the judge metric grades every
 answered case with the rubric judge (``--judge-url``/``--judge-model``; key from ``--judge-key-env``).
 """
@@ -51,7 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json), or "
                         "the book's single-system batch file {test_id: answer}, named by its file stem")
     p.add_argument("--run", action="append", default=[], metavar="RUN_DIR",
-                   help="also compare a memeval run over the imported suite (repeatable; named by its system)")
+                   help="also compare a memeval run over the imported suite, as NAME=RUN_DIR or RUN_DIR (named by its "
+                        "system spec); repeatable; added to the --responses answer sets")
     p.add_argument("--systems", nargs="+", metavar="NAME", help="only these systems, in this order")
     add_judge_arguments(p)
 
@@ -105,12 +107,16 @@ def _note_ungraded(score) -> None:
 def run(args) -> int:
     suite, known = suite_from_args(args)
     rpath = Path(args.responses) if args.responses else Path(args.suite) / "fixtures" / "system_responses.example.json"
-    responses = read_responses(rpath, known) if args.responses or not args.run else {}
+    responses = read_responses(rpath, known) if args.responses or rpath.is_file() or not args.run else {}
     stored: dict[str, list] = {}  # system -> keyword-recall scores its run's records already hold
-    for run_dir in args.run:
-        name = run_name(run_dir)
+    for item in args.run:  # RUN_DIR, or NAME=RUN_DIR (two runs of one system side by side)
+        label, sep, folder = item.partition("=")
+        named = bool(sep) and bool(label) and not Path(item).exists()
+        run_dir = folder if named else item
+        name = label if named else run_name(run_dir)
         if name in responses or name in stored:
-            raise InputError(run_dir, None, None, f"system name {name!r} is already taken")
+            raise InputError(run_dir, None, None, f"system name {name!r} is already taken (name this run: "
+                                                  f"--run NAME={run_dir})")
         held = _stored_scores(run_dir, suite, name, known) if args.metric == KEYWORD_RECALL and not args.gold else None
         if held is not None:
             stored[name] = held

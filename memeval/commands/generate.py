@@ -12,8 +12,9 @@ def add_arguments(parser) -> None:
     from ..bench.lifelog import PRESETS
 
     parser.add_argument("--preset", choices=sorted(PRESETS), default="demo", help="size (default: demo)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument("--out", type=Path, required=True, help="folder to write (created or replaced)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default: 1, as the notebooks use)")
+    parser.add_argument("--out", type=Path, help="folder to write (created or replaced; default "
+                        "data/lifelog-PRESET-sSEED under the project root, where the notebooks look)")
     parser.add_argument("--force", action="store_true",
                         help="replace a non-empty folder that is not a previous generation")
 
@@ -22,8 +23,11 @@ def run(args) -> int:
     from ..bench.io import load_bench
     from ..bench.lifelog import generate
 
+    from ..workspace import anchored
+
     t0 = time.perf_counter()
-    out = generate(args.preset, args.seed, args.out, force=args.force)
+    out = generate(args.preset, args.seed, args.out or anchored("data") / f"lifelog-{args.preset}-s{args.seed}",
+                   force=args.force)
     bench = load_bench(out)
     print(f"wrote {bench.name} {bench.version} preset={args.preset} seed={args.seed} to {out} "
           f"in {time.perf_counter() - t0:.2f} s")

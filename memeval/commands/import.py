@@ -19,6 +19,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="bench folder to write")
     parser.add_argument("--name", help="bench name (default: the format)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty --out folder")
+    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--pair", action="append", default=[], metavar="FILE=TIER[,TIER]",
                         help="glasshouse: attach question FILE to these tiers (refused where its "
                              "evidence does not resolve)")
@@ -35,8 +36,11 @@ def _pairs(items: list[str]) -> dict[str, list[str]]:
 
 
 def run(args) -> int:
-    bench = import_bench(args.format, args.paths, args.out, force=args.force, name=args.name,
-                         pairs=_pairs(args.pair) or None)
+    from ._progress import Heartbeat
+
+    with Heartbeat(f"importing {args.format} into {args.out}", enabled=not args.no_progress):
+        bench = import_bench(args.format, args.paths, args.out, force=args.force, name=args.name,
+                             pairs=_pairs(args.pair) or None)
     print(f"wrote {args.out}: {bench.name} {bench.version}")
     for t in bench.tiers:
         print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "

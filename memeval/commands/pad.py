@@ -32,11 +32,21 @@ def add_arguments(parser) -> None:
     parser.add_argument("--name", help="name of the new bench (default: <name>-padded)")
     parser.add_argument("--out", required=True, metavar="DIR")
     parser.add_argument("--force", action="store_true", help="replace a non-empty --out folder")
+    parser.add_argument("--no-progress", action="store_true", help="no step lines on stderr")
 
 
 def run(args) -> int:
+    import sys
+    import time
+
+    t0 = time.perf_counter()
+
+    def progress(step: str) -> None:
+        if not args.no_progress:
+            print(f"[{time.perf_counter() - t0:6.1f} s] {step}", file=sys.stderr, flush=True)
+
     bench = pad(args.bench, _sizes(args.sizes), args.source, args.seed, args.out, tier=args.tier,
-                name=args.name, force=args.force)
+                name=args.name, force=args.force, progress=progress)
     print(f"wrote {args.out}: {bench.name}")
     for t in bench.tiers:
         print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "

@@ -14,7 +14,9 @@ def add_arguments(p) -> None:
                    help="which questions to ask: the tier's main file, or a named set such as 'probes'")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1, help="parallel queries (HTTP systems only)")
-    p.add_argument("--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id>)")
+    p.add_argument("--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id> under the project root)")
+    p.add_argument("--name", help="the system's logical name: names the run folder instead of the spec, and a URL's "
+                                  "port is left out of the config, so a server on another port resumes the run")
     p.add_argument("--target-ms", type=float, default=500.0, help="memory's share of the latency budget")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="conversation fluidity budget (recorded)")
     for role in ("judge", "reader"):
@@ -46,15 +48,21 @@ def _client(args, role):
 
 def run(args) -> int:
     from ..run.runner import run_system
+    from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
     run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
                          progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
                          target_ms=args.target_ms, budget_ms=args.budget_ms, question_set=args.question_set,
-                         verify=not args.no_verify,
+                         verify=not args.no_verify, name=args.name, runs_root=anchored("runs"),
                          http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
                                        "api_key_env": args.api_key_env, "max_reply_bytes": args.max_reply_bytes}
                          if args.system.startswith("http") else None)
     _gate(run_dir)
+    import sys
+
+    from ..analysis.runs import headline_lines
+
+    print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
     print(run_dir)
     return 0
 

@@ -4,61 +4,122 @@ from __future__ import annotations
 
 HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ceiling, and latency of runs"
 
+FORMATS = ("table", "json", "csv", "md")
+#: Columns shown without --wide (the rest are in --wide, --format json/csv).
+NARROW = {
+    "overall": ["system", "tier", "weighted", "unweighted", "n", "errors", "floor_weighted", "ceiling_weighted"],
+    "tier_axis": ["system", "tier", "axis", "score", "n", "errors", "recall_any@5"],
+    "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
+}
+WIDTH = 100
+
 
 def add_arguments(p) -> None:
     p.add_argument("runs", nargs="+", help="run folders")
     p.add_argument("--questions", choices=["core", "all"], default="all",
                    help="core = only questions present in every tier (degradation comparisons)")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table (default, fits 100 columns), json (every table, all columns), csv (the overall "
+                        "table), md (Markdown tables)")
+    p.add_argument("--wide", action="store_true", help="all columns (tables wider than 100 columns)")
+    p.add_argument("--no-bounds", action="store_true",
+                   help="do not add the floor (no_memory) and ceiling (oracle) runs found beside these runs")
 
 
 def run(args) -> int:
+    import json
+    import sys
+
     import polars as pl
 
-    from ..analysis.aggregate import (WEIGHT_TABLE, ceiling_gap_line, latency_table, load_records, manifest_summary, overall_table,
-                                      official_table, question_set, retrieval_table, tier_axis_table)
+    from ..analysis.aggregate import (WEIGHT_TABLE, ceiling_gap_line, latency_table, load_records, manifest_summary,
+                                      official_table, overall_table, question_set, retrieval_table, tier_axis_table)
+    from ..analysis.runs import run_info, sibling_bounds
     from ..run.records import read_manifest
     from ..audit.validity import gate_line
 
-    df = question_set(load_records(args.runs), args.questions)
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, float_precision=3, tbl_hide_dataframe_shape=True):
-        for r in args.runs:
+    bounds = [] if args.no_bounds else sibling_bounds(args.runs)
+    runs = [*args.runs, *bounds]
+    df = question_set(load_records(runs), args.questions)
+    infos = [run_info(r) for r in runs]
+    sets = ", ".join(dict.fromkeys(i.question_set for i in infos))
+    gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in runs) if g]
+    tables = {"overall": overall_table(df).drop("tier_index"), "tier_axis": tier_axis_table(df).drop("tier_index"),
+              "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
+              "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
+              "retrieval_session": retrieval_table(df, "session").drop("tier_index")}
+    official = official_table(df)
+    if official.height:
+        tables["official"] = official.drop("tier_index")
+    if args.format == "json":
+        out = {"runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
+               "question_set": sets, "questions": args.questions, "validity": gates,
+               **{k: t.to_dicts() for k, t in tables.items()}}
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    if args.format == "csv":
+        t = tables["overall"] if args.wide else _narrow(tables["overall"], "overall")
+        t.write_csv(sys.stdout)
+        return 0
+    md = args.format == "md"
+    fmt = dict(tbl_rows=-1, tbl_cols=-1, float_precision=3, tbl_hide_dataframe_shape=True,
+               tbl_hide_column_data_types=True, tbl_width_chars=10_000 if args.wide or md else WIDTH)
+    if md:
+        fmt["tbl_formatting"] = "MARKDOWN"
+    else:
+        fmt["tbl_formatting"] = "ASCII_MARKDOWN"
+    head = (lambda s: print(f"\n## {s}\n")) if md else (lambda s: print(f"\n{s}"))
+    show = (lambda t, name: t) if args.wide else _narrow
+    with pl.Config(**fmt):
+        for r in runs:
             m = manifest_summary(r)
-            print(f"run {m['run_id']}: {m['system']} on {m['bench']}, mode {m['mode']}, status {m['status']}")
-        print(f"\nquestion set: {args.questions}")
-        gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in args.runs) if g]
+            tag = " (bound found beside)" if r in bounds else ""
+            print(f"run {m['run_id']}: {m['system']}, mode {m['mode']}, status {m['status']}{tag}")
+        print(f"question set: {sets}; questions: {args.questions}"
+              + (" (only those in every tier)" if args.questions == "core" else ""))
         for g in gates:
             print(g)
-        retrieval = [("turn", retrieval_table(df, "turn")), ("session", retrieval_table(df, "session"))]
         if gates:
-            _print_retrieval(retrieval)
+            _print_retrieval(tables, head, args.wide)
         label = " -- NOT VALID on this bench, see above" if gates else ""
-        print(f"\nOverall dry answer scores{label} (weighted and unweighted; floor = no_memory, ceiling = oracle "
-              "when run on the same bench)")
-        print(overall_table(df).drop("tier_index"))
+        head(f"Overall dry answer scores{label} (floor = no_memory, ceiling = oracle on the same bench files)")
+        print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
             print(gap)
-        official = official_table(df)
-        if official.height:
-            print("\nThe bench's own answer metric (answer mode), beside memeval's verdicts")
-            print(official.drop("tier_index"))
-        print("\nPer tier × axis")
-        print(tier_axis_table(df).drop("tier_index"))
+        if "official" in tables:
+            head("The bench's own answer metric (answer mode), beside memeval's verdicts")
+            print(tables["official"])
+        head("Per tier × axis")
+        print(show(tables["tier_axis"], "tier_axis"))
         if not gates:
-            _print_retrieval(retrieval)
-        print("\nLatency minus round trip (ms)")
-        print(latency_table(df))
-        print("\nAxis weights")
-        print(WEIGHT_TABLE.transpose(include_header=False, column_names="axis"))
+            _print_retrieval(tables, head, args.wide)
+        head("Latency minus round trip (ms)")
+        print(show(tables["latency"], "latency"))
+        head("Axis weights")
+        if args.wide:
+            print(WEIGHT_TABLE.transpose(include_header=False, column_names="axis"))
+        else:
+            import textwrap
+
+            print(textwrap.fill(", ".join(f"{a} {w}" for a, w in WEIGHT_TABLE.iter_rows()), WIDTH))
+        if not args.wide and not md:
+            print("\n(--wide for every column, --format json|csv|md for files)")
     return 0
+
+
+def _narrow(t, name):
+    return t.select([c for c in NARROW[name] if c in t.columns])
 
 
 def _gate(manifest: dict, gate_line):
     return gate_line(manifest["config"]["bench"]["name"], manifest.get("dry_validity"))
 
 
-def _print_retrieval(tables) -> None:
-    for level, t in tables:
-        print(f"\nEvidence retrieval, {level} level (LongMemEval's recall_any/recall_all/NDCG at k; n = questions "
-              "with evidence turns, excluded = without)")
-        print(t.drop("tier_index"))
+def _print_retrieval(tables, head, wide) -> None:
+    for level in ("turn", "session"):
+        head(f"Evidence retrieval, {level} level (recall_any/recall_all/NDCG at k; n = questions with evidence)")
+        t = tables[f"retrieval_{level}"]
+        if not wide:
+            t = t.select([c for c in t.columns if not c.endswith(("@1", "@3"))][:8])
+        print(t)

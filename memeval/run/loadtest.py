@@ -36,8 +36,9 @@ class LoadResult:
 
 
 def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s: float,
-              max_in_flight: int = 64) -> LoadResult:
-    """Send ``rate`` queries/s for ``duration_s`` seconds (questions cycled), open loop."""
+              max_in_flight: int = 64, on_done=None) -> LoadResult:
+    """Send ``rate`` queries/s for ``duration_s`` seconds (questions cycled), open loop. ``on_done()``
+    is called after each request (progress)."""
     if rate <= 0 or duration_s <= 0:
         raise MemevalError("rate and duration must be positive")
     if not questions:
@@ -73,6 +74,8 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
                 lat.append((done - due) * 1000)
             else:
                 errors += 1
+        if on_done is not None:
+            on_done()
 
     pool = ThreadPoolExecutor(max_in_flight)
     try:

@@ -105,8 +105,13 @@ def _host() -> dict:
 def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
                epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
                target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs",
-               http_options: dict | None = None, question_set: str = "main", verify: bool = True) -> Path:
-    """Run (or resume) and return the run folder. See ``memeval run --help``."""
+               http_options: dict | None = None, question_set: str = "main", verify: bool = True,
+               name: str | None = None) -> Path:
+    """Run (or resume) and return the run folder. See ``memeval run --help``.
+
+    ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
+    it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
+    """
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
     if mode != "dry" and judge is None:
@@ -134,9 +139,14 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     try:
         snapshot = _config_snapshot(cfg, bench, sut, chosen)
         snapshot["bench"]["files_hash"] = files_hash
-        config_id = _config_id(snapshot)
+        if name:
+            snapshot["system"]["label"] = name
+        sys_cfg = snapshot["system"]  # with a name, the URL (spec, name, params.base_url) is left out
+        config_id = _config_id({**snapshot, "system": {
+            **{k: v for k, v in sys_cfg.items() if k not in ("spec", "name")},
+            "params": {k: v for k, v in sys_cfg["params"].items() if k != "base_url"}}} if name else snapshot)
         label = mode if question_set == "main" else f"{mode}-{question_set}"
-        run_dir = Path(out) if out else default_run_dir(bench.name, spec, label, config_id, runs_root)
+        run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
         with RunLock(run_dir):
             _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes

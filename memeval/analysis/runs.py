@@ -1,0 +1,118 @@
+"""Run folders as a collection: find them, describe each from its manifest, find the floor and ceiling
+runs beside a run (same bench content hash, mode and question set), and a headline per run.
+
+Used by ``memeval summary`` (automatic floor/ceiling), ``memeval run`` (the closing headline) and
+``memeval view`` (the run browser).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+from ..errors import InputError
+from ..run.records import read_manifest, read_records
+from .aggregate import CEILING, FLOOR
+
+__all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a run's manifest says about it, flattened for tables and the browser index."""
+
+    path: Path
+    run_id: str
+    system: str
+    label: str
+    bench: str
+    content_hash: str
+    mode: str
+    question_set: str
+    status: str
+    created_at: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Runs with the same key were made on the same bench files, mode and question set."""
+        return self.content_hash, self.mode, self.question_set
+
+
+def run_info(run_dir: str | Path) -> RunInfo:
+    m = read_manifest(run_dir)
+    c = m["config"]
+    b = c.get("bench") or {}
+    spec = str(c["system"].get("spec"))
+    return RunInfo(Path(run_dir), str(m.get("run_id", Path(run_dir).name)), spec,
+                   str(c["system"].get("label") or spec), f"{b.get('name')} {b.get('version')}",
+                   str(b.get("content_hash") or ""), str(c.get("mode")), str(c.get("question_set") or "main"),
+                   str(m.get("status")), str(m.get("created_at") or ""))
+
+
+def find_runs(root: str | Path) -> list[RunInfo]:
+    """Every run folder (holding ``manifest.json``) directly under ``root`` or one level deeper, newest
+    first; folders whose manifest cannot be read are left out."""
+    root = Path(root)
+    out = []
+    for man in sorted({*root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
+        try:
+            out.append(run_info(man.parent))
+        except (InputError, KeyError, TypeError, AttributeError):
+            continue
+    return sorted(out, key=lambda r: r.created_at, reverse=True)
+
+
+def sibling_bounds(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """The finished floor (``no_memory``) and ceiling (``oracle``) runs in the same parent folders as
+    ``run_dirs``, made on the same bench files with the same mode and question set, that are not
+    already among ``run_dirs`` (the newest of each, per key)."""
+    given = [run_info(d) for d in run_dirs]
+    have = {(r.key, r.system) for r in given}
+    out: dict[tuple, Path] = {}
+    for parent in dict.fromkeys(Path(d).resolve().parent for d in run_dirs):
+        for r in find_runs(parent):
+            want = (r.key, r.system)
+            if r.system in (FLOOR, CEILING) and any(r.key == g.key for g in given) and want not in have \
+                    and want not in out and r.status == "complete":
+                out[want] = r.path
+    return list(out.values())
+
+
+def headline_table(df: pl.DataFrame) -> pl.DataFrame:
+    """Per system × tier: weighted and unweighted mean over graded records, n, graded, errors and
+    retries (extra HTTP attempts)."""
+    graded = pl.col("score").is_not_null()
+    retries = (pl.col("attempts").fill_null(1) - 1).clip(lower_bound=0).sum() if "attempts" in df.columns \
+        else pl.lit(0)
+    return (df.group_by("system", "tier_index", "tier")
+            .agg(((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
+                 pl.col("score").mean().alias("unweighted"), pl.len().alias("n"), graded.sum().alias("graded"),
+                 pl.col("error").is_not_null().sum().alias("errors"), retries.alias("retries"))
+            .sort("system", "tier_index"))
+
+
+def headline_lines(run_dir: str | Path) -> list[str]:
+    """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
+
+    Retries come from the records' ``attempts`` (absent for in-process systems: 0)."""
+
+    recs = read_records(run_dir)
+    info = run_info(run_dir)
+    if not recs:
+        return [f"{info.label}: no records yet"]
+    rows = [{"system": r.get("system"), "tier": r.get("tier"), "score": r.get("score"), "weight": r.get("weight"),
+             "error": r.get("error"), "attempts": r.get("attempts")} for r in recs]
+    order = {t: i for i, t in enumerate(dict.fromkeys(r["tier"] for r in rows))}
+    df = pl.DataFrame(rows, schema={"system": pl.Utf8, "tier": pl.Utf8, "score": pl.Float64, "weight": pl.Int32,
+                                    "error": pl.Utf8, "attempts": pl.Int64})
+    df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
+    lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
+    for r in headline_table(df).iter_rows(named=True):
+        w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
+        u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
+        lines.append(f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
+                     f"errors={r['errors']} retries={r['retries']}")
+    return lines

@@ -1,0 +1,101 @@
+"""``memeval view``: the static run browser opens offline in Chromium, links every run, escapes bench text."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from memeval.analysis.workbench import ensure_bench, run_systems
+from memeval.cli import main
+from memeval.run import run_system
+from tests.browser import load_html, require_chromium
+
+EVIL = "<img src=x onerror=window.__pwned=1>"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("view")
+    bench = ensure_bench(None, "tiny", 1, data_root=root / "data")
+    runs = run_systems(bench, ["bm25", "no_memory", "oracle"], runs_root=root / "runs")
+    runs.append(run_system(bench, "recent:tokens=200", tiers=["core"], name=EVIL, runs_root=root / "runs",
+                           progress=False))
+    assert main(["view", str(root / "runs"), "--out", str(root / "site"), "--no-progress"]) == 0
+    return root, runs
+
+
+def test_index_links_every_run_and_escapes_names(site):
+    root, runs = site
+    index = (root / "site" / "index.html").read_text()
+    links = re.findall(r'href="(runs/[^"]+\.html)"', index)
+    assert len(links) == len(runs) == 4
+    assert all((root / "site" / link).is_file() for link in links)
+    assert EVIL not in index and "&lt;img src=x" in index
+    assert "n=" in index and "[" in index  # headline with interval and n
+    assert "http://" not in index and "https://" not in index  # nothing fetched from the network
+
+
+@pytest.mark.timeout(300)
+def test_site_opens_offline_in_chromium(site, tmp_path):
+    require_chromium()
+    root, runs = site
+    index = load_html(root / "site" / "index.html", tmp_path / "index.png",
+                      evaluate={"pwned": "typeof window.__pwned",
+                                "links": "document.querySelectorAll('#runs tbody a').length"})
+    assert not index.console_errors and not index.page_errors and not index.blocked_requests
+    assert index.values == {"pwned": "undefined", "links": 4}
+    for page in sorted((root / "site" / "runs").glob("*.html")):
+        rep = load_html(page, tmp_path / (page.stem + ".png"), evaluate={"pwned": "typeof window.__pwned"})
+        assert not rep.console_errors and not rep.page_errors and not rep.blocked_requests, page.name
+        assert rep.values["pwned"] == "undefined"
+        assert rep.plotly_svgs >= rep.plotly_divs  # every figure drawn
+        assert "Per tier × axis" in rep.text and "all runs" in rep.text
+    bm25 = next(p for p in (root / "site" / "runs").glob("lifelog_bm25*.html"))
+    assert load_html(bm25, tmp_path / "bm25.png").plotly_divs >= 1  # the degradation curve
+
+
+def test_filters_hide_rows(site, tmp_path):
+    require_chromium()
+    root, _ = site
+    rep = load_html(root / "site" / "index.html", tmp_path / "f.png", evaluate={"shown": """(() => {
+        const s = document.querySelector('select[name=system]'); s.value = 'oracle';
+        s.dispatchEvent(new Event('change'));
+        return Array.from(document.querySelectorAll('#runs tbody tr')).filter(r => r.style.display !== 'none').length;
+    })()"""})
+    assert rep.values["shown"] == 1
+
+
+def test_serve_on_loopback(site):
+    root, _ = site
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "memeval", "view", str(root / "runs"), "--out", str(root / "site2"),
+                             "--serve", "--port", str(port), "--no-progress"],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=5).read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.5)
+        assert "memeval runs" in body and body.count('href="runs/') == 4
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_missing_runs_folder_is_one_line(tmp_path, capsys):
+    assert main(["view", str(tmp_path / "nope"), "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such folder of runs" in err
