@@ -109,6 +109,7 @@ def run(args) -> int:
     rpath = Path(args.responses) if args.responses else Path(args.suite) / "fixtures" / "system_responses.example.json"
     responses = read_responses(rpath, known) if args.responses or rpath.is_file() or not args.run else {}
     stored: dict[str, list] = {}  # system -> keyword-recall scores its run's records already hold
+    run_names: list[str] = []  # the runs' system names, in the order given
     for item in args.run:  # RUN_DIR, or NAME=RUN_DIR (two runs of one system side by side)
         label, sep, folder = item.partition("=")
         named = bool(sep) and bool(label) and not Path(item).exists()
@@ -117,6 +118,7 @@ def run(args) -> int:
         if name in responses or name in stored:
             raise InputError(run_dir, None, None, f"system name {name!r} is already taken (name this run: "
                                                   f"--run NAME={run_dir})")
+        run_names.append(name)
         held = _stored_scores(run_dir, suite, name, known) if args.metric == KEYWORD_RECALL and not args.gold else None
         if held is not None:
             stored[name] = held
@@ -134,9 +136,7 @@ def run(args) -> int:
     judge = make_judge(args) if args.metric == JUDGE else None
     scores = score_answer_sets(suite, responses, args.metric, judge, progress=_note_ungraded)
     scores += [x for held in stored.values() for x in held]
-    names = args.systems or [*responses, *(n for n in map(run_name, args.run) if n in stored)]
-    if not args.systems:  # runs in the order given, after any answer file's systems
-        names = [n for n in names if n not in map(run_name, args.run)] + list(map(run_name, args.run))
+    names = args.systems or [*(n for n in responses if n not in run_names), *run_names]  # runs last, as given
     print(format_table(layer_table(scores, names), args.metric, scores))
     if judge is not None:
         print(f"judge: {judge.identity()}")
