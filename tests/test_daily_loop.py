@@ -120,7 +120,7 @@ def test_compare_runs_of_one_system_by_name(tmp_path, capsys):
 
 
 def test_booksuite_audit_explains_cases_without_gold(tmp_path, capsys):
-    from memeval.bench.audit import audit
+    from memeval.audit import audit
     from memeval.bench.loaders.booksuite import import_booksuite
     from tests.booksuite_paths import SUITE
 

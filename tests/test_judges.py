@@ -146,12 +146,14 @@ def test_judges_refuses_other_bench_and_other_answers(two_gradings, tmp_path, ca
     other = _bench(tmp_path / "other", texts=[*TEXTS[:-1], "Nerys grew up by the sea."])  # other content
     with ScriptedChatServer(_reader) as reader, ScriptedChatServer(judge_responder("strict")) as strict:
         c = _run(other, strict.base_url, reader.base_url, tmp_path / "c", "strict-judge")
+    capsys.readouterr()  # the run's own headline (stderr)
     assert main(["judges", str(a), str(c)]) == 2
     err = capsys.readouterr().err.strip()
     assert "field 'config.bench.content_hash'" in err and "refusing" in err and len(err.splitlines()) == 1
     # the same bench, another reader: not two gradings of the same answers
     with ScriptedChatServer(lambda body: "Halstead") as reader, ScriptedChatServer(judge_responder("strict")) as strict:
         d = _run(two_gradings[1], strict.base_url, reader.base_url, tmp_path / "d", "strict-judge")
+    capsys.readouterr()
     assert main(["judges", str(a), str(d)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "6 of 8 shared questions hold a different answer" in err  # Q1, Q2 were Halstead already
