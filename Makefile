@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
+	$(BIN)/ruff check memeval tests benchmarks notebooks
 	$(BIN)/python -m pytest
 
 report: $(STAMP)

@@ -1,5 +1,55 @@
-"""memeval: a workbench for measuring long-term memory in LLM systems."""
+"""memeval: a workbench for measuring long-term memory in LLM systems.
+
+What a notebook needs is here, loaded on first use (``import memeval`` stays cheap for the command
+line)::
+
+    import memeval
+    bench = memeval.generate("tiny", 1, "data/lifelog-tiny-s1")
+    run_dir = memeval.run(bench, "bm25")
+    df = memeval.load_runs([run_dir])       # polars; df.to_pandas() for pandas
+    memeval.plots.degradation_curve(df)
+
+>>> import memeval
+>>> sorted(memeval.__all__)[:4]
+['MemorySystem', 'TraceBrowser', '__version__', 'audit']
+>>> memeval.make_system("bm25:k=3").params
+{'k': 3}
+"""
+
+from importlib import import_module
 
 from ._version import __version__
 
-__all__ = ["__version__"]
+#: public name -> (module, attribute or None for the module itself)
+_PUBLIC = {
+    "generate": ("memeval.bench.lifelog", "generate"),
+    "load_bench": ("memeval.bench.io", "load_bench"),
+    "audit": ("memeval.audit", "audit"),
+    "make_system": ("memeval.systems.registry", "make_system"),
+    "MemorySystem": ("memeval.systems.base", "MemorySystem"),
+    "run": ("memeval.run.runner", "run_system"),
+    "regrade": ("memeval.run.regrade", "regrade_run"),
+    "read_records": ("memeval.run.records", "read_records"),
+    "load_runs": ("memeval.analysis.workbench", "load_runs"),
+    "plots": ("memeval.analysis.plots", None),
+    "intervals": ("memeval.analysis.intervals", None),
+    "TraceBrowser": ("memeval.analysis.widgets", "TraceBrowser"),
+    "render_report": ("memeval.analysis.report", "render_report"),
+}
+
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str):
+    """Load a public name on first use (PEP 562)."""
+    try:
+        module, attr = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'memeval' has no attribute {name!r}") from None
+    value = import_module(module) if attr is None else getattr(import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -44,7 +44,7 @@ from memeval.analysis.report import setup_notebook
 from memeval.multiturn.agents import make_agent
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
-from memeval.multiturn.rates import pass_rates, pass_rates_by_version, results_frame
+from memeval.multiturn.rates import pass_rates, results_frame
 from memeval.multiturn.breakdown import bad_turn_histogram, correction_breakdown, latest, process_directions
 from memeval.multiturn.plots import bad_turn_figure, shares_figure, strata_figure
 from memeval.multiturn.records import read_records
