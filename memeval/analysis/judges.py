@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import polars as pl
 
 from ..errors import InputError
-from ..run.records import read_manifest
+from ..run.records import run_identity
 from .aggregate import load_records
 
 __all__ = ["VERDICTS", "cohen_kappa", "verdict_expr", "paired_verdicts", "agreement_table", "confusion_table",
@@ -110,20 +110,12 @@ def leniency_table(graded: pl.DataFrame, by: Sequence[str] = ("judge", "trap")) 
             .select(*by, "n", "accepted", "acceptance", "full", "ungraded").sort(*by))
 
 
-def _run_identity(run_dir) -> tuple[dict, str, str]:
-    m = read_manifest(run_dir)
-    c = m.get("config") if isinstance(m, dict) else None
-    if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
-        raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
-    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
-
-
 def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
     """``(pairs, label_a, label_b)`` for two gradings of the same answers (see ``paired_verdicts``).
     Refused in one line (:class:`InputError`, exit 2) when the runs are on different benches or question
     sets, share no question, or graded different answers."""
-    ca, hash_a, set_a = _run_identity(run_a)
-    cb, hash_b, set_b = _run_identity(run_b)
+    ca, hash_a, set_a = run_identity(run_a)
+    cb, hash_b, set_b = run_identity(run_b)
     if hash_a != hash_b:
         raise InputError(f"{run_b}/manifest.json", None, "config.bench.content_hash",
                          f"bench content hash {hash_b[:19]} differs from {run_a}'s {hash_a[:19]}: "

@@ -20,17 +20,6 @@ def add_arguments(p) -> None:
     p.add_argument("--flips", type=int, default=30, metavar="N", help="flipped questions to list (default 30; 0: none)")
 
 
-def _identity(run_dir) -> tuple[dict, str, str]:
-    from ..run.records import read_manifest
-
-    m = read_manifest(run_dir)
-    c = m.get("config") if isinstance(m, dict) else None
-    if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
-        from ..errors import InputError
-        raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
-    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
-
-
 def _readable_p(df):
     import polars as pl
 
@@ -43,9 +32,10 @@ def run(args) -> int:
     from ..analysis.aggregate import load_records
     from ..analysis.intervals import DEFAULT_RESAMPLES, paired_differences
     from ..errors import MemevalError
+    from ..run.records import run_identity
 
-    ca, hash_a, set_a = _identity(args.run_a)
-    cb, hash_b, set_b = _identity(args.run_b)
+    ca, hash_a, set_a = run_identity(args.run_a)
+    cb, hash_b, set_b = run_identity(args.run_b)
     if hash_a != hash_b:
         raise MemevalError(f"{args.run_b}: bench content hash {hash_b[:12]} differs from {args.run_a}'s "
                            f"{hash_a[:12]}: not the same questions, refusing to compare")

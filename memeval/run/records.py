@@ -299,3 +299,13 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def run_identity(run_dir) -> tuple[dict, str, str]:
+    """``(config, bench content hash, question set)`` of a run: what must match before two runs'
+    records can be compared question by question."""
+    m = read_manifest(run_dir)
+    c = m.get("config") if isinstance(m, dict) else None
+    if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
+        raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
+    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
