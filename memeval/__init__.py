@@ -1,17 +1,18 @@
 """memeval: a workbench for measuring long-term memory in LLM systems.
 
 What a notebook needs is here, loaded on first use (``import memeval`` stays cheap for the command
-line)::
+line; the names differ from the subpackages ``memeval.run`` and ``memeval.audit``, which Python binds
+on the package once imported)::
 
     import memeval
     bench = memeval.generate("tiny", 1, "data/lifelog-tiny-s1")
-    run_dir = memeval.run(bench, "bm25")
+    run_dir = memeval.run_system(bench, "bm25")
     df = memeval.load_runs([run_dir])       # polars; df.to_pandas() for pandas
     memeval.plots.degradation_curve(df)
 
 >>> import memeval
 >>> sorted(memeval.__all__)[:4]
-['MemorySystem', 'TraceBrowser', '__version__', 'audit']
+['MemorySystem', 'TraceBrowser', '__version__', 'audit_bench']
 >>> memeval.make_system("bm25:k=3").params
 {'k': 3}
 """
@@ -24,10 +25,10 @@ from ._version import __version__
 _PUBLIC = {
     "generate": ("memeval.bench.lifelog", "generate"),
     "load_bench": ("memeval.bench.io", "load_bench"),
-    "audit": ("memeval.audit", "audit"),
+    "audit_bench": ("memeval.audit", "audit"),
     "make_system": ("memeval.systems.registry", "make_system"),
     "MemorySystem": ("memeval.systems.base", "MemorySystem"),
-    "run": ("memeval.run.runner", "run_system"),
+    "run_system": ("memeval.run.runner", "run_system"),
     "regrade": ("memeval.run.regrade", "regrade_run"),
     "read_records": ("memeval.run.records", "read_records"),
     "load_runs": ("memeval.analysis.workbench", "load_runs"),

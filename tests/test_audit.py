@@ -11,6 +11,7 @@ from memeval.audit import audit
 from memeval.bench.io import load_bench, save_bench, write_questions, write_turns
 from memeval.bench.model import Bench, Question, Tier, Turn
 from memeval.cli import main
+from shared_data import GLASSHOUSE, needs_glasshouse
 
 # ---------------------------------------------------------------------------------------------
 # A small hand-written bench: a story (core) and the story with filler between (small).
@@ -798,13 +799,14 @@ def test_tiny_probe_id_repeated_and_changed_across_tiers(tiny, capsys):
 
 
 
+@needs_glasshouse
 def test_difficulty_report_measures_the_published_glasshouse_core_like_the_issue():
     """The difficulty measures, taken on the shared glasshouse v0.1 core files, land on the figures
     issue 13 quotes (overlap 0.376, gold verbatim in evidence 39%) within rounding of method."""
     from memeval.audit.difficulty import content_words, measure
     from memeval.bench.io import read_questions, read_turns
 
-    gh = Path(__file__).resolve().parents[2] / "shared/external/glasshouse-v0.1"
+    gh = GLASSHOUSE
     turns = read_turns(gh / "glasshouse_v0.1_core.jsonl")
     pos = {t.turn_id: t for t in turns}
     m = measure(turns, read_questions(gh / "questions_core.jsonl"),

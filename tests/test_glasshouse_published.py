@@ -3,7 +3,6 @@ import keeps every published field and the counts equal the ones its SOURCE.md g
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,9 @@ from memeval.bench import load_bench, read_questions, read_turns
 from memeval.audit import audit
 from memeval.cli import main
 
-GLASSHOUSE = Path(__file__).resolve().parents[2] / "shared" / "external" / "glasshouse-v0.1"
+from shared_data import GLASSHOUSE, needs_glasshouse
+
+pytestmark = needs_glasshouse
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,13 @@ import subprocess
 import sys
 
 import memeval
+import memeval.audit  # noqa: F401  (binds the subpackages on the package, as any real session does)
+import memeval.run  # noqa: F401
 
 
 def test_a_notebook_cell_generates_runs_loads_and_converts_to_pandas(tmp_path):
     bench = memeval.generate("tiny", 1, tmp_path / "bench")
-    run_dir = memeval.run(bench, "bm25", tiers=["core"], out=tmp_path / "run", progress=False)
+    run_dir = memeval.run_system(bench, "bm25", tiers=["core"], out=tmp_path / "run", progress=False)
     df = memeval.load_runs([run_dir])
     pdf = df.to_pandas()
     n = len(memeval.read_records(run_dir))
@@ -16,6 +18,7 @@ def test_a_notebook_cell_generates_runs_loads_and_converts_to_pandas(tmp_path):
     assert set(pdf["system"]) == {"bm25"} and "score" in pdf.columns
     fig = memeval.plots.degradation_curve(df)
     assert fig.data and memeval.load_bench(bench).name == "lifelog"
+    assert memeval.audit_bench(bench, ["core"]).check("bounds").status == "pass"
 
 
 def test_every_public_name_resolves():
