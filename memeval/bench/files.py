@@ -13,7 +13,7 @@ import yaml
 from ..errors import InputError, input_error_from
 
 __all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
-           "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines"]
+           "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "check_field_types"]
 
 
 #: deepest nesting of lists/objects a data file may hold (real formats need under ten levels; the
@@ -218,3 +218,31 @@ def iter_jsonl_lines(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[in
             if not isinstance(obj, dict):
                 raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
             yield n, obj, line if line.endswith("\n") else line + "\n"
+
+
+def check_field_types(obj: dict, path, n: int, types: dict[str, tuple], required=(), int_bits: int = 63) -> dict:
+    """``obj`` if each field of ``types`` that is present has one of its types (``type(None)`` for
+    null; ``bool`` only where listed), every ``required`` field is present and integers fit in
+    ``int_bits``; else :class:`InputError` naming the line and the field. The one field check of the
+    run records and the multi-turn records.
+
+    >>> check_field_types({"a": 1}, "f.jsonl", 3, {"a": (int,), "b": (str, type(None))}, required=("a",))
+    {'a': 1}
+    >>> check_field_types({"a": True}, "f.jsonl", 3, {"a": (int,)})
+    Traceback (most recent call last):
+    ...
+    memeval.errors.InputError: f.jsonl:3: field 'a': expected int, got bool
+    """
+    bound = 2 ** int_bits
+    for k, kinds in types.items():
+        if k not in obj:
+            if k in required:
+                raise InputError(path, n, k, "missing")
+            continue
+        v = obj[k]
+        if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in kinds)
+            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
+        if isinstance(v, int) and not isinstance(v, bool) and not -bound < v < bound:
+            raise InputError(path, n, k, "integer out of range")
+    return obj

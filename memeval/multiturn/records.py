@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import IO
 
 from ..atomic import dumps_line, repair_tail
-from ..errors import InputError
 from .config import STRATA
 from .grade import RunGrade, SampleResult
 from .replay import RunTrace
+from ..bench.files import check_field_types
 from ..bench.io import iter_jsonl
 
 __all__ = ["result_record", "RecordWriter", "read_records", "record_key", "stratum_of"]
@@ -129,18 +129,7 @@ _TYPES = {"sample_id": (str,), "agent": (str,), "grader_version": (str,), "verdi
 
 def check_record(obj: dict, path, n: int) -> dict:
     """``obj`` if every field a summary reads is present (where required) and of its type."""
-    for k, types in _TYPES.items():
-        if k not in obj:
-            if k in REQUIRED:
-                raise InputError(path, n, k, "missing")
-            continue
-        v = obj[k]
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            want = " or ".join("null" if t is _N else t.__name__ for t in types)
-            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
-        if isinstance(v, int) and not isinstance(v, bool) and not -2**62 < v < 2**62:
-            raise InputError(path, n, k, "integer out of range")
-    return obj
+    return check_field_types(obj, path, n, _TYPES, REQUIRED, int_bits=62)
 
 
 def read_records(path) -> list[dict]:

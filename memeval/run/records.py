@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
 from ..atomic import dumps_line, repair_tail, write_text
+from ..bench.files import check_field_types
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
 
@@ -160,17 +161,9 @@ def check_record(obj, path, n: int) -> dict:
     naming the line and the field."""
     if not isinstance(obj, dict):
         raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
-    for k, types in _RECORD_TYPES.items():
-        if k not in obj:
-            if k in _REQUIRED:
-                raise InputError(path, n, k, "missing")
-            continue
+    check_field_types(obj, path, n, _RECORD_TYPES, _REQUIRED, int_bits=31)
+    for k in _RECORD_TYPES.keys() & obj.keys():
         v = obj[k]
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            want = " or ".join("null" if t is _N else t.__name__ for t in types)
-            raise InputError(path, n, k, f"expected {want}, got {type(v).__name__}")
-        if isinstance(v, int) and not isinstance(v, bool) and not -2**31 < v < 2**31:
-            raise InputError(path, n, k, "integer out of range")
         if k == "grader" and isinstance(v, dict) and any(
                 not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model")):
             raise InputError(path, n, k, "name, version, prompt_hash and model must be strings")
