@@ -17,6 +17,7 @@ venv: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check memeval tests benchmarks notebooks
+	$(BIN)/ruff format --check memeval tests benchmarks notebooks
 	$(BIN)/python -m pytest
 
 report: $(STAMP)

@@ -62,12 +62,20 @@ def bench_audit(folder: Path, runs: int) -> dict:
     rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # largest child so far
     report = audit(folder)
     b = load_bench(folder)
-    return {"median_s": statistics.median(times), "times": times, "cpu_s": statistics.median(cpu), "rss": rss_mib,
-            "passed": report.passed, "failed": report.failed_checks, "in_process_s": report.elapsed_s,
-            "floor": {t: v["weighted"] for t, v in report.check("idk-floor").numbers.items()},
-            "ceiling": {t: v["weighted"] for t, v in report.check("evidence-ceiling").numbers.items()
-                        if isinstance(v, dict)},
-            "tiers": {t.name: (t.n_turns, t.n_questions) for t in b.tiers}}
+    return {
+        "median_s": statistics.median(times),
+        "times": times,
+        "cpu_s": statistics.median(cpu),
+        "rss": rss_mib,
+        "passed": report.passed,
+        "failed": report.failed_checks,
+        "in_process_s": report.elapsed_s,
+        "floor": {t: v["weighted"] for t, v in report.check("idk-floor").numbers.items()},
+        "ceiling": {
+            t: v["weighted"] for t, v in report.check("evidence-ceiling").numbers.items() if isinstance(v, dict)
+        },
+        "tiers": {t.name: (t.n_turns, t.n_questions) for t in b.tiers},
+    }
 
 
 def _clear_scoring_caches() -> None:
@@ -83,17 +91,26 @@ def bench_scoring(folder: Path, runs: int) -> dict:
     b = load_bench(folder)
     tier = b.tiers[-1]
     turns = {t.turn_id: t.text for t in read_turns(folder / tier.turns_file)}
-    pairs = [(q, "\n".join(turns[i] for i in q.evidence_turns if i in turns))
-             for q in read_questions(folder / tier.questions_file)]
+    pairs = [
+        (q, "\n".join(turns[i] for i in q.evidence_turns if i in turns))
+        for q in read_questions(folder / tier.questions_file)
+    ]
+
     def score_all():
         _clear_scoring_caches()  # every run starts cold
         return [score_answer(q, a) for q, a in pairs]
 
     med, times, cpu, _ = _median_time(score_all, runs)
     chars = sum(len(a) for _, a in pairs)
-    return {"tier": tier.name, "n": len(pairs), "median_s": med, "times": times, "qps": len(pairs) / med,
-            "cpu_qps": len(pairs) / cpu,
-            "mean_answer_chars": chars / max(1, len(pairs))}
+    return {
+        "tier": tier.name,
+        "n": len(pairs),
+        "median_s": med,
+        "times": times,
+        "qps": len(pairs) / med,
+        "cpu_qps": len(pairs) / cpu,
+        "mean_answer_chars": chars / max(1, len(pairs)),
+    }
 
 
 def main(argv=None) -> int:
@@ -103,8 +120,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "audit.md"))
     args = p.parse_args(argv)
-    cmd = " ".join(["cd /work/main && .venv/bin/python benchmarks/audit.py",
-                    *(sys.argv[1:] if argv is None else argv)])
+    cmd = " ".join(["cd /work/main && .venv/bin/python benchmarks/audit.py", *(sys.argv[1:] if argv is None else argv)])
     rows, scoring = [], None
     load0 = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="memeval-audit-bench-") as tmp:
@@ -116,13 +132,19 @@ def main(argv=None) -> int:
             r = bench_audit(folder, args.runs)
             r.update(preset=preset, gen_s=gen_s)
             rows.append(r)
-            print(f"audit {preset}: median {r['median_s']:.2f} s (CPU {r['cpu_s']:.2f} s) over {args.runs} runs "
-                  f"{r['times']}; "
-                  f"passed={r['passed']} {r['failed']}", flush=True)
+            print(
+                f"audit {preset}: median {r['median_s']:.2f} s (CPU {r['cpu_s']:.2f} s) over {args.runs} runs "
+                f"{r['times']}; "
+                f"passed={r['passed']} {r['failed']}",
+                flush=True,
+            )
             if preset == args.presets[-1]:
                 scoring = bench_scoring(folder, args.runs)
-                print(f"dry scoring {preset}/{scoring['tier']}: {scoring['n']} questions, "
-                      f"{scoring['qps']:.0f} questions/s", flush=True)
+                print(
+                    f"dry scoring {preset}/{scoring['tier']}: {scoring['n']} questions, "
+                    f"{scoring['qps']:.0f} questions/s",
+                    flush=True,
+                )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = [
         "## Bench audit (`memeval audit`)",
@@ -144,12 +166,18 @@ def main(argv=None) -> int:
     for r in rows:
         tiers = ", ".join(f"{k} {n:,}/{q:,}" for k, (n, q) in r["tiers"].items())
         verdict = "pass" if r["passed"] else "FAIL: " + ", ".join(r["failed"])
-        lines.append(f"| {r['preset']} | {tiers} | {r['median_s']:.2f} s | {r['cpu_s']:.2f} s | "
-                     f"{', '.join(f'{t:.2f}' for t in r['times'])} | {r['rss']:.0f} MiB | {verdict} |")
-    lines += ["", "Scorer sanity bars found by the audit (weighted, per tier; bars: IDK floor at most 0.20, "
-              "evidence ceiling at least 0.90, on each tier's main question set; `<tier>/probes` is the "
-              "false-memory probes set, checked like the main set but reported, not barred: IDK is the right "
-              "answer to every probe):", ""]
+        lines.append(
+            f"| {r['preset']} | {tiers} | {r['median_s']:.2f} s | {r['cpu_s']:.2f} s | "
+            f"{', '.join(f'{t:.2f}' for t in r['times'])} | {r['rss']:.0f} MiB | {verdict} |"
+        )
+    lines += [
+        "",
+        "Scorer sanity bars found by the audit (weighted, per tier; bars: IDK floor at most 0.20, "
+        "evidence ceiling at least 0.90, on each tier's main question set; `<tier>/probes` is the "
+        "false-memory probes set, checked like the main set but reported, not barred: IDK is the right "
+        "answer to every probe):",
+        "",
+    ]
     for r in rows:
         floor = ", ".join(f"{t} {v:.3f}" for t, v in r["floor"].items())
         ceiling = ", ".join(f"{t} {v:.3f}" for t, v in r["ceiling"].items())
@@ -163,8 +191,12 @@ def main(argv=None) -> int:
             f"**{scoring['qps']:,.0f} questions/s** wall, {scoring['cpu_qps']:,.0f} questions per CPU-second "
             f"(runs: {', '.join(f'{t:.2f}' for t in scoring['times'])} s).",
         ]
-    lines += ["", "Peak RSS: the largest audit process so far (presets run smallest first, so the full row is the "
-              f"full preset's). Benchmark process itself (generation included): {rss:.0f} MiB.", ""]
+    lines += [
+        "",
+        "Peak RSS: the largest audit process so far (presets run smallest first, so the full row is the "
+        f"full preset's). Benchmark process itself (generation included): {rss:.0f} MiB.",
+        "",
+    ]
     write_text(args.out, "\n".join(lines))
     print(f"wrote {args.out}")
     return 0

@@ -68,9 +68,11 @@ def main() -> None:
                 different += 0 if tie_only else 1
                 reordered += 1 if tie_only else 0
         t_old, t_new = (statistics.median(v) for v in times.values())
-        print(f"{tier.name:>6}: {len(turns):>7} turns, {len(queries)} queries; "
-              f"bm25s.retrieve {t_old:.2f} s, top_k_positive {t_new:.2f} s ({t_old / t_new:.1f}x); "
-              f"identical {same}, tie order/cut only {reordered}, different {different}")
+        print(
+            f"{tier.name:>6}: {len(turns):>7} turns, {len(queries)} queries; "
+            f"bm25s.retrieve {t_old:.2f} s, top_k_positive {t_new:.2f} s ({t_old / t_new:.1f}x); "
+            f"identical {same}, tie order/cut only {reordered}, different {different}"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ def timed(fn, runs: int) -> tuple[list[float], list[float]]:
 
 def show(label: str, times: tuple[list[float], list[float]]) -> None:
     wall, cpu = times
-    print(f"{label}: wall median {statistics.median(wall):.0f} ms (min {min(wall):.0f}, max {max(wall):.0f}); "
-          f"CPU median {statistics.median(cpu):.0f} ms; n={len(wall)}")
+    print(
+        f"{label}: wall median {statistics.median(wall):.0f} ms (min {min(wall):.0f}, max {max(wall):.0f}); "
+        f"CPU median {statistics.median(cpu):.0f} ms; n={len(wall)}"
+    )
 
 
 def main() -> None:
@@ -56,20 +58,37 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     a = ap.parse_args()
     s = load_booksuite(a.suite)
-    print(f"{len(s.cases)} cases, {sum(len(c.histories) for c in s.cases)} histories, "
-          f"{sum(len(h.messages) for c in s.cases for h in c.histories)} messages; "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{len(s.cases)} cases, {sum(len(c.histories) for c in s.cases)} histories, "
+        f"{sum(len(h.messages) for c in s.cases for h in c.histories)} messages; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}"
+    )
     files = sorted(Path(a.suite).glob("test_cases/*/*.yaml"))
-    show("yaml.load only (CSafeLoader, the 60 files)",
-         timed(lambda: [yaml.load(f.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) for f in files], a.runs))
+    show(
+        "yaml.load only (CSafeLoader, the 60 files)",
+        timed(lambda: [yaml.load(f.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) for f in files], a.runs),
+    )
     show("load_booksuite (read + validate 60 YAML cases)", timed(lambda: load_booksuite(a.suite), a.runs))
     with tempfile.TemporaryDirectory() as tmp:
-        show("import_booksuite (read + validate + write bench)",
-             timed(lambda: import_booksuite(a.suite, Path(tmp) / "b", force=True), a.runs))
-        cmd = [sys.executable, "-m", "memeval", "import", "booksuite", a.suite, "--out", str(Path(tmp) / "c"),
-               "--force"]
-        show("memeval import booksuite (CLI, subprocess)",
-             timed(lambda: subprocess.run(cmd, check=True, capture_output=True), a.runs))
+        show(
+            "import_booksuite (read + validate + write bench)",
+            timed(lambda: import_booksuite(a.suite, Path(tmp) / "b", force=True), a.runs),
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "memeval",
+            "import",
+            "booksuite",
+            a.suite,
+            "--out",
+            str(Path(tmp) / "c"),
+            "--force",
+        ]
+        show(
+            "memeval import booksuite (CLI, subprocess)",
+            timed(lambda: subprocess.run(cmd, check=True, capture_output=True), a.runs),
+        )
 
 
 if __name__ == "__main__":

@@ -42,23 +42,35 @@ def one_preset(preset: str, seed: int, tmp: Path) -> list[dict]:
     bounds = audit(bench).check("bounds").numbers
     rows = []
     for qset in ("main", "probes"):
-        runs = {s: run_system(bench, s, out=tmp / f"{preset}-{s}-{qset}", progress=False, question_set=qset)
-                for s in ("no_memory", "oracle")}
+        runs = {
+            s: run_system(bench, s, out=tmp / f"{preset}-{s}-{qset}", progress=False, question_set=qset)
+            for s in ("no_memory", "oracle")
+        }
         df = load_records(list(runs.values()))
         ov = {(r["system"], r["tier"]): r for r in overall_table(df).to_dicts()}
-        ax = {(r["tier"], r["axis"]): r["score"] for r in tier_axis_table(df.filter(pl.col("system") == "oracle"))
-              .to_dicts()}
+        ax = {
+            (r["tier"], r["axis"]): r["score"]
+            for r in tier_axis_table(df.filter(pl.col("system") == "oracle")).to_dicts()
+        }
         for tier in df["tier"].unique(maintain_order=True).to_list():
             label = tier if qset == "main" else f"{tier}/{qset}"
             b = bounds[label]
             o, f = ov["oracle", tier], ov["no_memory", tier]
             if abs(o["weighted"] - b["ceiling"]) > 1e-9:
                 raise SystemExit(f"{preset} {label}: run oracle {o['weighted']} != audit ceiling {b['ceiling']}")
-            rows.append({"preset": preset, "tier": label, "n": o["n"],
-                         "floor": (f["weighted"], f["unweighted"]), "idk": b["idk"],
-                         "oracle": (o["weighted"], o["unweighted"]),
-                         "abstain": ax.get((tier, "ABSTAIN")), "false_memory": ax.get((tier, "FALSE_MEMORY")),
-                         "cannot_reach": b.get("ceiling_cannot_reach", {})})
+            rows.append(
+                {
+                    "preset": preset,
+                    "tier": label,
+                    "n": o["n"],
+                    "floor": (f["weighted"], f["unweighted"]),
+                    "idk": b["idk"],
+                    "oracle": (o["weighted"], o["unweighted"]),
+                    "abstain": ax.get((tier, "ABSTAIN")),
+                    "false_memory": ax.get((tier, "FALSE_MEMORY")),
+                    "cannot_reach": b.get("ceiling_cannot_reach", {}),
+                }
+            )
     return rows
 
 
@@ -78,15 +90,20 @@ def main(argv=None) -> int:
         for preset in args.presets:
             rows += one_preset(preset, args.seed, Path(tmp))
             print(f"{preset}: done", file=sys.stderr)
-    lines = [f"`{cmd}` — {dt.date.today().isoformat()}, {_machine()}; dry mode, seed {args.seed}.", "",
-             "| preset | tier / set | n | no_memory (w / u) | always-IDK (w) | oracle (w / u) | oracle ABSTAIN | "
-             "oracle FALSE_MEMORY | ceiling cannot reach |",
-             "|---|---|---:|---|---:|---|---:|---:|---|"]
+    lines = [
+        f"`{cmd}` — {dt.date.today().isoformat()}, {_machine()}; dry mode, seed {args.seed}.",
+        "",
+        "| preset | tier / set | n | no_memory (w / u) | always-IDK (w) | oracle (w / u) | oracle ABSTAIN | "
+        "oracle FALSE_MEMORY | ceiling cannot reach |",
+        "|---|---|---:|---|---:|---|---:|---:|---|",
+    ]
     for r in rows:
         reach = ", ".join(f"{k} ({v})" for k, v in r["cannot_reach"].items()) or "–"
-        lines.append(f"| {r['preset']} | {r['tier']} | {r['n']} | {_f(r['floor'][0])} / {_f(r['floor'][1])} | "
-                     f"{_f(r['idk'])} | {_f(r['oracle'][0])} / {_f(r['oracle'][1])} | {_f(r['abstain'])} | "
-                     f"{_f(r['false_memory'])} | {reach} |")
+        lines.append(
+            f"| {r['preset']} | {r['tier']} | {r['n']} | {_f(r['floor'][0])} / {_f(r['floor'][1])} | "
+            f"{_f(r['idk'])} | {_f(r['oracle'][0])} / {_f(r['oracle'][1])} | {_f(r['abstain'])} | "
+            f"{_f(r['false_memory'])} | {reach} |"
+        )
     text = "\n".join(lines) + "\n"
     write_text(args.out, text)
     print(text)

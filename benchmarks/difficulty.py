@@ -27,8 +27,10 @@ GH = ROOT.parent / "shared/external/glasshouse-v0.1"
 
 
 def _row(label: str, m: dict) -> str:
-    return (f"| {label} | {m['overlap']:.3f} | {m['gold_in_ev']:.0%} | {m['bm25_top10']:.3f} "
-            f"| {m['n_text']} | {m['n_bm25']} |")
+    return (
+        f"| {label} | {m['overlap']:.3f} | {m['gold_in_ev']:.0%} | {m['bm25_top10']:.3f} "
+        f"| {m['n_text']} | {m['n_bm25']} |"
+    )
 
 
 def _measure_folder(turns, questions) -> dict:
@@ -46,11 +48,15 @@ def main() -> None:
     print("| bench / tier | overlap | gold in evidence | BM25 top-10 dry weighted | n (text axes) | n (graded) |")
     print("|---|---|---|---|---|---|")
     if (a.glasshouse / "questions_core.jsonl").exists():
-        m = _measure_folder(read_turns(a.glasshouse / "glasshouse_v0.1_core.jsonl"),
-                            read_questions(a.glasshouse / "questions_core.jsonl"))
+        m = _measure_folder(
+            read_turns(a.glasshouse / "glasshouse_v0.1_core.jsonl"),
+            read_questions(a.glasshouse / "questions_core.jsonl"),
+        )
         print(_row("glasshouse v0.1 core (shared files)", m))
-        print(f"| glasshouse v0.1 core (published) | {GLASSHOUSE_CORE['overlap']} | "
-              f"{GLASSHOUSE_CORE['gold_in_ev']:.0%} | {GLASSHOUSE_CORE['bm25_top10']} | | 605 |")
+        print(
+            f"| glasshouse v0.1 core (published) | {GLASSHOUSE_CORE['overlap']} | "
+            f"{GLASSHOUSE_CORE['gold_in_ev']:.0%} | {GLASSHOUSE_CORE['bm25_top10']} | | 605 |"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         for preset in a.presets:
             for seed in a.seeds:

@@ -55,7 +55,8 @@ NOTE_IDK_FLOOR = (
     "The false-memory probes (9 / 60 / 500 at tiny / demo / full) are the question set `probes` "
     "(`probes_<tier>.jsonl`, `memeval run --question-set probes`); the main set keeps 3 / 15 / 12 false-memory "
     "questions. The audit checks every set; `idk-floor` and `evidence-ceiling` are bars on the main set, and a "
-    "probes set's all-IDK score (100% by design) is reported as `<tier>/probes`.")
+    "probes set's all-IDK score (100% by design) is reported as `<tier>/probes`."
+)
 
 
 def in_process(preset: str, seed: int, out: Path, runs: int) -> list[float]:
@@ -83,8 +84,18 @@ def check_full(out: Path) -> list[str]:
         want = FULL_TURNS[t.name]
         row(f"turns {t.name}", f"{want:,} ±5%", f"{t.n_turns:,}", abs(t.n_turns - want) <= 0.05 * want)
     top = bench.tiers[-1]
-    row("sessions full", f"{FULL_SESSIONS:,}", f"{top.n_sessions:,}", abs(top.n_sessions - FULL_SESSIONS) <= 0.05 * FULL_SESSIONS)
-    row("tokens full (approx-v1)", f"~{FULL_TOKENS:,}", f"{top.n_tokens:,}", abs(top.n_tokens - FULL_TOKENS) <= 0.05 * FULL_TOKENS)
+    row(
+        "sessions full",
+        f"{FULL_SESSIONS:,}",
+        f"{top.n_sessions:,}",
+        abs(top.n_sessions - FULL_SESSIONS) <= 0.05 * FULL_SESSIONS,
+    )
+    row(
+        "tokens full (approx-v1)",
+        f"~{FULL_TOKENS:,}",
+        f"{top.n_tokens:,}",
+        abs(top.n_tokens - FULL_TOKENS) <= 0.05 * FULL_TOKENS,
+    )
     qs = read_questions(out / top.questions_file)
     axes = Counter(q.axis for q in qs)
     fourteen = sum(n for a, n in axes.items() if a not in ("FALSE_MEMORY", "XLING_QUERY", "XLING_STORE"))
@@ -100,7 +111,10 @@ def check_full(out: Path) -> list[str]:
     langs = Counter(q.store_lang for q in qs if q.axis == "XLING_STORE")
     row("languages with stored facts", "10", len(langs), len(langs) == 10)
     lines.append("")
-    lines.append("Per-axis question counts at `full` (top tier, main set): " + ", ".join(f"{a} {n}" for a, n in sorted(axes.items())))
+    lines.append(
+        "Per-axis question counts at `full` (top tier, main set): "
+        + ", ".join(f"{a} {n}" for a, n in sorted(axes.items()))
+    )
     return lines
 
 
@@ -122,21 +136,29 @@ def saturation(seeds: list[int], tmp: Path) -> list[str]:
     from memeval.bench.lifelog import generate
     from memeval.run import run_system
 
-    lines = ["Saturation on the `demo` preset (dry mode, questions present in every tier; weighted / unweighted "
-             "mean), `run_system(bench, system, progress=False)` in process:", "",
-             "| seed | system | core | small | medium | full | drop core→full (w / u) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "Saturation on the `demo` preset (dry mode, questions present in every tier; weighted / unweighted "
+        "mean), `run_system(bench, system, progress=False)` in process:",
+        "",
+        "| seed | system | core | small | medium | full | drop core→full (w / u) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for seed in seeds:
         bench = generate("demo", seed, tmp / f"sat-{seed}")
         for system in ("bm25", "oracle"):
-            df = question_set(load_records(run_system(bench, system, out=tmp / f"sat-{seed}-{system}",
-                                                      progress=False)), "core")
+            df = question_set(
+                load_records(run_system(bench, system, out=tmp / f"sat-{seed}-{system}", progress=False)), "core"
+            )
             t = {r["tier"]: (r["weighted"], r["unweighted"]) for r in overall_table(df).iter_rows(named=True)}
             cells = [f"{t[n][0]:.3f} / {t[n][1]:.3f}" for n in ("core", "small", "medium", "full")]
             drop = f"{t['core'][0] - t['full'][0]:.3f} / {t['core'][1] - t['full'][1]:.3f}"
             lines.append(f"| {seed} | {system} | {' | '.join(cells)} | {drop} |")
             print(lines[-1], flush=True)
-    lines += ["", "The oracle's core-set mean is below 1 only through ABSTAIN and FALSE_MEMORY (it returns the "
-              "evidence, none for those); on every answerable text axis it scores ≥ 0.9 in every tier (tested)."]
+    lines += [
+        "",
+        "The oracle's core-set mean is below 1 only through ABSTAIN and FALSE_MEMORY (it returns the "
+        "evidence, none for those); on every answerable text axis it scores ≥ 0.9 in every tier (tested).",
+    ]
     return lines
 
 
@@ -147,8 +169,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", type=Path, help="write the markdown fragment here")
     ap.add_argument("--audit", action="store_true", help="also run `memeval audit` on each preset's first output")
-    ap.add_argument("--saturation", type=int, nargs="*", default=[], metavar="SEED",
-                    help="also run bm25 and oracle over the demo preset with these seeds")
+    ap.add_argument(
+        "--saturation",
+        type=int,
+        nargs="*",
+        default=[],
+        metavar="SEED",
+        help="also run bm25 and oracle over the demo preset with these seeds",
+    )
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="memeval-gen-bench-"))
     rows, checks, audits, sat = [], [], [], []
@@ -165,9 +193,11 @@ def main(argv=None) -> int:
             top = bench.tiers[-1]
             inproc = in_process(preset, args.seed, tmp / f"{preset}-inproc", args.runs)
             shutil.rmtree(tmp / f"{preset}-inproc", ignore_errors=True)
-            rows.append(f"| {preset} | {args.runs} | {statistics.median(times):.2f} s | {min(times):.2f}–{max(times):.2f} s "
-                        f"| {statistics.median(inproc):.2f} s | {max(rss) / 1024:.0f} MiB | {top.n_turns:,} "
-                        f"| {top.n_tokens:,} | {top.n_questions:,} |")
+            rows.append(
+                f"| {preset} | {args.runs} | {statistics.median(times):.2f} s | {min(times):.2f}–{max(times):.2f} s "
+                f"| {statistics.median(inproc):.2f} s | {max(rss) / 1024:.0f} MiB | {top.n_turns:,} "
+                f"| {top.n_tokens:,} | {top.n_questions:,} |"
+            )
             if preset == "full":
                 checks = check_full(tmp / "full-0")
             if args.audit:

@@ -44,9 +44,21 @@ from memeval.scoring.dry import score_answer, ungraded_without_answer  # noqa: E
 DEFAULT_GH = ROOT.parent / "shared" / "external" / "glasshouse-v0.1"
 #: glasshouse's reference run (SOURCE.md of the shared folder): bm25_baseline.py --tier core --k 10,
 #: score.py --mode dry --tier core; 605 graded questions (ABSTAIN not graded for a retrieval-only run).
-REFERENCE = {"weighted": 34.6, "plain": 41.0, "n": 605,
-             "axes": {"CONFLICT": 37.5, "CONTRADICT": 85.7, "IMPLICIT": 8.7, "MULTI": 13.6, "STALE": 19.4,
-                      "TEMPORAL": 31.1, "UPDATE": 58.3, "BASIC": 49.5}}
+REFERENCE = {
+    "weighted": 34.6,
+    "plain": 41.0,
+    "n": 605,
+    "axes": {
+        "CONFLICT": 37.5,
+        "CONTRADICT": 85.7,
+        "IMPLICIT": 8.7,
+        "MULTI": 13.6,
+        "STALE": 19.4,
+        "TEMPORAL": 31.1,
+        "UPDATE": 58.3,
+        "BASIC": 49.5,
+    },
+}
 AXIS_ORDER = ["BASIC", "TEMPORAL", "UPDATE", "MULTI", "IMPLICIT", "CONFLICT", "STALE", "CONTRADICT", "ABSTAIN"]
 
 
@@ -66,14 +78,24 @@ def summarise(scores: dict[str, tuple[str, float | None]]) -> dict:
         den += w * len(v)
         tot += sum(v)
         n += len(v)
-    return {"axes": {a: 100 * sum(v) / len(v) for a, v in by.items() if v},
-            "n_axis": {a: len(v) for a, v in by.items()}, "ungraded": dict(ungraded),
-            "weighted": 100 * num / den if den else float("nan"), "plain": 100 * tot / n if n else float("nan"),
-            "n": int(n)}
+    return {
+        "axes": {a: 100 * sum(v) / len(v) for a, v in by.items() if v},
+        "n_axis": {a: len(v) for a, v in by.items()},
+        "ungraded": dict(ungraded),
+        "weighted": 100 * num / den if den else float("nan"),
+        "plain": 100 * tot / n if n else float("nan"),
+        "n": int(n),
+    }
 
 
-IDK_ANSWERS = ["I don't know.", "That was never mentioned in our conversations.", "I have no record of that.",
-               "No lo sé.", "Je ne sais pas.", "わかりません。"]
+IDK_ANSWERS = [
+    "I don't know.",
+    "That was never mentioned in our conversations.",
+    "I have no record of that.",
+    "No lo sé.",
+    "Je ne sais pas.",
+    "わかりません。",
+]
 
 
 def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
@@ -81,17 +103,22 @@ def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
     out = [("gold", q.gold_answer), ("gold in a sentence", f"From what you told me, {q.gold_answer}.")]
     out += [("alt", a) for a in q.gold_alts[:3]]
     out += [("idk", a) for a in IDK_ANSWERS]
-    out += [("denial", "That never happened; you never said that."), ("other gold", others[0]),
-            ("other gold", others[1])]
+    out += [
+        ("denial", "That never happened; you never said that."),
+        ("other gold", others[0]),
+        ("other gold", others[1]),
+    ]
     if q.stale_answer:
         out += [("stale value", q.stale_answer), ("old then new", f"It was {q.stale_answer}, now {q.gold_answer}")]
     if q.clash_a and q.clash_b:
-        out += [("both clash values", f"{q.clash_a} and later {q.clash_b}"), ("one clash value", q.clash_b),
-                ("negated conflict", f"There is no conflict here: {q.clash_a}.")]
+        out += [
+            ("both clash values", f"{q.clash_a} and later {q.clash_b}"),
+            ("one clash value", q.clash_b),
+            ("negated conflict", f"There is no conflict here: {q.clash_a}."),
+        ]
     if q.axis == "CONFLICT":
         latest = q.gold_alts[0] if q.gold_alts else q.gold_answer
-        out += [("nope + value", f"Nope, {latest}."), ("value + instead", f"{latest} instead."),
-                ("value only", latest)]
+        out += [("nope + value", f"Nope, {latest}."), ("value + instead", f"{latest} instead."), ("value only", latest)]
     return [(k, a) for k, a in out if a]
 
 
@@ -108,11 +135,33 @@ def rules_agreement(gh: Path, qs: dict, tmp: Path) -> tuple[int, int, Counter, d
     runfile = tmp / "constructed_answers.jsonl"
     with open(runfile, "w", encoding="utf-8") as fh:
         for q, _, ans in items:
-            fh.write(json.dumps({"id": q.id, "answer": ans, "answer_generated": True, "chars_returned": len(ans),
-                                 "memories_returned": []}, ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": q.id,
+                        "answer": ans,
+                        "answer_generated": True,
+                        "chars_returned": len(ans),
+                        "memories_returned": [],
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     rows_path = tmp / "constructed_rows.jsonl"
-    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl"),
-           "--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    cmd = [
+        sys.executable,
+        str(gh / "score.py"),
+        str(runfile),
+        "--questions",
+        str(gh / "questions_core.jsonl"),
+        "--mode",
+        "dry",
+        "--tier",
+        "core",
+        "--out",
+        str(rows_path),
+    ]
     subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=True)
     theirs = [json.loads(line)["score"] for line in open(rows_path, encoding="utf-8")]
     assert len(theirs) == len(items)
@@ -153,12 +202,34 @@ def main() -> int:
         for qid, r in recs.items():
             texts = [text_of[i] for i in (r["retrieved_turns"] or [])]
             answer = " ".join(texts)
-            fh.write(json.dumps({"id": qid, "answer": answer, "answer_generated": False, "chars_returned": len(answer),
-                                 "memories_returned": texts, "retrieved_turns": r["retrieved_turns"] or []},
-                                ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": qid,
+                        "answer": answer,
+                        "answer_generated": False,
+                        "chars_returned": len(answer),
+                        "memories_returned": texts,
+                        "retrieved_turns": r["retrieved_turns"] or [],
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     rows_path = tmp / "scorepy_rows.jsonl"
-    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl"),
-           "--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    cmd = [
+        sys.executable,
+        str(gh / "score.py"),
+        str(runfile),
+        "--questions",
+        str(gh / "questions_core.jsonl"),
+        "--mode",
+        "dry",
+        "--tier",
+        "core",
+        "--out",
+        str(rows_path),
+    ]
     proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8")
     if proc.returncode != 0:
         print(proc.stdout[-2000:], proc.stderr[-2000:], sep="\n", file=sys.stderr)
@@ -183,12 +254,18 @@ def main() -> int:
             if len(examples[key]) < 4:
                 examples[key].append(qid)
 
-    lines = ["# glasshouse v0.1 core: memeval bm25:k=10 (dry) beside glasshouse's reference run and score.py", "",
-             f"Command: `.venv/bin/python benchmarks/glasshouse_parity.py` (bench import + run {t_run:.1f} s; "
-             f"score.py: `{' '.join(['python', 'score.py', 'RUN', '--questions', 'questions_core.jsonl', '--mode', 'dry', '--tier', 'core'])}`)",
-             "", "Accuracy % per axis over graded questions (n graded in brackets).", "",
-             "| axis | weight | glasshouse reference run (its BM25, score.py) | memeval bm25:k=10, memeval dry | "
-             "score.py on memeval's retrieved text |", "|---|---|---|---|---|"]
+    lines = [
+        "# glasshouse v0.1 core: memeval bm25:k=10 (dry) beside glasshouse's reference run and score.py",
+        "",
+        f"Command: `.venv/bin/python benchmarks/glasshouse_parity.py` (bench import + run {t_run:.1f} s; "
+        f"score.py: `{' '.join(['python', 'score.py', 'RUN', '--questions', 'questions_core.jsonl', '--mode', 'dry', '--tier', 'core'])}`)",
+        "",
+        "Accuracy % per axis over graded questions (n graded in brackets).",
+        "",
+        "| axis | weight | glasshouse reference run (its BM25, score.py) | memeval bm25:k=10, memeval dry | "
+        "score.py on memeval's retrieved text |",
+        "|---|---|---|---|---|",
+    ]
 
     def cell(summary, axis):
         if axis not in summary["axes"]:
@@ -200,18 +277,28 @@ def main() -> int:
         ref = REFERENCE["axes"].get(axis)
         ref_cell = f"{ref:.1f}" if ref is not None else ("ungraded" if axis == "ABSTAIN" else "—")
         lines.append(f"| {axis} | {AXIS_WEIGHTS[axis]} | {ref_cell} | {cell(memeval, axis)} | {cell(scorepy, axis)} |")
-    lines.append(f"| **weighted** | | **{REFERENCE['weighted']:.1f}** (n {REFERENCE['n']}) | "
-                 f"**{memeval['weighted']:.1f}** (n {memeval['n']}) | **{scorepy['weighted']:.1f}** (n {scorepy['n']}) |")
+    lines.append(
+        f"| **weighted** | | **{REFERENCE['weighted']:.1f}** (n {REFERENCE['n']}) | "
+        f"**{memeval['weighted']:.1f}** (n {memeval['n']}) | **{scorepy['weighted']:.1f}** (n {scorepy['n']}) |"
+    )
     lines.append(f"| plain | | {REFERENCE['plain']:.1f} | {memeval['plain']:.1f} | {scorepy['plain']:.1f} |")
-    lines += ["", f"Same retrieved text, the two rule sets disagree on {sum(diffs.values())} of {len(gh_rows)} "
-              "questions (axis, memeval rule: score.py score → memeval score, count, examples):", ""]
+    lines += [
+        "",
+        f"Same retrieved text, the two rule sets disagree on {sum(diffs.values())} of {len(gh_rows)} "
+        "questions (axis, memeval rule: score.py score → memeval score, count, examples):",
+        "",
+    ]
     for (axis, rule, theirs, mine), n in sorted(diffs.items(), key=lambda kv: -kv[1]):
         lines.append(f"- {axis}, `{rule}`: {theirs} → {mine}: {n} ({', '.join(examples[(axis, rule, theirs, mine)])})")
     agree, n_items, cdiffs, cex = rules_agreement(gh, qs, tmp)
-    lines += ["", f"Constructed answers (gold, alts, the gold in a sentence, IDK in 4 languages, a denial, two "
-              f"other questions' golds, stale/clash/correction variants where the row has them): {n_items} answers "
-              f"to the 633 questions; the two rule sets agree on {agree} ({100 * agree / n_items:.1f}%). "
-              "Disagreements (axis, kind of answer: score.py → memeval, count, examples):", ""]
+    lines += [
+        "",
+        f"Constructed answers (gold, alts, the gold in a sentence, IDK in 4 languages, a denial, two "
+        f"other questions' golds, stale/clash/correction variants where the row has them): {n_items} answers "
+        f"to the 633 questions; the two rule sets agree on {agree} ({100 * agree / n_items:.1f}%). "
+        "Disagreements (axis, kind of answer: score.py → memeval, count, examples):",
+        "",
+    ]
     for (axis, kind, theirs, mine), n in sorted(cdiffs.items(), key=lambda kv: -kv[1]):
         lines.append(f"- {axis}, {kind}: {theirs} → {mine}: {n} ({'; '.join(cex[(axis, kind, theirs, mine)])})")
     text = "\n".join(lines) + "\n"

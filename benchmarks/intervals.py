@@ -26,8 +26,13 @@ NOTEBOOK = ROOT / "notebooks" / "degradation.ipynb"
 def _render(cwd: Path, resamples: int | None) -> float:
     extra = [] if resamples is None else ["-p", "resamples", str(resamples)]
     t0 = time.perf_counter()
-    subprocess.run([str(MEMEVAL), "report", str(NOTEBOOK), "-o", "reports/degradation.html", "--no-progress", *extra],
-                   cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [str(MEMEVAL), "report", str(NOTEBOOK), "-o", "reports/degradation.html", "--no-progress", *extra],
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t0
 
 

@@ -24,12 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ("the of and to in is you that it he was for on are as with his they at be this have from or one "
-         "had by word but not what all were we when your can said there use an each which she do how their "
-         "if will up other about out many then them these so some her would make like him into time has look "
-         "two more write go see number no way could people my than first water been call who oil its now find "
-         "long down day did get come made may part garden recipe budget travel ticket doctor meeting python "
-         "function river mountain salary holiday cousin dentist apartment bicycle").split()
+WORDS = (
+    "the of and to in is you that it he was for on are as with his they at be this have from or one "
+    "had by word but not what all were we when your can said there use an each which she do how their "
+    "if will up other about out many then them these so some her would make like him into time has look "
+    "two more write go see number no way could people my than first water been call who oil its now find "
+    "long down day did get come made may part garden recipe budget travel ticket doctor meeting python "
+    "function river mountain salary holiday cousin dentist apartment bicycle"
+).split()
 
 CHILD = """
 import json, resource, sys, time
@@ -66,14 +68,22 @@ def _turn_text(rng: random.Random, chars: int) -> str:
 def make_file(path: Path, questions: int, sessions: int, turns: int, chars: int, seed: int = 0) -> None:
     rng = random.Random(seed)
     pool = [_turn_text(rng, chars) for _ in range(2000)]  # reused texts keep generation fast
-    types = ["single-session-user", "multi-session", "temporal-reasoning", "knowledge-update",
-             "single-session-assistant", "single-session-preference"]
+    types = [
+        "single-session-user",
+        "multi-session",
+        "temporal-reasoning",
+        "knowledge-update",
+        "single-session-assistant",
+        "single-session-preference",
+    ]
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("[")
         for q in range(questions):
             sids = [f"s{q}_{i}" for i in range(sessions)]
-            dates = [f"2023/{1 + i * 12 // sessions:02d}/{1 + i % 28:02d} (Mon) {i % 24:02d}:{i % 60:02d}"
-                     for i in range(sessions)]
+            dates = [
+                f"2023/{1 + i * 12 // sessions:02d}/{1 + i % 28:02d} (Mon) {i % 24:02d}:{i % 60:02d}"
+                for i in range(sessions)
+            ]
             dates.sort()
             hay = []
             for i in range(sessions):
@@ -84,19 +94,30 @@ def make_file(path: Path, questions: int, sessions: int, turns: int, chars: int,
                         t["has_answer"] = True
                     sess.append(t)
                 hay.append(sess)
-            inst = {"question_id": f"q{q:04d}" + ("_abs" if q % 30 == 29 else ""),
-                    "question_type": types[q % len(types)], "question": "What did I say?",
-                    "answer": "something", "question_date": "2023/12/31 (Sun) 23:59",
-                    "haystack_session_ids": sids, "haystack_dates": dates, "haystack_sessions": hay,
-                    "answer_session_ids": [sids[sessions // 2]]}
+            inst = {
+                "question_id": f"q{q:04d}" + ("_abs" if q % 30 == 29 else ""),
+                "question_type": types[q % len(types)],
+                "question": "What did I say?",
+                "answer": "something",
+                "question_date": "2023/12/31 (Sun) 23:59",
+                "haystack_session_ids": sids,
+                "haystack_dates": dates,
+                "haystack_sessions": hay,
+                "answer_session_ids": [sids[sessions // 2]],
+            }
             fh.write(("" if q == 0 else ", ") + json.dumps(inst))
         fh.write("]")
 
 
 def child(mode: str, src: Path, out: Path, *extra: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    res = subprocess.run([sys.executable, "-c", CHILD, mode, str(src), str(out), *extra], capture_output=True,
-                         text=True, env=env, check=True)
+    res = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(src), str(out), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -108,9 +129,12 @@ def main() -> None:
     ap.add_argument("--chars", type=int, default=1200, help="characters per turn")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-json-load", action="store_true", help="skip the json.load comparison")
-    ap.add_argument("--pad", metavar="SIZES",
-                    help="instead: import the file, then time `pad` (source haystacks) to these turns per "
-                         "haystack, e.g. 1000,2000,4000 (use an S-shaped file: --sessions 50)")
+    ap.add_argument(
+        "--pad",
+        metavar="SIZES",
+        help="instead: import the file, then time `pad` (source haystacks) to these turns per "
+        "haystack, e.g. 1000,2000,4000 (use an S-shaped file: --sessions 50)",
+    )
     ap.add_argument("--workdir", help="where to put the files (default: a temp folder, removed)")
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memeval-bench-loaders-"))
@@ -121,8 +145,11 @@ def main() -> None:
         make_file(src, args.questions, args.sessions, args.turns, args.chars)
         gen = time.perf_counter() - t0
         size_mib = src.stat().st_size / 2**20
-        print(f"generated {src.name}: {args.questions} questions x {args.sessions} sessions x {args.turns} turns, "
-              f"{size_mib:.0f} MiB in {gen:.1f} s", flush=True)
+        print(
+            f"generated {src.name}: {args.questions} questions x {args.sessions} sessions x {args.turns} turns, "
+            f"{size_mib:.0f} MiB in {gen:.1f} s",
+            flush=True,
+        )
         if args.pad:
             child("load", src, work / "base")
             runs = []
@@ -130,8 +157,10 @@ def main() -> None:
                 runs.append(child("pad", work / "base", work / f"pad{r}", args.pad))
                 shutil.rmtree(work / f"pad{r}")
                 print(f"  run {r + 1}: {runs[-1]}", flush=True)
-            print(f"pad to {args.pad} turns per haystack: median {statistics.median(x['seconds'] for x in runs):.1f} s, "
-                  f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in runs):.0f} MiB")
+            print(
+                f"pad to {args.pad} turns per haystack: median {statistics.median(x['seconds'] for x in runs):.1f} s, "
+                f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in runs):.0f} MiB"
+            )
             print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
             return
         runs = []
@@ -142,8 +171,10 @@ def main() -> None:
             print(f"  run {r + 1}: {runs[-1]}", flush=True)
         secs = statistics.median(x["seconds"] for x in runs)
         rss = statistics.median(x["peak_rss_mib"] for x in runs)
-        print(f"load_longmemeval: median {secs:.1f} s ({size_mib / secs:.1f} MiB/s), "
-              f"median peak RSS {rss:.0f} MiB, {runs[0]['turns']} turns, {runs[0]['tokens']} tokens")
+        print(
+            f"load_longmemeval: median {secs:.1f} s ({size_mib / secs:.1f} MiB/s), "
+            f"median peak RSS {rss:.0f} MiB, {runs[0]['turns']} turns, {runs[0]['tokens']} tokens"
+        )
         if not args.no_json_load:
             j = child("json", src, work / "unused")
             print(f"json.load of the same file: {j['seconds']:.1f} s, peak RSS {j['peak_rss_mib']:.0f} MiB")

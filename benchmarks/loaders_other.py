@@ -47,13 +47,30 @@ def make_locomo(path: Path, sessions: int, turns: int) -> int:
         for s in range(1, sessions + 1):
             conv[f"session_{s}_date_time"] = f"1:{s % 60:02d} pm on {1 + s % 28} May, 2023"
             conv[f"session_{s}"] = [
-                {"speaker": a if t % 2 == 0 else b, "dia_id": f"D{s}:{t + 1}",
-                 "text": f"In session {s} I told you about hobby number {t} and the trip to town {s * t % 97}."}
-                for t in range(turns)]
-        qa = [{"question": f"What hobby came up in session {s}?", "answer": f"hobby number {s % turns}",
-               "evidence": [f"D{s}:{s % turns + 1}"], "category": 1 + s % 4} for s in range(1, sessions + 1)]
-        qa += [{"question": f"Which town did {b} move to?", "adversarial_answer": "town 5", "evidence": ["D1:1"],
-                "category": 5}] * 40
+                {
+                    "speaker": a if t % 2 == 0 else b,
+                    "dia_id": f"D{s}:{t + 1}",
+                    "text": f"In session {s} I told you about hobby number {t} and the trip to town {s * t % 97}.",
+                }
+                for t in range(turns)
+            ]
+        qa = [
+            {
+                "question": f"What hobby came up in session {s}?",
+                "answer": f"hobby number {s % turns}",
+                "evidence": [f"D{s}:{s % turns + 1}"],
+                "category": 1 + s % 4,
+            }
+            for s in range(1, sessions + 1)
+        ]
+        qa += [
+            {
+                "question": f"Which town did {b} move to?",
+                "adversarial_answer": "town 5",
+                "evidence": ["D1:1"],
+                "category": 5,
+            }
+        ] * 40
         convs.append({"sample_id": f"conv-{c}", "conversation": conv, "qa": qa})
     path.write_text(json.dumps(convs), encoding="utf-8")
     return sum(len(x["qa"]) for x in convs)
@@ -82,8 +99,10 @@ def measure(kind: str, src: Path, work: Path, runs: int) -> None:
         rows.append(tuple(map(float, p.stdout.split())))
         shutil.rmtree(out)
     secs = [r[0] for r in rows]
-    print(f"{kind}: runs {[round(s, 2) for s in secs]} s; median {statistics.median(secs):.2f} s; "
-          f"peak RSS median {statistics.median(r[1] for r in rows):.0f} MiB")
+    print(
+        f"{kind}: runs {[round(s, 2) for s in secs]} s; median {statistics.median(secs):.2f} s; "
+        f"peak RSS median {statistics.median(r[1] for r in rows):.0f} MiB"
+    )
 
 
 def main() -> None:
@@ -96,8 +115,10 @@ def main() -> None:
         work = Path(tmp)
         n_q = make_locomo(work / "locomo10.json", a.sessions, a.turns)
         size = (work / "locomo10.json").stat().st_size / 2**20
-        print(f"LoCoMo-shaped file: 10 conversations x {a.sessions} sessions x {a.turns} turns "
-              f"({10 * a.sessions * a.turns} turns, {n_q} questions), {size:.1f} MiB")
+        print(
+            f"LoCoMo-shaped file: 10 conversations x {a.sessions} sessions x {a.turns} turns "
+            f"({10 * a.sessions * a.turns} turns, {n_q} questions), {size:.1f} MiB"
+        )
         measure("locomo", work / "locomo10.json", work, a.runs)
         make_glasshouse(work / "glasshouse")
         size = sum(f.stat().st_size for f in (work / "glasshouse").rglob("*") if f.is_file()) / 2**20

@@ -50,11 +50,15 @@ def main() -> None:
     ex_s = time.perf_counter() - t
     print(f"machine: {platform.machine()} python {platform.python_version()}")
     print(f"suite: {len(suite.sessions)} sessions, {n} samples, {turns} sample turns; generated in {gen_s:.2f}s")
-    print(f"agent={args.agent}{' (+text state)' if args.text_state else ''}, runs per sample={DEFAULT_CONFIG.runs}, "
-          f"repeats={args.repeats}")
+    print(
+        f"agent={args.agent}{' (+text state)' if args.text_state else ''}, runs per sample={DEFAULT_CONFIG.runs}, "
+        f"repeats={args.repeats}"
+    )
     print(f"wall per pass: median {med:.3f}s (min {min(times):.3f}, max {max(times):.3f})")
-    print(f"throughput: {n / med:.1f} samples/s ({n * DEFAULT_CONFIG.runs / med:.1f} replays/s, "
-          f"{turns * DEFAULT_CONFIG.runs / med:.0f} turns/s)")
+    print(
+        f"throughput: {n / med:.1f} samples/s ({n * DEFAULT_CONFIG.runs / med:.1f} replays/s, "
+        f"{turns * DEFAULT_CONFIG.runs / med:.0f} turns/s)"
+    )
     print(f"rule extractor: accuracy {sc.accuracy:.3f} over {sc.units} keys in {ex_s:.3f}s")
 
 

@@ -30,8 +30,13 @@ COMMAND = "memeval report notebooks/degradation.ipynb -o reports/degradation.htm
 
 def _run(cwd: Path) -> float:
     t0 = time.perf_counter()
-    subprocess.run([str(MEMEVAL), "report", str(NOTEBOOK), "-o", "reports/degradation.html"], cwd=cwd, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [str(MEMEVAL), "report", str(NOTEBOOK), "-o", "reports/degradation.html"],
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t0
 
 
@@ -96,9 +101,11 @@ def main() -> int:
         "| figure | median | runs |",
         "|---|---|---|",
         f"| cold: generate bench + run 3 systems + execute + export | {statistics.median(cold):.1f} s | "
-        + ", ".join(f"{x:.1f}" for x in cold) + " |",
+        + ", ".join(f"{x:.1f}" for x in cold)
+        + " |",
         f"| warm: bench and runs reused, execute + export | {statistics.median(warm):.1f} s | "
-        + ", ".join(f"{x:.1f}" for x in warm) + " |",
+        + ", ".join(f"{x:.1f}" for x in warm)
+        + " |",
         f"| report size (plotly.js inline, offline) | {statistics.median(sizes) / 1e6:.2f} MB | |",
         "",
         f"Machine: {_machine()}. Date: {dt.date.today().isoformat()}. Budget: < 120 s cold on 2 cores.",
@@ -108,8 +115,10 @@ def main() -> int:
     ]
     if args.screenshot:
         size = screenshot(last / "reports" / "degradation.html", Path(args.screenshot))
-        lines.append(f"README screenshot `{args.screenshot}` taken from that report with headless Chromium "
-                     f"({size / 1e3:.0f} KB).")
+        lines.append(
+            f"README screenshot `{args.screenshot}` taken from that report with headless Chromium "
+            f"({size / 1e3:.0f} KB)."
+        )
         lines.append("")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines))

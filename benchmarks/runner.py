@@ -53,8 +53,10 @@ def cmd_run(args, system: str) -> None:
     times = [t for t, _ in runs]
     n = runs[0][1]
     med = statistics.median(times)
-    print(f"{system} over {args.preset} (all tiers): {n} records; wall s per run {[round(t, 2) for t in times]}; "
-          f"median {med:.2f} s = {1000 * med / n:.3f} ms/question")
+    print(
+        f"{system} over {args.preset} (all tiers): {n} records; wall s per run {[round(t, 2) for t in times]}; "
+        f"median {med:.2f} s = {1000 * med / n:.3f} ms/question"
+    )
 
 
 def cmd_http(args) -> None:
@@ -62,8 +64,10 @@ def cmd_http(args) -> None:
     bench = load_bench(bench_path)
     tier = bench.tier(args.tier)
     port = 18700 + (hash(time.time()) % 200)
-    server = subprocess.Popen([sys.executable, "-m", "memeval", "serve", args.system, "--port", str(port),
-                               "--delay-ms", str(args.delay_ms)], stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memeval", "serve", args.system, "--port", str(port), "--delay-ms", str(args.delay_ms)],
+        stderr=subprocess.DEVNULL,
+    )
     try:
         h = HttpSystem(f"http://127.0.0.1:{port}", pool=64)
         for _ in range(100):
@@ -85,8 +89,10 @@ def cmd_http(args) -> None:
                     t0 = time.perf_counter()
                     list(pool.map(lambda q: h.query(q, None), questions))
                     rates.append(len(questions) / (time.perf_counter() - t0))
-            print(f"concurrency {c:>2}: {len(questions)} queries/run, q/s per run {[round(r) for r in rates]}, "
-                  f"median {statistics.median(rates):.0f} q/s")
+            print(
+                f"concurrency {c:>2}: {len(questions)} queries/run, q/s per run {[round(r) for r in rates]}, "
+                f"median {statistics.median(rates):.0f} q/s"
+            )
     finally:
         server.terminate()
         server.wait()

@@ -32,12 +32,44 @@ from memeval.scoring.dry import score_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 
-IDK_BY_LANG = ["I don't know.", "That was never mentioned.", "No lo sé.", "Je ne sais pas.", "Ich weiß nicht.",
-               "Não sei.", "Non lo so.", "不知道", "わかりません", "모르겠습니다", "Не знаю.", "لا أعرف"]
-NAMES = ["Dr Lee", "Lyon", "oat milk", "metal pipe", "Bluebell", "March 13", "$150", "25%", "two and a half hours",
-         "Hauptstraße", "東京", "Алена", "salad", "soup", "weekdays", "weekends", "4417", "Zürich"]
-FILLER = ("We talked about the garden, the new recipe for lentil soup, a film about a lighthouse keeper, "
-          "the train times to the coast, a budget spreadsheet and the cat's vet appointment. ")
+IDK_BY_LANG = [
+    "I don't know.",
+    "That was never mentioned.",
+    "No lo sé.",
+    "Je ne sais pas.",
+    "Ich weiß nicht.",
+    "Não sei.",
+    "Non lo so.",
+    "不知道",
+    "わかりません",
+    "모르겠습니다",
+    "Не знаю.",
+    "لا أعرف",
+]
+NAMES = [
+    "Dr Lee",
+    "Lyon",
+    "oat milk",
+    "metal pipe",
+    "Bluebell",
+    "March 13",
+    "$150",
+    "25%",
+    "two and a half hours",
+    "Hauptstraße",
+    "東京",
+    "Алена",
+    "salad",
+    "soup",
+    "weekdays",
+    "weekends",
+    "4417",
+    "Zürich",
+]
+FILLER = (
+    "We talked about the garden, the new recipe for lentil soup, a film about a lighthouse keeper, "
+    "the train times to the coast, a budget spreadsheet and the cat's vet appointment. "
+)
 
 
 def make_question(rng: random.Random, axis: str, i: int) -> Question:
@@ -55,13 +87,19 @@ def make_question(rng: random.Random, axis: str, i: int) -> Question:
         gold = f"No, it's {gold} now."
     if axis in ("ABSTAIN", "FALSE_MEMORY"):
         gold, kw["expect"], kw["evidence_turns"] = "Never stated", "no_memory", ()
-    return Question(id=f"Q{i:06d}", axis=axis, question_en="?", gold_answer=gold,
-                    gold_alts=(f"{gold} ({i})",), **kw)
+    return Question(id=f"Q{i:06d}", axis=axis, question_en="?", gold_answer=gold, gold_alts=(f"{gold} ({i})",), **kw)
 
 
 def make_answer(rng: random.Random, q: Question, shape: str, i: int) -> str:
-    core = rng.choice([q.gold_answer, q.stale_answer or "Paris", rng.choice(IDK_BY_LANG), "something else",
-                       " and ".join(q.gold_parts) or q.gold_answer])
+    core = rng.choice(
+        [
+            q.gold_answer,
+            q.stale_answer or "Paris",
+            rng.choice(IDK_BY_LANG),
+            "something else",
+            " and ".join(q.gold_parts) or q.gold_answer,
+        ]
+    )
     if shape == "short":
         return f"{core} (#{i})"
     if shape == "sentence":
@@ -121,7 +159,9 @@ def main(argv=None) -> int:
     qps = {s: median_rates(pairs[s], args.runs) for s in shapes}
     qps["all"] = median_rates(allpairs, args.runs)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    typical = [make_answer(random.Random(k), make_question(random.Random(k), "BASIC", k), "sentence", k) for k in range(50)]
+    typical = [
+        make_answer(random.Random(k), make_question(random.Random(k), "BASIC", k), "sentence", k) for k in range(50)
+    ]
     chars = statistics.mean(len(t) for t in typical)
     norm_us = statistics.median(time_normalize(typical) for _ in range(args.runs))
     long_texts = [a for _, a in pairs["memories"][:50]]

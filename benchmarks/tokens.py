@@ -1,6 +1,6 @@
 """count_tokens (approx-v1) against its first, per-match Python loop (the baseline), on generated turns.
 
-    .venv/bin/python benchmarks/tokens.py --preset demo --copies 5 --runs 3
+.venv/bin/python benchmarks/tokens.py --preset demo --copies 5 --runs 3
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def main() -> None:
             t0 = time.perf_counter()
             total = sum(map(f, texts))
             times.append(time.perf_counter() - t0)
-        print(f"{f.__name__:>12}: {total} tokens, runs {[round(t, 3) for t in times]} s, median {statistics.median(times):.3f} s")
+        print(
+            f"{f.__name__:>12}: {total} tokens, runs {[round(t, 3) for t in times]} s, median {statistics.median(times):.3f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ _PUBLIC = {
     "run_system": ("memeval.run.runner", "run_system"),
     "regrade": ("memeval.run.regrade", "regrade_run"),
     "read_records": ("memeval.run.records", "read_records"),
-    "load_runs": ("memeval.analysis.workbench", "load_runs"),
+    "load_runs": ("memeval.workbench", "load_runs"),
     "plots": ("memeval.analysis.plots", None),
     "intervals": ("memeval.analysis.intervals", None),
     "TraceBrowser": ("memeval.analysis.widgets", "TraceBrowser"),

@@ -44,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     except (UnicodeError, RecursionError) as e:
         # last resort for an input a reader did not name: bytes that are not UTF-8 text, nesting too
         # deep to parse. Other exceptions are bugs and keep their traceback.
-        what = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "nested too deeply" \
-            if isinstance(e, RecursionError) else "text that cannot be encoded"
+        what = (
+            "not UTF-8 text"
+            if isinstance(e, UnicodeDecodeError)
+            else "nested too deeply"
+            if isinstance(e, RecursionError)
+            else "text that cannot be encoded"
+        )
         print(f"memeval {args.command}: error: unreadable input ({what}: {str(e)[:200]})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -37,7 +37,7 @@ def input_error_from(exc: BaseException, path, record=None, field=None) -> "Inpu
     True
     """
     if isinstance(exc, UnicodeDecodeError):
-        bad = exc.object[exc.start:exc.start + 1].hex() if isinstance(exc.object, (bytes, bytearray)) else "?"
+        bad = exc.object[exc.start : exc.start + 1].hex() if isinstance(exc.object, (bytes, bytearray)) else "?"
         return InputError(path, record, field, f"not UTF-8 text (byte 0x{bad}: {exc.reason})")
     if isinstance(exc, RecursionError):
         return InputError(path, record, field, "nested too deeply")

@@ -39,9 +39,18 @@ def prompt_hash(text: str) -> str:
 class ChatClient:
     """``ChatClient(base_url, model, api_key_env="OPENAI_API_KEY")``; ``chat(messages) -> ChatResult``."""
 
-    def __init__(self, base_url: str, model: str, api_key_env: str | None = "OPENAI_API_KEY",
-                 temperature: float = 0.0, timeout: float = 60.0, max_attempts: int = 3,
-                 backoff: float = 0.5, seed: int | None = None, transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        temperature: float = 0.0,
+        timeout: float = 60.0,
+        max_attempts: int = 3,
+        backoff: float = 0.5,
+        seed: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ):
         self.base_url, self.model, self.temperature = base_url.rstrip("/"), model, temperature
         self.api_key_env, self.max_attempts, self.backoff, self.seed = api_key_env, max_attempts, backoff, seed
         headers = {"content-type": "application/json"}
@@ -55,8 +64,13 @@ class ChatClient:
         """What a record stores about this client: never the key."""
         return {"base_url": self.base_url, "model": self.model, "temperature": self.temperature}
 
-    def chat(self, messages: list[dict], tools: list[dict] | None = None,
-             response_format: dict | None = None, seed: int | None = None) -> ChatResult:
+    def chat(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        response_format: dict | None = None,
+        seed: int | None = None,
+    ) -> ChatResult:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if tools:
             body["tools"] = tools
@@ -111,7 +125,7 @@ def parse_json_object(text: str) -> dict | None:
                 depth -= 1
                 if depth == 0:
                     try:
-                        obj = json.loads(text[start:i + 1])
+                        obj = json.loads(text[start : i + 1])
                         return obj if isinstance(obj, dict) else None
                     except json.JSONDecodeError:
                         break

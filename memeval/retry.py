@@ -75,7 +75,11 @@ class RetryPolicy:
         import tenacity  # on use: start-up time of every command (it imports tornado where installed)
 
         counter = iter(range(1, self.max_attempts + 1))
-        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
-                                     retry=tenacity.retry_if_exception_type(Retryable), sleep=sleep,
-                                     reraise=True)
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type(Retryable),
+            sleep=sleep,
+            reraise=True,
+        )
         return retrying(lambda: attempt(next(counter)))

@@ -62,8 +62,9 @@ print(f"{len(suite.cases)} cases from {suite_dir}; gold facts for {len(suite.gol
 # ## 1. The chapter's comparison (canned answers)
 
 # %%
-canned = read_responses(responses or suite_dir / "fixtures" / "system_responses.example.json",
-                        {c.test_id for c in suite.cases})
+canned = read_responses(
+    responses or suite_dir / "fixtures" / "system_responses.example.json", {c.test_id for c in suite.cases}
+)
 canned_scores = score_answer_sets(suite, canned)
 canned_rows = layer_table(canned_scores, list(canned))
 print(format_table(canned_rows, "keyword-recall", canned_scores))

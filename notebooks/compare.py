@@ -40,7 +40,7 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
-from memeval.analysis.workbench import ensure_bench, load_runs, run_folders, run_systems
+from memeval.workbench import ensure_bench, load_runs, run_folders, run_systems
 
 setup_notebook()
 if run_dirs is None:
@@ -57,22 +57,35 @@ print("runs:", ", ".join(str(d) for d in run_dirs))
 # where dry answer scores are not valid on the bench, this is the comparison to read.
 
 # %%
-display(HTML(gate_html(gate) + html_table(aggregate.retrieval_table(df, "turn").drop("tier_index"),
-                                          caption="evidence retrieval, turn level (n = questions with evidence, "
-                                                  "excluded = without)")))
+display(
+    HTML(
+        gate_html(gate)
+        + html_table(
+            aggregate.retrieval_table(df, "turn").drop("tier_index"),
+            caption="evidence retrieval, turn level (n = questions with evidence, excluded = without)",
+        )
+    )
+)
 
 # %% [markdown]
 # ## Overall, per tier
 
 # %%
 overall = aggregate.overall_table(df)
-wide = {k: with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False)
-        for k in ("weighted", "unweighted")}
+wide = {
+    k: with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False)
+    for k in ("weighted", "unweighted")
+}
 label = " (dry answer scores: NOT VALID on this bench)" if gate else ""
-display(HTML(side_by_side(html_table(wide["weighted"], caption="weighted mean per tier [95% interval] n = graded"
-                                     + label),
-                          html_table(wide["unweighted"], caption="unweighted mean per tier"),
-                          html_table(aggregate.WEIGHT_TABLE, caption="axis weights"))))
+display(
+    HTML(
+        side_by_side(
+            html_table(wide["weighted"], caption="weighted mean per tier [95% interval] n = graded" + label),
+            html_table(wide["unweighted"], caption="unweighted mean per tier"),
+            html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
+        )
+    )
+)
 
 # %%
 if gate:
@@ -85,21 +98,35 @@ else:
 
 # %%
 largest = df.filter(pl.col("tier_index") == df["tier_index"].max())
-per_axis = (with_interval_text(aggregate.tier_axis_table(largest), "score")
-            .pivot(on="system", index="axis", values="score", sort_columns=False))
-display(HTML(html_table(per_axis, caption=f"mean score per axis [95% interval] n = graded, tier {largest['tier'][0]} "
-                                          "(all its questions)")))
+per_axis = with_interval_text(aggregate.tier_axis_table(largest), "score").pivot(
+    on="system", index="axis", values="score", sort_columns=False
+)
+display(
+    HTML(
+        html_table(
+            per_axis,
+            caption=f"mean score per axis [95% interval] n = graded, tier {largest['tier'][0]} (all its questions)",
+        )
+    )
+)
 
 # %% [markdown]
 # ## Text returned, retrieval and speed
 
 # %%
-returned = (df.group_by("system").agg(pl.col("chars_returned").median().alias("median_chars"),
-                                      pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
-                                      pl.col("error").is_not_null().sum().alias("errors"))
-            .join(aggregate.latency_table(df).select("system", "status", "p50", "p95", "speed_points"), on="system")
-            .sort("system"))
-display(HTML(html_table(returned, caption="median characters returned, retrieval hit rate, latency minus round trip (ms)")))
+returned = (
+    df.group_by("system")
+    .agg(
+        pl.col("chars_returned").median().alias("median_chars"),
+        pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+        pl.col("error").is_not_null().sum().alias("errors"),
+    )
+    .join(aggregate.latency_table(df).select("system", "status", "p50", "p95", "speed_points"), on="system")
+    .sort("system")
+)
+display(
+    HTML(html_table(returned, caption="median characters returned, retrieval hit rate, latency minus round trip (ms)"))
+)
 
 # %%
 if gate:
@@ -118,8 +145,9 @@ else:
 # %%
 from memeval.analysis.intervals import paired_differences
 
-contenders = [s for s in df["system"].unique(maintain_order=True).to_list()
-              if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)]
+contenders = [
+    s for s in df["system"].unique(maintain_order=True).to_list() if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)
+]
 if len(contenders) < 2:
     print("fewer than two systems besides floor and ceiling: nothing to pair")
 else:
@@ -128,8 +156,18 @@ else:
     for other in contenders[1:]:
         d = paired_differences(df.filter(pl.col("system") == other), df.filter(pl.col("system") == base), ["tier"])
         rows.append(d.with_columns(pl.lit(f"{other} − {base}").alias("pair")))
-    table = (pl.concat(rows).join(df.select("tier", "tier_index").unique(), on="tier")
-             .sort("pair", "tier_index").select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi",
-                                                "a_only", "b_only", "p"))
-    display(HTML(html_table(table, caption="A − B per tier (lo–hi: paired 95% bootstrap interval; a_only/b_only: "
-                                           "right in one run only; p: exact McNemar)")))
+    table = (
+        pl.concat(rows)
+        .join(df.select("tier", "tier_index").unique(), on="tier")
+        .sort("pair", "tier_index")
+        .select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p")
+    )
+    display(
+        HTML(
+            html_table(
+                table,
+                caption="A − B per tier (lo–hi: paired 95% bootstrap interval; a_only/b_only: "
+                "right in one run only; p: exact McNemar)",
+            )
+        )
+    )

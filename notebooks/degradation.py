@@ -50,7 +50,7 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side
-from memeval.analysis.workbench import run_folders, ensure_bench, load_runs, run_systems
+from memeval.workbench import run_folders, ensure_bench, load_runs, run_systems
 from memeval.bench import load_bench
 
 setup_notebook()
@@ -71,10 +71,15 @@ if bench_path is not None:
     print(f"bench {bench.name} {bench.version} at {bench_path} (content hash {bench.content_hash[:12]})")
 print("runs:", ", ".join(str(d) for d in run_dirs))
 print("mode:", ", ".join(df["mode"].unique().to_list()))
-tier_sizes = (df.group_by("tier_index", "tier", "tier_turns", "tier_tokens")
-              .agg(pl.col("qid").n_unique().alias("questions"),
-                   pl.col("qid").filter(pl.col("in_all_tiers")).n_unique().alias("core questions"))
-              .sort("tier_index").drop("tier_index"))
+tier_sizes = (
+    df.group_by("tier_index", "tier", "tier_turns", "tier_tokens")
+    .agg(
+        pl.col("qid").n_unique().alias("questions"),
+        pl.col("qid").filter(pl.col("in_all_tiers")).n_unique().alias("core questions"),
+    )
+    .sort("tier_index")
+    .drop("tier_index")
+)
 display(HTML(html_table(tier_sizes, caption="tiers, smallest first (tier_tokens: memeval's approx-v1 count)")))
 
 # %% [markdown]
@@ -109,8 +114,9 @@ else:
 
 # %%
 if seeds:
-    seed_frames = {s: load_runs(run_systems(ensure_bench(None, preset, s), systems, tiers, mode, runs_root))
-                   for s in seeds}
+    seed_frames = {
+        s: load_runs(run_systems(ensure_bench(None, preset, s), systems, tiers, mode, runs_root)) for s in seeds
+    }
     plots.seed_spread_curve(seed_frames, x=x, n_resamples=resamples).show()
 else:
     print("one bench only (set `seeds`, e.g. [1, 2, 3], to see the spread between generated benches)")
@@ -124,10 +130,15 @@ else:
 # %%
 outside = df.filter(~pl.col("in_all_tiers") & (pl.col("tier_index") == df["tier_index"].max()))
 if outside.height:
-    display(HTML(html_table(
-        plots.mean_scores(outside, ["axis", "system"], n_resamples=resamples).drop("n_ungraded"),
-        caption=f"mean score of questions outside the core set, tier {outside['tier'][0]} "
-                "(lo-hi: 95% bootstrap interval; n: graded questions)")))
+    display(
+        HTML(
+            html_table(
+                plots.mean_scores(outside, ["axis", "system"], n_resamples=resamples).drop("n_ungraded"),
+                caption=f"mean score of questions outside the core set, tier {outside['tier'][0]} "
+                "(lo-hi: 95% bootstrap interval; n: graded questions)",
+            )
+        )
+    )
 else:
     print("every question is asked in every tier: the core set is the whole bench")
 
@@ -140,21 +151,33 @@ else:
 # %%
 overall = aggregate.overall_table(df, n_resamples=resamples).drop("tier_index")
 gap = aggregate.ceiling_gap_line(df)  # what the ceiling cannot reach, beside it
-display(HTML(side_by_side(
-    html_table(overall, caption="per system × tier (all questions of each tier; _lo/_hi: 95% bootstrap interval)"
-               + (" -- dry answer scores, NOT VALID on this bench" if gate else "")
-               + (f"; {gap}" if gap else "")),
-    html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
-)))
+display(
+    HTML(
+        side_by_side(
+            html_table(
+                overall,
+                caption="per system × tier (all questions of each tier; _lo/_hi: 95% bootstrap interval)"
+                + (" -- dry answer scores, NOT VALID on this bench" if gate else "")
+                + (f"; {gap}" if gap else ""),
+            ),
+            html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
+        )
+    )
+)
 
 # %% [markdown]
 # ## Evidence retrieval per tier (turn and session level)
 
 # %%
 for level in ("turn", "session"):
-    display(HTML(html_table(aggregate.retrieval_table(df, level).drop("tier_index"),
-                            caption=f"evidence retrieval, {level} level: n = questions with evidence, "
-                                    "excluded = without")))
+    display(
+        HTML(
+            html_table(
+                aggregate.retrieval_table(df, level).drop("tier_index"),
+                caption=f"evidence retrieval, {level} level: n = questions with evidence, excluded = without",
+            )
+        )
+    )
 
 # %% [markdown]
 # ## Per axis × tier

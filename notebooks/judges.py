@@ -56,7 +56,7 @@ from memeval.analysis import judges as J
 from memeval.analysis.judges_run import grade_leniency, stub_endpoints, two_gradings
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import html_table
-from memeval.analysis.workbench import ensure_bench
+from memeval.workbench import ensure_bench
 from memeval.bench.io import load_bench
 from memeval.scoring.leniency import build_probes
 
@@ -68,16 +68,21 @@ with contextlib.ExitStack() as stack:
     judge_eps = [tuple(j) for j in judges] if judges is not None else [stubs["strict"], stubs["lenient"]]
     reader_ep = tuple(reader) if reader is not None else stubs["reader"]
     if run_a is None or run_b is None:
-        run_a, run_b = map(str, two_gradings(bench_path, system, [tier_name], judge_eps[:2], reader_ep, runs_root,
-                                             key_env))
+        run_a, run_b = map(
+            str, two_gradings(bench_path, system, [tier_name], judge_eps[:2], reader_ep, runs_root, key_env)
+        )
     probes = build_probes(bench_path, tier_name, max_per_trap)
     verdicts = grade_leniency(probes, judge_eps, key_env)
 pairs, label_a, label_b = J.load_judge_pair(run_a, run_b)
 if judges is None:
-    display(HTML("<p><b>No judge given: the figures below come from two scripted judges on loopback</b> "
-                 "(strict: credit only for the gold itself; lenient: credit for any answer holding a value), "
-                 "not from a real model. They show what the measurement reports; pass <code>judges</code> "
-                 "(and <code>reader</code>) to measure real judges.</p>"))
+    display(
+        HTML(
+            "<p><b>No judge given: the figures below come from two scripted judges on loopback</b> "
+            "(strict: credit only for the gold itself; lenient: credit for any answer holding a value), "
+            "not from a real model. They show what the measurement reports; pass <code>judges</code> "
+            "(and <code>reader</code>) to measure real judges.</p>"
+        )
+    )
 print("A =", label_a, "\nB =", label_b, "\nruns:", run_a, run_b)
 
 # %% [markdown]
@@ -100,8 +105,14 @@ J.confusion_heatmap(J.confusion_table(pairs), "A: " + label_a, "B: " + label_b)
 # %%
 per_trap = J.leniency_table(verdicts, ["judge", "trap"])
 per_axis = J.leniency_table(verdicts, ["judge", "axis"])
-display(HTML(html_table(J.leniency_table(verdicts, ["judge"]),
-                        caption=f"{len(probes)} trap answers from tier {tier_name} of {bench_path}")))
+display(
+    HTML(
+        html_table(
+            J.leniency_table(verdicts, ["judge"]),
+            caption=f"{len(probes)} trap answers from tier {tier_name} of {bench_path}",
+        )
+    )
+)
 display(HTML(html_table(per_trap, caption="per trap")))
 
 # %%

@@ -46,7 +46,7 @@ from IPython.display import HTML, display
 from memeval.analysis import aggregate, plots
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html, html_table
-from memeval.analysis.workbench import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
+from memeval.workbench import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
 
 setup_notebook()
 labels = {}
@@ -74,20 +74,31 @@ plots.latency_histogram(df)
 
 # %%
 lmr = pl.col("latency_minus_rtt_ms")
-per_tier = (df.filter(pl.col("speed_status").is_in(["measured", "in_process"]) & pl.col("error").is_null())
-            .group_by("system", "tier_index", "tier", "tier_turns")
-            .agg(pl.len().alias("n"), lmr.quantile(0.5, "linear").alias("p50"), lmr.quantile(0.95, "linear").alias("p95"),
-                 pl.col("speed_points").mean().alias("speed_points"), pl.col("response_bytes").median().alias("median_bytes"))
-            .sort("system", "tier_index").drop("tier_index"))
+per_tier = (
+    df.filter(pl.col("speed_status").is_in(["measured", "in_process"]) & pl.col("error").is_null())
+    .group_by("system", "tier_index", "tier", "tier_turns")
+    .agg(
+        pl.len().alias("n"),
+        lmr.quantile(0.5, "linear").alias("p50"),
+        lmr.quantile(0.95, "linear").alias("p95"),
+        pl.col("speed_points").mean().alias("speed_points"),
+        pl.col("response_bytes").median().alias("median_bytes"),
+    )
+    .sort("system", "tier_index")
+    .drop("tier_index")
+)
 display(HTML(html_table(per_tier, caption="latency minus round trip per tier (ms); speed points averaged")))
 
 # %% [markdown]
 # ## Unmeasurable and errored questions, with reasons
 
 # %%
-excluded = (df.filter((pl.col("speed_status") == "unmeasurable") | pl.col("error").is_not_null())
-            .group_by("system", "speed_status", "speed_reason", "error").agg(pl.len().alias("questions"))
-            .sort("system", "questions", descending=[False, True]))
+excluded = (
+    df.filter((pl.col("speed_status") == "unmeasurable") | pl.col("error").is_not_null())
+    .group_by("system", "speed_status", "speed_reason", "error")
+    .agg(pl.len().alias("questions"))
+    .sort("system", "questions", descending=[False, True])
+)
 if excluded.height:
     display(HTML(html_table(excluded, caption="removed from the speed figure")))
 else:

@@ -67,28 +67,71 @@ else:
 df = results_frame(records)
 versions = sorted(df["grader_version"].unique().to_list())
 grader_version = grader_version or versions[-1]
-print(f"{len(records)} records, agents {sorted(df['agent'].unique().to_list())}, grader versions {versions}; "
-      f"showing {grader_version}")
+print(
+    f"{len(records)} records, agents {sorted(df['agent'].unique().to_list())}, grader versions {versions}; "
+    f"showing {grader_version}"
+)
 
 # %% [markdown]
 # ## Pass rate per stratum, with the weighted total
 
 # %%
-rates = {a: pass_rates(df, grader_version, a) for a in sorted(df.filter(df["grader_version"] == grader_version)["agent"].unique().to_list())}
+rates = {
+    a: pass_rates(df, grader_version, a)
+    for a in sorted(df.filter(df["grader_version"] == grader_version)["agent"].unique().to_list())
+}
 strata_figure(rates).show()
 
 # %%
 rows = []
 for a, pr in rates.items():
     for r in pr.strata.iter_rows(named=True):
-        rows.append({"agent": a, "stratum": r["stratum"], "weight": r["weight"], "weight used": round(r["weight_used"], 3),
-                     "pass": r["pass"], "fail": r["fail"], "undetermined": r["undetermined"], "flaky": r["flaky"],
-                     "incomplete": r["incomplete"], "env_drift": r["env_drift"],
-                     "rate": None if r["rate"] is None else round(r["rate"], 3)})
-    rows.append({"agent": a, "stratum": "total (weighted)", "rate": None if pr.total is None else round(pr.total, 3),
-                 "pass": "", "fail": "", "weight": "", "weight used": ""})
-display(HTML(render_table(rows, ["agent", "stratum", "weight", "weight used", "pass", "fail", "undetermined",
-                                 "flaky", "incomplete", "env_drift", "rate"])))
+        rows.append(
+            {
+                "agent": a,
+                "stratum": r["stratum"],
+                "weight": r["weight"],
+                "weight used": round(r["weight_used"], 3),
+                "pass": r["pass"],
+                "fail": r["fail"],
+                "undetermined": r["undetermined"],
+                "flaky": r["flaky"],
+                "incomplete": r["incomplete"],
+                "env_drift": r["env_drift"],
+                "rate": None if r["rate"] is None else round(r["rate"], 3),
+            }
+        )
+    rows.append(
+        {
+            "agent": a,
+            "stratum": "total (weighted)",
+            "rate": None if pr.total is None else round(pr.total, 3),
+            "pass": "",
+            "fail": "",
+            "weight": "",
+            "weight used": "",
+        }
+    )
+display(
+    HTML(
+        render_table(
+            rows,
+            [
+                "agent",
+                "stratum",
+                "weight",
+                "weight used",
+                "pass",
+                "fail",
+                "undetermined",
+                "flaky",
+                "incomplete",
+                "env_drift",
+                "rate",
+            ],
+        )
+    )
+)
 
 # %% [markdown]
 # ## Shares outside the denominator; breakdown by corrections and cross-task
@@ -98,19 +141,43 @@ shares_figure(rates).show()
 brk = []
 for a, pr in rates.items():
     for r in pr.by_corrections.iter_rows(named=True):
-        brk.append({"agent": a, "split": f"corrections {r['corrections_group']}", "tasks": r["tasks"],
-                    "rate": None if r["rate"] is None else round(r["rate"], 3)})
+        brk.append(
+            {
+                "agent": a,
+                "split": f"corrections {r['corrections_group']}",
+                "tasks": r["tasks"],
+                "rate": None if r["rate"] is None else round(r["rate"], 3),
+            }
+        )
     for r in pr.by_cross_task.iter_rows(named=True):
-        brk.append({"agent": a, "split": f"cross_task={r['cross_task']}", "tasks": r["tasks"],
-                    "rate": None if r["rate"] is None else round(r["rate"], 3)})
+        brk.append(
+            {
+                "agent": a,
+                "split": f"cross_task={r['cross_task']}",
+                "tasks": r["tasks"],
+                "rate": None if r["rate"] is None else round(r["rate"], 3),
+            }
+        )
 for a, pr in rates.items():
     ts = pr.turn_samples
-    brk.append({"agent": a, "split": "turn samples (counted per turn, outside the task rate)", "tasks": ts["samples"],
-                "rate": None if ts["rate"] is None else round(ts["rate"], 3)})
+    brk.append(
+        {
+            "agent": a,
+            "split": "turn samples (counted per turn, outside the task rate)",
+            "tasks": ts["samples"],
+            "rate": None if ts["rate"] is None else round(ts["rate"], 3),
+        }
+    )
     ss = pr.session_units or {"samples": 0}
     if ss["samples"]:
-        brk.append({"agent": a, "split": "session units (counted per session, outside the task rate)",
-                    "tasks": ss["samples"], "rate": None if ss["rate"] is None else round(ss["rate"], 3)})
+        brk.append(
+            {
+                "agent": a,
+                "split": "session units (counted per session, outside the task rate)",
+                "tasks": ss["samples"],
+                "rate": None if ss["rate"] is None else round(ss["rate"], 3),
+            }
+        )
 display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
 
 # %% [markdown]
@@ -124,23 +191,44 @@ display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
 # %%
 mine = {a: latest(records, grader_version, a) for a in rates}
 bad_turn_figure({a: bad_turn_histogram(rs, "stratum") for a, rs in mine.items()}).show()
-hist_rows = [{"agent": a, "mode": g, "breaking turn": p, "failed assertions": c}
-             for a, rs in mine.items() for g, p, c in bad_turn_histogram(rs, "mode").iter_rows()]
-display(HTML("<h4>Bad turn per assertion mode</h4>"
-             + render_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])))
+hist_rows = [
+    {"agent": a, "mode": g, "breaking turn": p, "failed assertions": c}
+    for a, rs in mine.items()
+    for g, p, c in bad_turn_histogram(rs, "mode").iter_rows()
+]
+display(
+    HTML(
+        "<h4>Bad turn per assertion mode</h4>"
+        + render_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])
+    )
+)
 proc_rows = []
 for a, rs in mine.items():
     d = process_directions(rs)
-    proc_rows.append({"agent": a, "n": d["n"], "mean process score": None if d["mean_process"] is None
-                      else round(d["mean_process"], 3),
-                      "final right / process wrong": f"{d['final_right_process_wrong']} of {d['pass']}",
-                      "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}"})
+    proc_rows.append(
+        {
+            "agent": a,
+            "n": d["n"],
+            "mean process score": None if d["mean_process"] is None else round(d["mean_process"], 3),
+            "final right / process wrong": f"{d['final_right_process_wrong']} of {d['pass']}",
+            "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}",
+        }
+    )
 display(HTML("<h4>Process score and the two error directions</h4>" + render_table(proc_rows, list(proc_rows[0]))))
-corr_rows = [{"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
-             for a, rs in mine.items() for r in correction_breakdown(rs).iter_rows(named=True)]
-display(HTML("<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"
-             + render_table(corr_rows, ["agent", "kind", "tasks", "pass", "fail", "rate", "lag_n", "mean_lag",
-                                        "never_changed", "stale_residue"])))
+corr_rows = [
+    {"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
+    for a, rs in mine.items()
+    for r in correction_breakdown(rs).iter_rows(named=True)
+]
+display(
+    HTML(
+        "<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"
+        + render_table(
+            corr_rows,
+            ["agent", "kind", "tasks", "pass", "fail", "rate", "lag_n", "mean_lag", "never_changed", "stale_residue"],
+        )
+    )
+)
 
 # %% [markdown]
 # ## Where it broke: the bad_turn drill-down
@@ -159,10 +247,24 @@ for r in failed:
     if shown.get(r["agent"], 0) < n_static:
         shown[r["agent"]] = shown.get(r["agent"], 0) + 1
         display(HTML(render_sample(r)))
-display(HTML(render_table([{"agent": r["agent"], "sample": r["sample_id"], "verdict": r["verdict"],
-                            "bad_turn": r["bad_turn"], "reason": r["reason"]}
-                           for r in records if r["verdict"] != "pass" and r["grader_version"] == grader_version],
-                          ["agent", "sample", "verdict", "bad_turn", "reason"])))
+display(
+    HTML(
+        render_table(
+            [
+                {
+                    "agent": r["agent"],
+                    "sample": r["sample_id"],
+                    "verdict": r["verdict"],
+                    "bad_turn": r["bad_turn"],
+                    "reason": r["reason"],
+                }
+                for r in records
+                if r["verdict"] != "pass" and r["grader_version"] == grader_version
+            ],
+            ["agent", "sample", "verdict", "bad_turn", "reason"],
+        )
+    )
+)
 
 # %% [markdown]
 # ## State extractor: key-level accuracy against the hand labels
@@ -177,19 +279,41 @@ if records_path is None:
     for source in ("reference", "paraphrase", None):
         labs = [l for l in suite.labels if source is None or l.get("source") == source]
         sc = extractor_accuracy(RuleExtractor(), labs)
-        acc_rows.append({"extractor": "rules-v1", "labels": source or "all", "keys": sc.units,
-                         "accuracy": round(sc.accuracy, 3),
-                         "trusted (>= %.2f)" % DEFAULT_CONFIG.extractor_threshold: sc.trusted(DEFAULT_CONFIG.extractor_threshold)})
+        acc_rows.append(
+            {
+                "extractor": "rules-v1",
+                "labels": source or "all",
+                "keys": sc.units,
+                "accuracy": round(sc.accuracy, 3),
+                "trusted (>= %.2f)" % DEFAULT_CONFIG.extractor_threshold: sc.trusted(
+                    DEFAULT_CONFIG.extractor_threshold
+                ),
+            }
+        )
     display(HTML(render_table(acc_rows, list(acc_rows[0]))))
 
 # %% [markdown]
 # ## Cross-session memory (user x topic): remembered or guessed right?
 
 # %%
-mem = [{"agent": r["agent"], "sample": r["sample_id"], "with earlier session": r["verdict"],
-        "without": r.get("extra", {}).get("without_prior"), "memory": r.get("extra", {}).get("memory"),
+mem = [
+    {
+        "agent": r["agent"],
+        "sample": r["sample_id"],
+        "with earlier session": r["verdict"],
+        "without": r.get("extra", {}).get("without_prior"),
+        "memory": r.get("extra", {}).get("memory"),
         "memory system": r.get("extra", {}).get("memory_system", "(replayed transcript)"),
-        "needed facts retrieved": r.get("extra", {}).get("retrieved")}
-       for r in records if r.get("unit_type") == "user_topic"]
-display(HTML(render_table(mem, ["agent", "sample", "with earlier session", "without", "memory", "memory system",
-                                "needed facts retrieved"])))
+        "needed facts retrieved": r.get("extra", {}).get("retrieved"),
+    }
+    for r in records
+    if r.get("unit_type") == "user_topic"
+]
+display(
+    HTML(
+        render_table(
+            mem,
+            ["agent", "sample", "with earlier session", "without", "memory", "memory system", "needed facts retrieved"],
+        )
+    )
+)

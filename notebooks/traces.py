@@ -44,7 +44,7 @@ from memeval.analysis.aggregate import dry_validity_gate
 from memeval.analysis.report import setup_notebook
 from memeval.analysis.tables import gate_html
 from memeval.analysis.widgets import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
-from memeval.analysis.workbench import run_folders, bench_of_run, ensure_bench, load_runs, run_systems
+from memeval.workbench import run_folders, bench_of_run, ensure_bench, load_runs, run_systems
 
 setup_notebook()
 if run_dirs is None:
@@ -74,8 +74,11 @@ display(HTML(worst_questions_table(df, n_worst)))
 # ## The worst few in full
 
 # %%
-worst = df.filter(pl.col("score").is_not_null()).sort(
-    ["score", "weight", "tier_index"], descending=[False, True, True]).head(n_traces)
+worst = (
+    df.filter(pl.col("score").is_not_null())
+    .sort(["score", "weight", "tier_index"], descending=[False, True, True])
+    .head(n_traces)
+)
 display(HTML("<hr>".join(render_trace_html(r, evidence) for r in worst.to_dicts())))
 
 # %% [markdown]

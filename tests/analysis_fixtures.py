@@ -30,14 +30,40 @@ def record(**kw) -> dict:
     score = kw.get("score", 1.0)
     verdict = None if score is None else ("correct" if score == 1 else "partial" if score > 0 else "wrong")
     row = {
-        "run_id": kw.get("system", "bm25") + "-run", "system": "bm25", "mode": "dry", "tier": name,
-        "tier_index": idx, "tier_turns": turns, "tier_tokens": tokens, "qid": "Q1", "axis": axis,
-        "weight": _WEIGHTS.get(axis, 1), "epoch": 0, "question_asked": "Where does Ana live?", "query_lang": "en",
-        "gold_answer": "Lyon", "evidence_turns": [3], "answer": "Lyon", "memories_returned": ["I live in Lyon."],
-        "retrieved_turns": [3], "chars_returned": 15, "retrieval_hit": True, "score": score, "verdict": verdict,
-        "grader": "dry-rules", "ungraded_reason": None, "latency_ms": 12.0, "network_ms": 0.0,
-        "latency_minus_rtt_ms": 12.0, "response_bytes": 100, "speed_points": 1.0, "speed_status": "in_process",
-        "speed_reason": None, "error": None, "in_all_tiers": True, "started_at": "2026-11-30T10:00:00Z",
+        "run_id": kw.get("system", "bm25") + "-run",
+        "system": "bm25",
+        "mode": "dry",
+        "tier": name,
+        "tier_index": idx,
+        "tier_turns": turns,
+        "tier_tokens": tokens,
+        "qid": "Q1",
+        "axis": axis,
+        "weight": _WEIGHTS.get(axis, 1),
+        "epoch": 0,
+        "question_asked": "Where does Ana live?",
+        "query_lang": "en",
+        "gold_answer": "Lyon",
+        "evidence_turns": [3],
+        "answer": "Lyon",
+        "memories_returned": ["I live in Lyon."],
+        "retrieved_turns": [3],
+        "chars_returned": 15,
+        "retrieval_hit": True,
+        "score": score,
+        "verdict": verdict,
+        "grader": "dry-rules",
+        "ungraded_reason": None,
+        "latency_ms": 12.0,
+        "network_ms": 0.0,
+        "latency_minus_rtt_ms": 12.0,
+        "response_bytes": 100,
+        "speed_points": 1.0,
+        "speed_status": "in_process",
+        "speed_reason": None,
+        "error": None,
+        "in_all_tiers": True,
+        "started_at": "2026-11-30T10:00:00Z",
     }
     row.update(kw)
     if "verdict" not in kw:
@@ -67,19 +93,51 @@ def synthetic_records() -> pl.DataFrame:
         for qid, axis in axes.items():
             ev = [] if axis == "ABSTAIN" else [10 + int(qid[1:])]
             hit = None if axis == "ABSTAIN" else True
-            rows.append(record(system="no_memory", tier=tier, qid=qid, axis=axis, evidence_turns=ev,
-                               score=1.0 if axis == "ABSTAIN" else 0.0, answer="I don't know",
-                               memories_returned=[], retrieved_turns=[], chars_returned=0,
-                               retrieval_hit=None if axis == "ABSTAIN" else False))
-            rows.append(record(system="oracle", tier=tier, qid=qid, axis=axis, evidence_turns=ev, score=1.0,
-                               retrieval_hit=hit))
+            rows.append(
+                record(
+                    system="no_memory",
+                    tier=tier,
+                    qid=qid,
+                    axis=axis,
+                    evidence_turns=ev,
+                    score=1.0 if axis == "ABSTAIN" else 0.0,
+                    answer="I don't know",
+                    memories_returned=[],
+                    retrieved_turns=[],
+                    chars_returned=0,
+                    retrieval_hit=None if axis == "ABSTAIN" else False,
+                )
+            )
+            rows.append(
+                record(system="oracle", tier=tier, qid=qid, axis=axis, evidence_turns=ev, score=1.0, retrieval_hit=hit)
+            )
             s = bm25[qid][ti]
             bm_hit = None if axis == "ABSTAIN" else (tier != "medium")
-            rows.append(record(system="bm25", tier=tier, qid=qid, axis=axis, evidence_turns=ev, score=s,
-                               retrieval_hit=bm_hit, error="timeout" if s is None else None,
-                               latency_ms=float(10 * (ti + 1)), latency_minus_rtt_ms=float(10 * (ti + 1))))
+            rows.append(
+                record(
+                    system="bm25",
+                    tier=tier,
+                    qid=qid,
+                    axis=axis,
+                    evidence_turns=ev,
+                    score=s,
+                    retrieval_hit=bm_hit,
+                    error="timeout" if s is None else None,
+                    latency_ms=float(10 * (ti + 1)),
+                    latency_minus_rtt_ms=float(10 * (ti + 1)),
+                )
+            )
     rows.append(record(system="bm25", tier="medium", qid="Q9", axis="BASIC", score=1.0, in_all_tiers=False))
     rows.append(record(system="oracle", tier="medium", qid="Q9", axis="BASIC", score=1.0, in_all_tiers=False))
-    rows.append(record(system="no_memory", tier="medium", qid="Q9", axis="BASIC", score=0.0, in_all_tiers=False,
-                       retrieval_hit=False))
+    rows.append(
+        record(
+            system="no_memory",
+            tier="medium",
+            qid="Q9",
+            axis="BASIC",
+            score=0.0,
+            in_all_tiers=False,
+            retrieval_hit=False,
+        )
+    )
     return records_frame(rows)

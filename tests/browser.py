@@ -16,8 +16,14 @@ import pytest
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html"]
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,14 @@ _ALL_FIGURES_DRAWN = """() => {
 }"""
 
 
-def load_html(path: str | Path, screenshot: str | Path, evaluate: dict[str, str] | None = None,
-              viewport: tuple[int, int] = (1280, 900), full_page: bool = True, timeout_ms: int = 30_000) -> PageReport:
+def load_html(
+    path: str | Path,
+    screenshot: str | Path,
+    evaluate: dict[str, str] | None = None,
+    viewport: tuple[int, int] = (1280, 900),
+    full_page: bool = True,
+    timeout_ms: int = 30_000,
+) -> PageReport:
     """Open ``path`` (a local file), wait for plotly figures to draw, screenshot it into ``screenshot``.
 
     ``evaluate`` maps a name to a JavaScript expression evaluated in the page after load, e.g.

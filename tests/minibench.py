@@ -29,8 +29,15 @@ def _turns(with_filler: int):
     for sid, date, speaker, text in STORY:
         for _ in range(with_filler):
             tid += 1
-            rows.append(Turn(tid, 100 + filler_i, "user" if filler_i % 2 == 0 else "assistant",
-                             FILLER[filler_i % len(FILLER)] + f" (note {filler_i})", date))
+            rows.append(
+                Turn(
+                    tid,
+                    100 + filler_i,
+                    "user" if filler_i % 2 == 0 else "assistant",
+                    FILLER[filler_i % len(FILLER)] + f" (note {filler_i})",
+                    date,
+                )
+            )
             filler_i += 1
         tid += 1
         rows.append(Turn(tid, sid, speaker, text, date))
@@ -45,12 +52,32 @@ def _questions(turns):
 
     return [
         Question("Q1", "BASIC", "Who is the user's dentist?", "Dr Okafor", evidence_turns=ev(0), asked_at="2026-06-01"),
-        Question("Q2", "BASIC", "What is the name of the user's beagle?", "Biscuit", evidence_turns=ev(2),
-                 asked_at="2026-06-01"),
-        Question("Q3", "UPDATE", "How much does the user's gym membership cost per month now?", "52 dollars",
-                 gold_alts=("$52",), stale_answer="45 dollars", evidence_turns=ev(5), asked_at="2026-06-01"),
-        Question("Q4", "ABSTAIN", "What is the name of the user's sister?", "never mentioned", expect="no_memory",
-                 asked_at="2026-06-01"),
+        Question(
+            "Q2",
+            "BASIC",
+            "What is the name of the user's beagle?",
+            "Biscuit",
+            evidence_turns=ev(2),
+            asked_at="2026-06-01",
+        ),
+        Question(
+            "Q3",
+            "UPDATE",
+            "How much does the user's gym membership cost per month now?",
+            "52 dollars",
+            gold_alts=("$52",),
+            stale_answer="45 dollars",
+            evidence_turns=ev(5),
+            asked_at="2026-06-01",
+        ),
+        Question(
+            "Q4",
+            "ABSTAIN",
+            "What is the name of the user's sister?",
+            "never mentioned",
+            expect="no_memory",
+            asked_at="2026-06-01",
+        ),
     ]
 
 
@@ -61,7 +88,15 @@ def make_minibench(root, filler=(0, 3)) -> str:
         turns = _turns(n)
         write_turns(root / f"turns_{name}.jsonl", turns)
         write_questions(root / f"questions_{name}.jsonl", _questions(turns))
-        tiers.append(Tier(name, f"turns_{name}.jsonl", f"questions_{name}.jsonl", n_turns=len(turns),
-                          n_questions=4, n_tokens=len(turns) * 12))
+        tiers.append(
+            Tier(
+                name,
+                f"turns_{name}.jsonl",
+                f"questions_{name}.jsonl",
+                n_turns=len(turns),
+                n_questions=4,
+                n_tokens=len(turns) * 12,
+            )
+        )
     save_bench(Bench(name="mini", version="1", tiers=tuple(tiers), root=str(root)))
     return str(root)

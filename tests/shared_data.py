@@ -7,5 +7,6 @@ from pathlib import Path
 import pytest
 
 GLASSHOUSE = Path(__file__).resolve().parents[2] / "shared" / "external" / "glasshouse-v0.1"
-needs_glasshouse = pytest.mark.skipif(not (GLASSHOUSE / "questions_core.jsonl").is_file(),
-                                      reason=f"glasshouse v0.1 core files not at {GLASSHOUSE}")
+needs_glasshouse = pytest.mark.skipif(
+    not (GLASSHOUSE / "questions_core.jsonl").is_file(), reason=f"glasshouse v0.1 core files not at {GLASSHOUSE}"
+)

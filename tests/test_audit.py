@@ -38,8 +38,7 @@ FILLER = [
 
 
 def _q(id, axis, gold="", ev=(), **kw) -> Question:
-    return Question(id=id, axis=axis, question_en=f"question {id}?", gold_answer=gold,
-                    evidence_turns=tuple(ev), **kw)
+    return Question(id=id, axis=axis, question_en=f"question {id}?", gold_answer=gold, evidence_turns=tuple(ev), **kw)
 
 
 def _questions(pos: dict[int, int]) -> list[Question]:
@@ -47,8 +46,7 @@ def _questions(pos: dict[int, int]) -> list[Question]:
     e = lambda *i: [pos[x] for x in i]  # noqa: E731
     return [
         _q("Q001", "BASIC", "Okafor", e(0)),
-        _q("Q002", "RECONCILE", "tea on weekdays, coffee at weekends", e(2, 3), side_a="weekdays",
-           side_b="weekends"),
+        _q("Q002", "RECONCILE", "tea on weekdays, coffee at weekends", e(2, 3), side_a="weekdays", side_b="weekends"),
         _q("Q003", "CONTRADICT", "", e(4, 5), clash_a="March 3", clash_b="March 13"),
         _q("Q004", "ABSTAIN", "", (), expect="no_memory"),
         _q("Q005", "GATHER", "4719", e(6, 7), gold_parts=("47", "19")),
@@ -84,8 +82,16 @@ def _write_bench(root: Path, *, questions=None) -> Path:
         qs = (questions or _questions)(pos)
         write_questions(root / f"questions_{name}.jsonl", qs)
         n_sessions = len({(t.session_id) for t in turns})
-        tiers.append(Tier(name, f"turns_{name}.jsonl", f"questions_{name}.jsonl", n_turns=len(turns),
-                          n_sessions=n_sessions, n_questions=len(qs)))
+        tiers.append(
+            Tier(
+                name,
+                f"turns_{name}.jsonl",
+                f"questions_{name}.jsonl",
+                n_turns=len(turns),
+                n_sessions=n_sessions,
+                n_questions=len(qs),
+            )
+        )
     save_bench(Bench(name="mini", version="1", tiers=tuple(tiers), root=str(root)))
     return root
 
@@ -178,8 +184,10 @@ def test_tiers_option_audits_only_those(bench, capsys):
 
 def test_gold_removed_from_evidence_turn(bench, capsys):
     for name in ("core", "small"):
-        _edit_lines(bench / f"turns_{name}.jsonl",
-                    lambda rows: [{**r, "text": r["text"].replace("Okafor", "Adeyemi")} for r in rows])
+        _edit_lines(
+            bench / f"turns_{name}.jsonl",
+            lambda rows: [{**r, "text": r["text"].replace("Okafor", "Adeyemi")} for r in rows],
+        )
     _rehash(bench)
     code, lines, _ = _cli(capsys, bench)
     assert code == 1
@@ -190,14 +198,18 @@ def test_gold_removed_from_evidence_turn(bench, capsys):
     ]
     # the ceiling drops to 16.5/19 weighted, 6.5/8 unweighted: below 0.9; the weakest are named
     for tier, line in zip(("core", "small"), ceiling):
-        assert line == (f"FAIL evidence-ceiling tier={tier}: evidence turns as the answer score 0.868 weighted, "
-                        f"0.812 unweighted, below 0.9; weak axes: BASIC 0.00, CONFLICT 0.50; "
-                        f"lowest: Q001 (0), Q010 (0.5)")
+        assert line == (
+            f"FAIL evidence-ceiling tier={tier}: evidence turns as the answer score 0.868 weighted, "
+            f"0.812 unweighted, below 0.9; weak axes: BASIC 0.00, CONFLICT 0.50; "
+            f"lowest: Q001 (0), Q010 (0.5)"
+        )
 
 
 def test_evidence_id_out_of_range(bench, capsys):
-    _edit_lines(bench / "questions_small.jsonl",
-                lambda rows: [{**r, "evidence_turns": [999]} if r["id"] == "Q007" else r for r in rows])
+    _edit_lines(
+        bench / "questions_small.jsonl",
+        lambda rows: [{**r, "evidence_turns": [999]} if r["id"] == "Q007" else r for r in rows],
+    )
     _rehash(bench)
     code, lines, _ = _cli(capsys, bench)
     assert code == 1
@@ -209,8 +221,10 @@ def test_evidence_id_out_of_range(bench, capsys):
 
 
 def test_evidence_session_unknown(bench, capsys):
-    _edit_lines(bench / "questions_core.jsonl",
-                lambda rows: [{**r, "evidence_sessions": [1, 77]} if r["id"] == "Q001" else r for r in rows])
+    _edit_lines(
+        bench / "questions_core.jsonl",
+        lambda rows: [{**r, "evidence_sessions": [1, 77]} if r["id"] == "Q001" else r for r in rows],
+    )
     _rehash(bench)
     code, lines, _ = _cli(capsys, bench)
     assert code == 1
@@ -219,8 +233,10 @@ def test_evidence_session_unknown(bench, capsys):
 
 def test_story_turn_altered_in_higher_tier(bench, capsys):
     def alter(rows):
-        return [{**r, "text": r["text"].replace("Pine Street", "Pine St.")} if "Okafor, over" in r["text"] else r
-                for r in rows]
+        return [
+            {**r, "text": r["text"].replace("Pine Street", "Pine St.")} if "Okafor, over" in r["text"] else r
+            for r in rows
+        ]
 
     _edit_lines(bench / "turns_small.jsonl", alter)
     _rehash(bench)
@@ -255,18 +271,22 @@ def _index(rows: list[dict], fragment: str) -> int:
 
 
 def test_same_question_with_another_gold_in_a_higher_tier(bench, capsys):
-    _edit_lines(bench / "questions_small.jsonl",
-                lambda rows: [{**r, "gold_answer": "Dr. Okafor"} if r["id"] == "Q001" else r for r in rows])
+    _edit_lines(
+        bench / "questions_small.jsonl",
+        lambda rows: [{**r, "gold_answer": "Dr. Okafor"} if r["id"] == "Q001" else r for r in rows],
+    )
     _rehash(bench)
     code, lines, _ = _cli(capsys, bench)
     assert code == 1
-    assert _fails(lines) == ["FAIL story-identical tier=small Q001: axis/gold BASIC 'Dr. Okafor' differ from tier "
-                             "core (BASIC 'Okafor')"]
+    assert _fails(lines) == [
+        "FAIL story-identical tier=small Q001: axis/gold BASIC 'Dr. Okafor' differ from tier core (BASIC 'Okafor')"
+    ]
 
 
 def test_max_findings_caps_lines_but_not_counts(bench, capsys):
-    _edit_lines(bench / "questions_core.jsonl", lambda rows: [{**r, "evidence_turns": [500 + i]}
-                                                              for i, r in enumerate(rows)])
+    _edit_lines(
+        bench / "questions_core.jsonl", lambda rows: [{**r, "evidence_turns": [500 + i]} for i, r in enumerate(rows)]
+    )
     _rehash(bench)
     code, lines, _ = _cli(capsys, bench, "--tiers", "core", "--max-findings", "3")
     assert code == 1
@@ -281,8 +301,13 @@ def test_max_findings_caps_lines_but_not_counts(bench, capsys):
 
 def test_reconcile_sides_in_one_turn(bench, capsys):
     def add(rows):
-        extra = {"turn_id": len(rows) + 1, "session_id": 10, "speaker": "assistant", "date": rows[-1]["date"],
-                 "text": "So: tea on weekdays, coffee at weekends. Noted."}
+        extra = {
+            "turn_id": len(rows) + 1,
+            "session_id": 10,
+            "speaker": "assistant",
+            "date": rows[-1]["date"],
+            "text": "So: tea on weekdays, coffee at weekends. Noted.",
+        }
         return rows + [extra]
 
     _edit_lines(bench / "turns_small.jsonl", add)
@@ -299,15 +324,22 @@ def test_reconcile_sides_in_one_turn(bench, capsys):
 
 def test_contradict_resolved_later(bench):
     def add(rows):
-        extra = {"turn_id": len(rows) + 1, "session_id": 11, "speaker": "user", "date": "2026-07-01",
-                 "text": "Mum confirmed it: Lina's birthday really is March 13."}
+        extra = {
+            "turn_id": len(rows) + 1,
+            "session_id": 11,
+            "speaker": "user",
+            "date": "2026-07-01",
+            "text": "Mum confirmed it: Lina's birthday really is March 13.",
+        }
         return rows + [extra]
 
     ids = {}
     for name in ("core", "small"):
         _edit_lines(bench / f"turns_{name}.jsonl", add)
-        ids[name] = (len(_rows(bench / f"turns_{name}.jsonl")),
-                     _turn_id(bench / f"turns_{name}.jsonl", "March 13, if I remember"))
+        ids[name] = (
+            len(_rows(bench / f"turns_{name}.jsonl")),
+            _turn_id(bench / f"turns_{name}.jsonl", "March 13, if I remember"),
+        )
     _rehash(bench)
     r = audit(bench)
     found = [f for f in r.findings if f.check == "contradict-unresolved"]
@@ -321,14 +353,18 @@ def test_contradict_resolved_later(bench):
 def test_contradict_other_values_later_are_fine(bench):
     # "March 30" and "March 31st" are not mentions of "March 3" or "March 13"
     later = ["The gym reopens on March 30.", "Rent is due March 31st."]
-    _edit_lines(bench / "turns_core.jsonl",
-                lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1 + k, "text": t} for k, t in enumerate(later)])
+    _edit_lines(
+        bench / "turns_core.jsonl",
+        lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1 + k, "text": t} for k, t in enumerate(later)],
+    )
     _rehash(bench)
     r = audit(bench, ["core"])
     assert r.check("contradict-unresolved").status == "pass"
     # ... whereas "3rd of March" would be
-    _edit_lines(bench / "turns_core.jsonl",
-                lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1, "text": "Lina: born March 3rd."}])
+    _edit_lines(
+        bench / "turns_core.jsonl",
+        lambda rows: rows + [{**rows[-1], "turn_id": len(rows) + 1, "text": "Lina: born March 3rd."}],
+    )
     _rehash(bench)
     assert [f.qid for f in audit(bench, ["core"]).findings if f.check == "contradict-unresolved"] == ["Q003"]
 
@@ -340,8 +376,10 @@ def test_all_abstain_bench_fails_idk_floor(tmp_path, capsys):
     root = _write_bench(tmp_path / "abstain", questions=only_abstain)
     code, lines, _ = _cli(capsys, root, "--tiers", "core")
     assert code == 1
-    assert _fails(lines) == ["FAIL idk-floor tier=core: answering IDK to all 4 questions scores 100.0% weighted "
-                             "(100.0% unweighted), above 20%; from ABSTAIN 100.0%"]
+    assert _fails(lines) == [
+        "FAIL idk-floor tier=core: answering IDK to all 4 questions scores 100.0% weighted "
+        "(100.0% unweighted), above 20%; from ABSTAIN 100.0%"
+    ]
 
 
 def test_wrong_content_hash(bench, capsys):
@@ -370,11 +408,17 @@ def test_dates_going_backwards_and_duplicate_ids(bench, capsys):
     ]
 
 
-@pytest.mark.parametrize("which,line,field", [
-    ("turns_small.jsonl", '{"turn_id": 5, "session_id": 1, "speaker": "user", "date": "2026-01-05"}', "text"),
-    ("questions_core.jsonl", '{"id": "Q999", "axis": "BASIC", "question_en": "?", "evidence_turns": "7"}',
-     "evidence_turns"),
-])
+@pytest.mark.parametrize(
+    "which,line,field",
+    [
+        ("turns_small.jsonl", '{"turn_id": 5, "session_id": 1, "speaker": "user", "date": "2026-01-05"}', "text"),
+        (
+            "questions_core.jsonl",
+            '{"id": "Q999", "axis": "BASIC", "question_en": "?", "evidence_turns": "7"}',
+            "evidence_turns",
+        ),
+    ],
+)
 def test_malformed_line_exits_2_naming_file_line_field(bench, capsys, tmp_path, which, line, field):
     p = bench / which
     rows = p.read_text(encoding="utf-8").splitlines()
@@ -383,8 +427,9 @@ def test_malformed_line_exits_2_naming_file_line_field(bench, capsys, tmp_path, 
     out = tmp_path / "report.json"
     code, lines, err = _cli(capsys, bench, "--json", out)
     assert code == 2
-    assert err.strip().splitlines() == [f"memeval audit: error: {p}:4: field '{field}': "
-                                        + ("missing" if field == "text" else "expected a list of int")]
+    assert err.strip().splitlines() == [
+        f"memeval audit: error: {p}:4: field '{field}': " + ("missing" if field == "text" else "expected a list of int")
+    ]
     assert not out.exists()
 
 
@@ -394,8 +439,10 @@ def test_malformed_line_exits_2_naming_file_line_field(bench, capsys, tmp_path, 
 
 def _write_haystack_bench(root: Path, *, break_small: bool = False) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    hays = {"h1": ["I keep my passport in the blue drawer.", "Noted."],
-            "h2": ["My bike is a green Brompton.", "Nice bike."]}
+    hays = {
+        "h1": ["I keep my passport in the blue drawer.", "Noted."],
+        "h2": ["My bike is a green Brompton.", "Nice bike."],
+    }
     tiers = []
     for name in ("oracle", "s"):
         turns = []
@@ -406,14 +453,16 @@ def _write_haystack_bench(root: Path, *, break_small: bool = False) -> Path:
             for i, text in enumerate(rows, 1):
                 turns.append(Turn(i, f"{hid}-s1", "user", text, "2026-02-01", haystack=hid))
         off = 0 if name == "oracle" else 1
-        qs = [_q("q1", "BASIC", "blue drawer", [1 + off], haystack="h1", evidence_sessions=("h1-s1",)),
-              _q("q2", "BASIC", "Brompton", [1 + off], haystack="h2"),
-              _q("q3_abs", "ABSTAIN", "", [], haystack="h2", expect="no_memory"),
-              _q("q4", "PARAPHRASE", "Brompton", [1 + off], haystack="h2"),
-              _q("q5", "CROSS", "green", [1 + off], haystack="h2"),
-              _q("q6", "MULTI", "passport", [1 + off], haystack="h1"),
-              _q("q7", "IMPLICIT", "blue", [1 + off], haystack="h1"),
-              _q("q8", "TEMPORAL", "drawer", [1 + off], haystack="h1")]
+        qs = [
+            _q("q1", "BASIC", "blue drawer", [1 + off], haystack="h1", evidence_sessions=("h1-s1",)),
+            _q("q2", "BASIC", "Brompton", [1 + off], haystack="h2"),
+            _q("q3_abs", "ABSTAIN", "", [], haystack="h2", expect="no_memory"),
+            _q("q4", "PARAPHRASE", "Brompton", [1 + off], haystack="h2"),
+            _q("q5", "CROSS", "green", [1 + off], haystack="h2"),
+            _q("q6", "MULTI", "passport", [1 + off], haystack="h1"),
+            _q("q7", "IMPLICIT", "blue", [1 + off], haystack="h1"),
+            _q("q8", "TEMPORAL", "drawer", [1 + off], haystack="h1"),
+        ]
         write_turns(root / f"turns_{name}.jsonl", turns)
         write_questions(root / f"questions_{name}.jsonl", qs)
         tiers.append(Tier(name, f"turns_{name}.jsonl", f"questions_{name}.jsonl"))
@@ -427,13 +476,15 @@ def test_per_question_haystacks_pass_and_resolve_within_their_haystack(tmp_path)
     assert r.passed, r.summary()
     assert r.check("tiers-nested").numbers["turns_compared"] == 4
     # each haystack of tier s has turns 1-3: turn 4 exists in neither
-    _edit_lines(root / "questions_s.jsonl",
-                lambda rows: [{**r, "evidence_turns": [4]} if r["id"] == "q2" else r for r in rows])
+    _edit_lines(
+        root / "questions_s.jsonl", lambda rows: [{**r, "evidence_turns": [4]} if r["id"] == "q2" else r for r in rows]
+    )
     _rehash(root)
     r = audit(root)
     assert [f.line() for f in r.findings] == [
         "FAIL evidence-resolves tier=s q2: evidence turns [4] not in the tier's turns (haystack 'h2'), "
-        "which end at turn 3"]
+        "which end at turn 3"
+    ]
 
 
 def test_per_question_haystack_altered_in_larger_tier(tmp_path):
@@ -447,27 +498,81 @@ def test_per_question_haystack_altered_in_larger_tier(tmp_path):
         "the same text, speaker and date in s",
     ]
     assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
-        "FAIL evidence-contains-gold tier=s q5: gold 'green' not in evidence turns [2]"]
+        "FAIL evidence-contains-gold tier=s q5: gold 'green' not in evidence turns [2]"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # The value look-up behind reconcile/contradict never misses a turn the scorer would match
 
 TRICKY_TEXTS = [
-    "We met at the Café Olé on the corner.", "I paid one thousand eight hundred dollars for it.",
-    "About a quarter of the cake is left.", "It costs 4,822 pounds.", "رمز الباب ٤٨٢٢", "東京に住んでいます。",
-    "وبيروت جميلة في الربيع", "Cities are loud at night.", "He's twenty-five today.", "I have five cats.",
-    "Swim at the Quayside Pool on Mondays.", "O'Brien's bakery opens at 7.", "ＡＢＣ Corp sent the invoice.",
-    "Add 1/4 cup of sugar.", "Half past nine works.", "Die Straße ist lang.", "İstanbul was warm.",
-    "Nothing to see here.", "The 25th of May.", "I booked 1800 seats.", "Weekdays are for tea; weekends for coffee.",
-    "Two and a half hours.", "A dozen eggs, please.", "Rates rose 5 percent.", "It was 5.0 km.",
-    "Due on the twenty-first of May.", "We live on the fifth floor.", "Tengo cinco gatos.", "Ich habe drei Katzen.",
-    "У меня пять кошек.", "Il y a douze œufs.",
+    "We met at the Café Olé on the corner.",
+    "I paid one thousand eight hundred dollars for it.",
+    "About a quarter of the cake is left.",
+    "It costs 4,822 pounds.",
+    "رمز الباب ٤٨٢٢",
+    "東京に住んでいます。",
+    "وبيروت جميلة في الربيع",
+    "Cities are loud at night.",
+    "He's twenty-five today.",
+    "I have five cats.",
+    "Swim at the Quayside Pool on Mondays.",
+    "O'Brien's bakery opens at 7.",
+    "ＡＢＣ Corp sent the invoice.",
+    "Add 1/4 cup of sugar.",
+    "Half past nine works.",
+    "Die Straße ist lang.",
+    "İstanbul was warm.",
+    "Nothing to see here.",
+    "The 25th of May.",
+    "I booked 1800 seats.",
+    "Weekdays are for tea; weekends for coffee.",
+    "Two and a half hours.",
+    "A dozen eggs, please.",
+    "Rates rose 5 percent.",
+    "It was 5.0 km.",
+    "Due on the twenty-first of May.",
+    "We live on the fifth floor.",
+    "Tengo cinco gatos.",
+    "Ich habe drei Katzen.",
+    "У меня пять кошек.",
+    "Il y a douze œufs.",
 ]
-TRICKY_VALUES = ["cafe ole", "Café", "1800", "$1,800", "0.25", "4822", "東京", "بيروت", "city", "25", "5",
-                 "Quayside Pool", "O'Brien", "ABC Corp", "9", "0.5", "strasse", "Istanbul", "weekday", "weekends",
-                 "tea", "1/4", "twenty-five", "Mondays", "2.5", "12", "5%", "5 km", "a quarter",
-                 "21st", "5th", "3", "1st"]
+TRICKY_VALUES = [
+    "cafe ole",
+    "Café",
+    "1800",
+    "$1,800",
+    "0.25",
+    "4822",
+    "東京",
+    "بيروت",
+    "city",
+    "25",
+    "5",
+    "Quayside Pool",
+    "O'Brien",
+    "ABC Corp",
+    "9",
+    "0.5",
+    "strasse",
+    "Istanbul",
+    "weekday",
+    "weekends",
+    "tea",
+    "1/4",
+    "twenty-five",
+    "Mondays",
+    "2.5",
+    "12",
+    "5%",
+    "5 km",
+    "a quarter",
+    "21st",
+    "5th",
+    "3",
+    "1st",
+]
 
 
 @pytest.mark.parametrize("value", TRICKY_VALUES)
@@ -514,7 +619,9 @@ def _by_id(path: Path) -> dict[str, dict]:
 
 def _first(path: Path, axis: str, also_in: Path | None = None) -> dict:
     other = _by_id(also_in) if also_in else None
-    return next(r for r in _rows(path) if r["axis"] == axis and r["evidence_turns"] and (other is None or r["id"] in other))
+    return next(
+        r for r in _rows(path) if r["axis"] == axis and r["evidence_turns"] and (other is None or r["id"] in other)
+    )
 
 
 def test_generated_tiny_passes(tiny_master):
@@ -542,35 +649,44 @@ def test_tiny_gold_removed_from_evidence_turn(tiny, capsys):
     (tid,) = q["evidence_turns"]
     old = next(r["text"] for r in _rows(tiny / "turns_small.jsonl") if r["turn_id"] == tid)
     for t in ("core", "small", "medium", "full"):  # everywhere, so the tiers still nest
-        _edit_lines(tiny / f"turns_{t}.jsonl",
-                    lambda rows: [{**r, "text": "Nothing much happened today."} if r["text"] == old else r
-                                  for r in rows])
+        _edit_lines(
+            tiny / f"turns_{t}.jsonl",
+            lambda rows: [{**r, "text": "Nothing much happened today."} if r["text"] == old else r for r in rows],
+        )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
-    assert f"FAIL evidence-contains-gold tier=small {q['id']}: gold {q['gold_answer']!r} not in evidence turns [{tid}]" \
+    assert (
+        f"FAIL evidence-contains-gold tier=small {q['id']}: gold {q['gold_answer']!r} not in evidence turns [{tid}]"
         in lines
+    )
     assert {x.split()[1] for x in _fails(lines)} <= {"evidence-contains-gold", "evidence-ceiling"}
 
 
 def test_tiny_evidence_id_out_of_range(tiny, capsys):
     q = _first(tiny / "questions_medium.jsonl", "TEMPORAL")
     n = len(_rows(tiny / "turns_medium.jsonl"))
-    _edit_lines(tiny / "questions_medium.jsonl",
-                lambda rows: [{**r, "evidence_turns": [n + 5]} if r["id"] == q["id"] else r for r in rows])
+    _edit_lines(
+        tiny / "questions_medium.jsonl",
+        lambda rows: [{**r, "evidence_turns": [n + 5]} if r["id"] == q["id"] else r for r in rows],
+    )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
-    assert _fails(lines)[0] == (f"FAIL evidence-resolves tier=medium {q['id']}: evidence turns [{n + 5}] not in "
-                                f"the tier's turns, which end at turn {n}")
+    assert _fails(lines)[0] == (
+        f"FAIL evidence-resolves tier=medium {q['id']}: evidence turns [{n + 5}] not in "
+        f"the tier's turns, which end at turn {n}"
+    )
 
 
 def test_tiny_story_turn_altered_in_higher_tier(tiny, capsys):
     q = _first(tiny / "questions_core.jsonl", "BASIC", also_in=tiny / "questions_small.jsonl")
     (core_tid,) = q["evidence_turns"]
     (small_tid,) = _by_id(tiny / "questions_small.jsonl")[q["id"]]["evidence_turns"]
-    _edit_lines(tiny / "turns_small.jsonl",
-                lambda rows: [{**r, "text": r["text"] + " "} if r["turn_id"] == small_tid else r for r in rows])
+    _edit_lines(
+        tiny / "turns_small.jsonl",
+        lambda rows: [{**r, "text": r["text"] + " "} if r["turn_id"] == small_tid else r for r in rows],
+    )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
@@ -582,8 +698,11 @@ def test_tiny_story_turn_altered_in_higher_tier(tiny, capsys):
 def _filler_positions(root: Path, tier: str, below: str) -> list[int]:
     """Indexes of the turns of ``tier`` that are not in the tier ``below`` (filler)."""
     lower = {(r["text"], r["speaker"], r["date"]) for r in _rows(root / f"turns_{below}.jsonl")}
-    return [i for i, r in enumerate(_rows(root / f"turns_{tier}.jsonl"))
-            if (r["text"], r["speaker"], r["date"]) not in lower]
+    return [
+        i
+        for i, r in enumerate(_rows(root / f"turns_{tier}.jsonl"))
+        if (r["text"], r["speaker"], r["date"]) not in lower
+    ]
 
 
 def test_tiny_reconcile_turn_holding_both_sides(tiny, capsys):
@@ -599,8 +718,10 @@ def test_tiny_reconcile_turn_holding_both_sides(tiny, capsys):
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
     tid = i + 1 if _rows(tiny / "turns_full.jsonl")[i]["turn_id"] == i + 1 else None
-    assert _fails(lines) == [f"FAIL reconcile-not-in-one-turn tier=full {q['id']}: turn {tid} holds both sides "
-                             f"{q['side_a']!r} and {q['side_b']!r}"]
+    assert _fails(lines) == [
+        f"FAIL reconcile-not-in-one-turn tier=full {q['id']}: turn {tid} holds both sides "
+        f"{q['side_a']!r} and {q['side_b']!r}"
+    ]
 
 
 def test_tiny_contradict_resolved_later(tiny, capsys):
@@ -611,25 +732,32 @@ def test_tiny_contradict_resolved_later(tiny, capsys):
     key = (rows[i]["text"], rows[i]["speaker"], rows[i]["date"])
     planted = f"Settled it: the right one is {q['clash_b']}."
     for t in ("small", "medium", "full"):  # the same filler turn in every tier that has it: tiers still nest
-        _edit_lines(tiny / f"turns_{t}.jsonl",
-                    lambda rows: [{**r, "text": planted} if (r["text"], r["speaker"], r["date"]) == key else r
-                                  for r in rows])
+        _edit_lines(
+            tiny / f"turns_{t}.jsonl",
+            lambda rows: [{**r, "text": planted} if (r["text"], r["speaker"], r["date"]) == key else r for r in rows],
+        )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
-    assert (f"FAIL contradict-unresolved tier=full {q['id']}: turn {rows[i]['turn_id']} mentions "
-            f"clash value {q['clash_b']!r} after the later clash turn {later}") in lines
+    assert (
+        f"FAIL contradict-unresolved tier=full {q['id']}: turn {rows[i]['turn_id']} mentions "
+        f"clash value {q['clash_b']!r} after the later clash turn {later}"
+    ) in lines
     assert {x.split()[1] for x in _fails(lines)} == {"contradict-unresolved"}
 
 
 def test_tiny_only_abstention_questions_fail_idk_floor(tiny, capsys):
-    _edit_lines(tiny / "questions_core.jsonl",
-                lambda rows: [r for r in rows if r["axis"] in ("ABSTAIN", "FALSE_MEMORY")])
+    _edit_lines(
+        tiny / "questions_core.jsonl", lambda rows: [r for r in rows if r["axis"] in ("ABSTAIN", "FALSE_MEMORY")]
+    )
     n = len(_rows(tiny / "questions_core.jsonl"))
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny, "--tiers", "core")
     assert code == 1
-    assert [x.split(":")[0] for x in _fails(lines)] == ["FAIL manifest-consistent tier=core", "FAIL idk-floor tier=core"]
+    assert [x.split(":")[0] for x in _fails(lines)] == [
+        "FAIL manifest-consistent tier=core",
+        "FAIL idk-floor tier=core",
+    ]
     assert f"answering IDK to all {n} questions scores 100.0% weighted" in _fails(lines)[1]
 
 
@@ -661,8 +789,9 @@ def test_tiny_broken_photo(tiny, capsys):
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
     fails = _fails(lines)
-    assert fails and all(x.startswith("FAIL images-resolve tier=") and f"image {img!r} is not a readable image" in x
-                         for x in fails)
+    assert fails and all(
+        x.startswith("FAIL images-resolve tier=") and f"image {img!r} is not a readable image" in x for x in fails
+    )
     (tiny / img).unlink()
     code, lines, _ = _cli(capsys, tiny)
     assert all(x.endswith("not found in the bench folder") for x in _fails(lines))
@@ -680,8 +809,13 @@ def test_imported_book_suite_per_question_haystacks(tmp_path):
     import_bench("booksuite", [SUITE], out)
     (tier,) = load_bench(out).tiers
     qs = _rows(out / tier.questions_file)
-    no_evidence = {q["id"] for q in qs if not q.get("evidence_turns") and q.get("expect", "answer") == "answer"
-                   and q["axis"] not in ("ABSTAIN", "FALSE_MEMORY")}
+    no_evidence = {
+        q["id"]
+        for q in qs
+        if not q.get("evidence_turns")
+        and q.get("expect", "answer") == "answer"
+        and q["axis"] not in ("ABSTAIN", "FALSE_MEMORY")
+    }
     assert {r.get("haystack") for r in _rows(out / tier.turns_file)} >= {q["haystack"] for q in qs}
     r = audit(out, max_findings=1000)
     for c in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "images-resolve"):
@@ -700,24 +834,58 @@ def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
     from memeval.bench.loaders.longmemeval import load_longmemeval
 
     def inst(qid, qtype, answer, sessions, dates, answer_ids):
-        return {"question_id": qid, "question_type": qtype, "question": "?", "answer": answer,
-                "question_date": "2023/06/01 (Thu) 10:00", "haystack_session_ids": [s for s, _ in sessions],
-                "haystack_dates": dates, "haystack_sessions": [turns for _, turns in sessions],
-                "answer_session_ids": answer_ids}
+        return {
+            "question_id": qid,
+            "question_type": qtype,
+            "question": "?",
+            "answer": answer,
+            "question_date": "2023/06/01 (Thu) 10:00",
+            "haystack_session_ids": [s for s, _ in sessions],
+            "haystack_dates": dates,
+            "haystack_sessions": [turns for _, turns in sessions],
+            "answer_session_ids": answer_ids,
+        }
 
-    car = ("car", [{"role": "user", "content": "My car is blue.", "has_answer": True},
-                   {"role": "assistant", "content": "Noted!"}])
+    car = (
+        "car",
+        [
+            {"role": "user", "content": "My car is blue.", "has_answer": True},
+            {"role": "assistant", "content": "Noted!"},
+        ],
+    )
     cats = ("cats", [{"role": "user", "content": "I own 2 cats.", "has_answer": True}])
     dog = ("dog", [{"role": "user", "content": "And 1 dog.", "has_answer": True}])
-    chat = ("chat", [{"role": "user", "content": "Any tips for sourdough?"},
-                     {"role": "assistant", "content": "Feed the starter daily."}])
-    oracle = [inst("q1", "single-session-user", "blue", [car], ["2023/05/03 (Wed) 11:00"], ["car"]),
-              inst("q2", "multi-session", 3, [cats, dog], ["2023/01/01 (Sun) 09:00", "2023/01/05 (Thu) 09:00"],
-                   ["cats", "dog"])]
-    s = [inst("q1", "single-session-user", "blue", [chat, car], ["2023/04/01 (Sat) 10:00", "2023/05/03 (Wed) 11:00"],
-              ["car"]),
-         inst("q2", "multi-session", 3, [cats, chat, dog],
-              ["2023/01/01 (Sun) 09:00", "2023/01/02 (Mon) 09:00", "2023/01/05 (Thu) 09:00"], ["cats", "dog"])]
+    chat = (
+        "chat",
+        [
+            {"role": "user", "content": "Any tips for sourdough?"},
+            {"role": "assistant", "content": "Feed the starter daily."},
+        ],
+    )
+    oracle = [
+        inst("q1", "single-session-user", "blue", [car], ["2023/05/03 (Wed) 11:00"], ["car"]),
+        inst(
+            "q2", "multi-session", 3, [cats, dog], ["2023/01/01 (Sun) 09:00", "2023/01/05 (Thu) 09:00"], ["cats", "dog"]
+        ),
+    ]
+    s = [
+        inst(
+            "q1",
+            "single-session-user",
+            "blue",
+            [chat, car],
+            ["2023/04/01 (Sat) 10:00", "2023/05/03 (Wed) 11:00"],
+            ["car"],
+        ),
+        inst(
+            "q2",
+            "multi-session",
+            3,
+            [cats, chat, dog],
+            ["2023/01/01 (Sun) 09:00", "2023/01/02 (Mon) 09:00", "2023/01/05 (Thu) 09:00"],
+            ["cats", "dog"],
+        ),
+    ]
     paths = []
     for name, data in (("longmemeval_oracle.json", oracle), ("longmemeval_s.json", s)):
         (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
@@ -731,7 +899,8 @@ def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
     assert r.check("story-identical").status == "pass"
     assert [f.line() for f in r.findings if f.check == "evidence-contains-gold"] == [
         f"FAIL evidence-contains-gold tier={t} q2: gold '3' not in evidence turns {ev}"
-        for t, ev in (("oracle", [1, 2]), ("s", [1, 4]))]
+        for t, ev in (("oracle", [1, 2]), ("s", [1, 4]))
+    ]
 
 
 def test_idk_answer_is_asked_in_the_question_language(tmp_path, monkeypatch):
@@ -740,8 +909,10 @@ def test_idk_answer_is_asked_in_the_question_language(tmp_path, monkeypatch):
 
     def questions(pos):
         qs = _questions(pos)
-        return qs + [_q(f"X{lang}", "XLING_QUERY", "Okafor", [pos[0]], query_lang=lang, question=f"¿{lang}?")
-                     for lang in ("es", "ar", "ja")]
+        return qs + [
+            _q(f"X{lang}", "XLING_QUERY", "Okafor", [pos[0]], query_lang=lang, question=f"¿{lang}?")
+            for lang in ("es", "ar", "ja")
+        ]
 
     root = _write_bench(tmp_path / "x", questions=questions)
     asked: list[str] = []
@@ -750,7 +921,8 @@ def test_idk_answer_is_asked_in_the_question_language(tmp_path, monkeypatch):
     r = audit(root, ["core"])
     assert set(asked) >= {real["en"], real["es"], real["ar"], real["ja"]}
     assert [f.line() for f in r.findings] == [
-        f"FAIL idk-floor tier=core: the scorer does not recognise {real['ar']!r} (ar) as IDK"]
+        f"FAIL idk-floor tier=core: the scorer does not recognise {real['ar']!r} (ar) as IDK"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -772,31 +944,38 @@ def test_tiny_probe_with_unresolvable_evidence_fails_naming_set_and_question(tin
     rows = _rows(tiny / "probes_small.jsonl")
     qid = rows[2]["id"]
     n = len(_rows(tiny / "turns_small.jsonl"))
-    _edit_lines(tiny / "probes_small.jsonl",
-                lambda rows: [{**r, "evidence_turns": [n + 7]} if r["id"] == qid else r for r in rows])
+    _edit_lines(
+        tiny / "probes_small.jsonl",
+        lambda rows: [{**r, "evidence_turns": [n + 7]} if r["id"] == qid else r for r in rows],
+    )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
-    assert _fails(lines) == [f"FAIL evidence-resolves tier=small set=probes {qid}: evidence turns [{n + 7}] not in "
-                             f"the tier's turns, which end at turn {n}"]
+    assert _fails(lines) == [
+        f"FAIL evidence-resolves tier=small set=probes {qid}: evidence turns [{n + 7}] not in "
+        f"the tier's turns, which end at turn {n}"
+    ]
 
 
 def test_tiny_probe_id_repeated_and_changed_across_tiers(tiny, capsys):
     rows = _rows(tiny / "probes_medium.jsonl")
     first, second = rows[0]["id"], rows[1]["id"]
-    _edit_lines(tiny / "probes_medium.jsonl",
-                lambda rows: [{**r, "id": first} if r["id"] == second else r for r in rows])
-    _edit_lines(tiny / "probes_full.jsonl",
-                lambda rows: [{**r, "axis": "ABSTAIN"} if r["id"] == first else r for r in rows])
+    _edit_lines(
+        tiny / "probes_medium.jsonl", lambda rows: [{**r, "id": first} if r["id"] == second else r for r in rows]
+    )
+    _edit_lines(
+        tiny / "probes_full.jsonl", lambda rows: [{**r, "axis": "ABSTAIN"} if r["id"] == first else r for r in rows]
+    )
     _rehash(tiny)
     code, lines, _ = _cli(capsys, tiny)
     assert code == 1
     fails = _fails(lines)
-    assert f"FAIL ids-unique tier=medium set=probes {first}: probes_medium.jsonl:2: question id repeats " \
-           f"(first at line 1)" in fails
+    assert (
+        f"FAIL ids-unique tier=medium set=probes {first}: probes_medium.jsonl:2: question id repeats "
+        f"(first at line 1)" in fails
+    )
     assert any(x.startswith(f"FAIL story-identical tier=full set=probes {first}: axis/gold ABSTAIN") for x in fails)
     assert {x.split()[1] for x in fails} == {"ids-unique", "story-identical"}
-
 
 
 @needs_glasshouse
@@ -809,8 +988,7 @@ def test_difficulty_report_measures_the_published_glasshouse_core_like_the_issue
     gh = GLASSHOUSE
     turns = read_turns(gh / "glasshouse_v0.1_core.jsonl")
     pos = {t.turn_id: t for t in turns}
-    m = measure(turns, read_questions(gh / "questions_core.jsonl"),
-                lambda q: [pos[i] for i in q.evidence_turns])
+    m = measure(turns, read_questions(gh / "questions_core.jsonl"), lambda q: [pos[i] for i in q.evidence_turns])
     assert m["n_text"] == 580
     assert abs(m["overlap"] - 0.376) < 0.01 and abs(m["gold_in_ev"] - 0.39) < 0.03
     assert 0.25 < m["bm25_top10"] < 0.45

@@ -22,8 +22,10 @@ def test_audit_counts_and_reports_images_it_cannot_open(tmp_path, capsys):
     turns = [replace(t, image=refs[i]) if i < len(refs) else t for i, t in enumerate(turns)]
     write_turns(root / tier.turns_file, turns)
     for t in b.tiers[1:]:
-        write_turns(root / t.turns_file, [replace(x, image=refs[i]) if i < len(refs) else x
-                                          for i, x in enumerate(read_turns(root / t.turns_file))])
+        write_turns(
+            root / t.turns_file,
+            [replace(x, image=refs[i]) if i < len(refs) else x for i, x in enumerate(read_turns(root / t.turns_file))],
+        )
     report = audit(root)
     nums = report.check("images-resolve").numbers
     assert nums["data_url_images_not_checked"] >= 1 and nums["remote_images_not_checked"] >= 1

@@ -13,7 +13,11 @@ def _turn(i, s, text="hi", hay=None):
 
 
 def test_turns_round_trip_byte_identical(tmp_path):
-    turns = [_turn(1, 1, "caf\u00e9 <b>"), _turn(2, 1), Turn(3, 2, "user", "x", "2026-01-02", image="img/img1.png", image_no=1)]
+    turns = [
+        _turn(1, 1, "caf\u00e9 <b>"),
+        _turn(2, 1),
+        Turn(3, 2, "user", "x", "2026-01-02", image="img/img1.png", image_no=1),
+    ]
     write_turns(tmp_path / "t.jsonl", turns)
     first = (tmp_path / "t.jsonl").read_bytes()
     assert read_turns(tmp_path / "t.jsonl") == turns
@@ -24,8 +28,16 @@ def test_turns_round_trip_byte_identical(tmp_path):
 
 
 def test_question_round_trip_and_ask_text(tmp_path):
-    q = Question(id="Q1", axis="XLING_QUERY", question_en="Where?", gold_answer="Lyon", question="¿Dónde?",
-                 query_lang="es", evidence_turns=(3,), extra={"note": "kept"})
+    q = Question(
+        id="Q1",
+        axis="XLING_QUERY",
+        question_en="Where?",
+        gold_answer="Lyon",
+        question="¿Dónde?",
+        query_lang="es",
+        evidence_turns=(3,),
+        extra={"note": "kept"},
+    )
     write_questions(tmp_path / "q.jsonl", [q])
     (back,) = read_questions(tmp_path / "q.jsonl")
     assert back == q
@@ -33,11 +45,14 @@ def test_question_round_trip_and_ask_text(tmp_path):
     assert Question(id="Q2", axis="BASIC", question_en="Where?").text_to_ask == "Where?"
 
 
-@pytest.mark.parametrize("line,field", [
-    ('{"turn_id": "x", "session_id": 1, "speaker": "u", "text": "t", "date": "d"}', "turn_id"),
-    ('{"turn_id": 1, "session_id": 1, "speaker": "u", "date": "d"}', "text"),
-    ('{"turn_id": 1, "session_id": 1, "speaker": "u", "text": "t", "date": "d", "image_no": "3"}', "image_no"),
-])
+@pytest.mark.parametrize(
+    "line,field",
+    [
+        ('{"turn_id": "x", "session_id": 1, "speaker": "u", "text": "t", "date": "d"}', "turn_id"),
+        ('{"turn_id": 1, "session_id": 1, "speaker": "u", "date": "d"}', "text"),
+        ('{"turn_id": 1, "session_id": 1, "speaker": "u", "text": "t", "date": "d", "image_no": "3"}', "image_no"),
+    ],
+)
 def test_malformed_turn_names_file_line_field(tmp_path, line, field):
     p = tmp_path / "bad.jsonl"
     good = '{"turn_id": 9, "session_id": 1, "speaker": "u", "text": "t", "date": "d"}'

@@ -55,9 +55,11 @@ def test_same_turns_and_scores_as_bm25s_retrieve_on_distinct_scores():
 def test_bm25_system_returns_ranked_positive_turns_only():
     from memeval.bench.model import Session, Turn
 
-    turns = (Turn(1, 1, "user", "my cat is called Miso", "2026-01-01"),
-             Turn(2, 1, "user", "the weather was grey", "2026-01-01"),
-             Turn(3, 1, "user", "Miso the cat sleeps a lot, the cat", "2026-01-01"))
+    turns = (
+        Turn(1, 1, "user", "my cat is called Miso", "2026-01-01"),
+        Turn(2, 1, "user", "the weather was grey", "2026-01-01"),
+        Turn(3, 1, "user", "Miso the cat sleeps a lot, the cat", "2026-01-01"),
+    )
     system = BM25(k=5)
     system.ingest(Session(1, "2026-01-01", turns))
     assert system.query("how much does Miso sleeps", None).turn_ids == (3, 1)  # sleeps + Miso, then Miso

@@ -6,8 +6,15 @@ from collections import Counter
 import pytest
 
 from memeval.bench.io import load_bench, read_questions, read_turns
-from memeval.bench.loaders.booksuite import (LAYER_AXES, answers_from_run, import_booksuite, load_booksuite,
-                                             read_answers, read_case, read_responses)
+from memeval.bench.loaders.booksuite import (
+    LAYER_AXES,
+    answers_from_run,
+    import_booksuite,
+    load_booksuite,
+    read_answers,
+    read_case,
+    read_responses,
+)
 from memeval.errors import InputError
 
 from booksuite_paths import SUITE
@@ -87,8 +94,9 @@ def test_questions_carry_layer_gold_and_criteria(bench_dir):
 
 
 def test_evidence_turns_are_the_turns_holding_a_fact(bench_dir):
-    turns = {t.turn_id: t for t in read_turns(bench_dir / "booksuite_turns.jsonl")
-             if t.haystack == "layer1_01_bank_account"}
+    turns = {
+        t.turn_id: t for t in read_turns(bench_dir / "booksuite_turns.jsonl") if t.haystack == "layer1_01_bank_account"
+    }
     q = next(q for q in read_questions(bench_dir / "booksuite_questions.jsonl") if q.id == "layer1_01_bank_account")
     assert q.evidence_turns
     for i in q.evidence_turns:
@@ -132,17 +140,27 @@ def _suite_with(tmp_path, text, name="99_x.yaml"):
     return root
 
 
-@pytest.mark.parametrize("old,new,where", [
-    ("user_question: what is my code?\n", "", "record layer1_99_x: field 'user_question': missing"),
-    ("'2024-01-02 10:00:00'", "'02/01/2024'", "record layer1_99_x.conversation_histories[0]: field 'timestamp'"),
-    ("  - role: assistant\n", "  - role: 7\n",
-     "record layer1_99_x.conversation_histories[0].messages[1]: field 'role': expected a string"),
-    ("category: layer1", "category: layer4", "field 'category': expected one of layer1, layer2, layer3"),
-    ("  messages:\n", "  messages: []\n  old:\n", "field 'messages': expected a non-empty list"),
-    ("    content: noted\n", "    text: noted\n", "messages[1]: field 'content': missing"),
-    ("    content: noted\n", "    content: 4429853327\n", "messages[1]: field 'content': expected a string, got int"),
-    ("    content: noted\n", "    content:\n", "messages[1]: field 'content': expected a string, got NoneType"),
-])
+@pytest.mark.parametrize(
+    "old,new,where",
+    [
+        ("user_question: what is my code?\n", "", "record layer1_99_x: field 'user_question': missing"),
+        ("'2024-01-02 10:00:00'", "'02/01/2024'", "record layer1_99_x.conversation_histories[0]: field 'timestamp'"),
+        (
+            "  - role: assistant\n",
+            "  - role: 7\n",
+            "record layer1_99_x.conversation_histories[0].messages[1]: field 'role': expected a string",
+        ),
+        ("category: layer1", "category: layer4", "field 'category': expected one of layer1, layer2, layer3"),
+        ("  messages:\n", "  messages: []\n  old:\n", "field 'messages': expected a non-empty list"),
+        ("    content: noted\n", "    text: noted\n", "messages[1]: field 'content': missing"),
+        (
+            "    content: noted\n",
+            "    content: 4429853327\n",
+            "messages[1]: field 'content': expected a string, got int",
+        ),
+        ("    content: noted\n", "    content:\n", "messages[1]: field 'content': expected a string, got NoneType"),
+    ],
+)
 def test_malformed_case_names_file_record_and_field(tmp_path, old, new, where):
     assert old in CASE
     root = _suite_with(tmp_path, CASE.replace(old, new))
@@ -163,7 +181,11 @@ def test_invalid_yaml_names_the_line(tmp_path):
 def test_valid_minimal_case_and_duplicate_ids(tmp_path):
     root = _suite_with(tmp_path, CASE)
     c = read_case(root / "test_cases" / "layer1" / "99_x.yaml")
-    assert (c.test_id, c.asked_at, c.histories[0].messages[0].content) == ("layer1_99_x", "2024-01-03", "my code is AB-12")
+    assert (c.test_id, c.asked_at, c.histories[0].messages[0].content) == (
+        "layer1_99_x",
+        "2024-01-03",
+        "my code is AB-12",
+    )
     (root / "test_cases" / "layer1" / "98_dup.yaml").write_text(CASE)
     with pytest.raises(InputError, match="duplicate test_id"):
         load_booksuite(root)
@@ -183,6 +205,7 @@ def test_not_a_suite_folder(tmp_path):
 
 
 # --- answers -----------------------------------------------------------------------------------
+
 
 def test_read_responses_and_answers_validate(tmp_path):
     known = {"a", "b"}

@@ -72,8 +72,16 @@ def test_compare_one_layer_and_system_subset(capsys):
 
 def test_missing_answers_are_counted_not_zeroed(tmp_path, capsys):
     p = tmp_path / "r.json"
-    p.write_text(json.dumps({"partial": {"layer1_01_bank_account": "4429853327 and 123006800",
-                                         "layer2_02_multiple_properties": "no gold for this one"}}))
+    p.write_text(
+        json.dumps(
+            {
+                "partial": {
+                    "layer1_01_bank_account": "4429853327 and 123006800",
+                    "layer2_02_multiple_properties": "no gold for this one",
+                }
+            }
+        )
+    )
     assert main(["compare", "--suite", str(SUITE), "--responses", str(p)]) == 0
     out = capsys.readouterr().out
     assert _table(out) == {"Layer 1": ["1.000"], "Layer 2": ["—"], "Layer 3": ["—"], "Overall": ["1.000"]}
@@ -115,12 +123,30 @@ def test_compare_reads_memeval_runs(tmp_path, capsys):
     fake = tmp_path / "fake"  # a hand-written run: one complete answer, one error record
     fake.mkdir()
     (fake / "records.jsonl").write_text(
-        json.dumps({"qid": "layer1_01_bank_account", "epoch": 0, "answer": "4429853327 / 123006800"}) + "\n"
-        + json.dumps({"qid": "layer1_02_insurance_claim", "epoch": 0, "error": "boom"}) + "\n")
+        json.dumps({"qid": "layer1_01_bank_account", "epoch": 0, "answer": "4429853327 / 123006800"})
+        + "\n"
+        + json.dumps({"qid": "layer1_02_insurance_claim", "epoch": 0, "error": "boom"})
+        + "\n"
+    )
     assert main(["compare", "--suite", str(SUITE), "--run", str(run), "--run", str(fake)]) == 2
     assert "'no_memory' is already taken (name this run: --run NAME=" in capsys.readouterr().err  # canned set
-    assert main(["compare", "--suite", str(SUITE), "--run", f"no_memory={run}", "--run", str(fake), "--systems",
-                 "no_memory", "fake"]) == 2  # the canned no_memory set holds that name
+    assert (
+        main(
+            [
+                "compare",
+                "--suite",
+                str(SUITE),
+                "--run",
+                f"no_memory={run}",
+                "--run",
+                str(fake),
+                "--systems",
+                "no_memory",
+                "fake",
+            ]
+        )
+        == 2
+    )  # the canned no_memory set holds that name
     capsys.readouterr()
     assert main(["compare", "--suite", str(SUITE), "--run", f"mine={run}", "--run", str(fake)]) == 0
     out = capsys.readouterr().out
@@ -135,7 +161,7 @@ def test_compare_reads_memeval_runs(tmp_path, capsys):
 
 def test_compare_accepts_the_books_single_system_batch_file(capsys, tmp_path):
     example = json.loads((SUITE / "fixtures" / "system_responses.example.json").read_text())
-    batch = tmp_path / "my_agent.json"                 # {test_id: answer}: one system, named by the file
+    batch = tmp_path / "my_agent.json"  # {test_id: answer}: one system, named by the file
     batch.write_text(json.dumps(example["simple_notes"]))
     assert read_responses(batch) == {"my_agent": example["simple_notes"]}
     assert main(["compare", "--suite", str(SUITE), "--responses", str(batch)]) == 0

@@ -27,8 +27,10 @@ def _judge(body):
     """A scripted judge: excellent on every dimension when the graded answer holds a digit, else fail."""
     answer = body["messages"][1]["content"].rsplit("## The answer to grade", 1)[1]
     g = 4 if any(ch.isdigit() for ch in answer) else 1
-    verdict = {d: {"grade": g, "evidence": "quoted", "boundary": "b"}
-               for d in ("precision", "recall", "reasoning", "proactivity")}
+    verdict = {
+        d: {"grade": g, "evidence": "quoted", "boundary": "b"}
+        for d in ("precision", "recall", "reasoning", "proactivity")
+    }
     verdict["hallucination"] = {"veto": False, "evidence": ""}
     return json.dumps(verdict)
 
@@ -40,9 +42,18 @@ def executed(tmp_path_factory):
 
     work = tmp_path_factory.mktemp("book_layers")
     with ScriptedChatServer(_judge) as srv:
-        nb = execute_notebook(NOTEBOOK, {"suite_dir": str(SUITE), "work_dir": str(work), "judge_url": srv.base_url,
-                                         "judge_model": "scripted", "judge_key_env": "MEMEVAL_NO_KEY"},
-                              cwd=work, timeout=300)
+        nb = execute_notebook(
+            NOTEBOOK,
+            {
+                "suite_dir": str(SUITE),
+                "work_dir": str(work),
+                "judge_url": srv.base_url,
+                "judge_model": "scripted",
+                "judge_key_env": "MEMEVAL_NO_KEY",
+            },
+            cwd=work,
+            timeout=300,
+        )
         assert len(srv.requests) == 32  # 4 canned systems x 8 answered cases
     return nb
 
@@ -60,8 +71,12 @@ def test_notebook_reproduces_the_chapter_table(executed):
         "Layer 3": ["1.000", "1.000", "0.125", "0.000"],
         "Overall": ["1.000", "1.000", "0.323", "0.000"],
     }
-    figs = [o["data"]["application/vnd.plotly.v1+json"] for c in executed.cells for o in c.get("outputs", [])
-            if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    figs = [
+        o["data"]["application/vnd.plotly.v1+json"]
+        for c in executed.cells
+        for o in c.get("outputs", [])
+        if "application/vnd.plotly.v1+json" in o.get("data", {})
+    ]
     assert len(figs) == 3  # canned, built-in systems, judge
     simple = next(tr for tr in figs[0]["data"] if tr["name"] == "simple_notes")
     assert [round(y, 3) for y in simple["y"]] == [0.417, 0.333, 0.125, 0.323]
@@ -80,7 +95,11 @@ def test_notebook_runs_the_builtin_systems_on_all_cases(executed):
     # oracle gets the turns containing a gold fact: every fact except the two the conversations never
     # state verbatim ("Amex Gold" in layer2_03, 2 of 3 facts; "600-800" in layer3_04, 3 of 4 facts)
     assert [at[k]["oracle"] for k in ("Layer 1", "Layer 2", "Layer 3", "Overall")] == [
-        "1.000", f"{(1 + 2 / 3) / 2:.3f}", f"{(1 + 3 / 4) / 2:.3f}", f"{(4 + 1 + 2 / 3 + 1 + 3 / 4) / 8:.3f}"]
+        "1.000",
+        f"{(1 + 2 / 3) / 2:.3f}",
+        f"{(1 + 3 / 4) / 2:.3f}",
+        f"{(4 + 1 + 2 / 3 + 1 + 3 / 4) / 8:.3f}",
+    ]
 
 
 def test_notebook_runs_the_rubric_judge_when_given_an_endpoint(executed):
@@ -88,8 +107,10 @@ def test_notebook_runs_the_rubric_judge_when_given_an_endpoint(executed):
     canned = json.loads((SUITE / "fixtures" / "system_responses.example.json").read_text())
     # the scripted judge gives reward 1 to an answer with a digit and 0 otherwise: the overall mean is
     # the share of each system's answers that contain a digit
-    want = [f"{sum(any(c.isdigit() for c in a) for a in canned[s].values()) / 8:.3f}"
-            for s in ("full_context", "json_cards", "simple_notes", "no_memory")]
+    want = [
+        f"{sum(any(c.isdigit() for c in a) for a in canned[s].values()) / 8:.3f}"
+        for s in ("full_context", "json_cards", "simple_notes", "no_memory")
+    ]
     assert _rows(table)["Overall"] == want
     assert any("'model': 'scripted'" in t and "prompt_hash" in t for t in _streams(executed))
 
@@ -104,10 +125,12 @@ def test_notebook_is_committed_without_outputs():
 
 
 def test_layer_frame_and_figure_from_scores():
-    scores = [CaseScore("a", "t1", "layer1", "keyword-recall", "scored", 1.0, True),
-              CaseScore("a", "t2", "layer2", "keyword-recall", "scored", 0.5, False),
-              CaseScore("b", "t1", "layer1", "keyword-recall", "missing"),
-              CaseScore("b", "t2", "layer2", "keyword-recall", "scored", 0.0, False)]
+    scores = [
+        CaseScore("a", "t1", "layer1", "keyword-recall", "scored", 1.0, True),
+        CaseScore("a", "t2", "layer2", "keyword-recall", "scored", 0.5, False),
+        CaseScore("b", "t1", "layer1", "keyword-recall", "missing"),
+        CaseScore("b", "t2", "layer2", "keyword-recall", "scored", 0.0, False),
+    ]
     rows = layer_table(scores)
     df = layer_frame(rows)
     assert df.filter(df["layer"] == "Overall").select("system", "score", "n").rows() == [("a", 0.75, 2), ("b", 0.0, 1)]

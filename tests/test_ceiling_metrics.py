@@ -26,8 +26,10 @@ L3 = math.log2(3)
 # ranked retrieval metrics on a hand-computed ranking
 
 # sessions A: turns 1-3, B: 4-5, C: 6; evidence turns 2 (A) and 5 (B)
-TURNS = [Turn(i, s, "me", f"turn {i} text", "2026-01-01") for i, s in
-         ((1, "A"), (2, "A"), (3, "A"), (4, "B"), (5, "B"), (6, "C"))]
+TURNS = [
+    Turn(i, s, "me", f"turn {i} text", "2026-01-01")
+    for i, s in ((1, "A"), (2, "A"), (3, "A"), (4, "B"), (5, "B"), (6, "C"))
+]
 CORPUS = Corpus.of(TURNS, lambda t: f"[{t.date}] {t.speaker}: {t.text}")
 Q = Question("q", "BASIC", "?", "x", evidence_turns=(2, 5))
 
@@ -37,10 +39,12 @@ def _expected():
     turn = {1: (0, 0, 0.0), 3: (1, 0, 1 / 2), 5: (1, 1, (1 + 1 / 2) / 2), 10: (1, 1, (1 + 1 / 2) / 2)}
     # session level: ranked B, A, C, B; gold A, B; corpus labels A A A B B C (5 relevant turns)
     ideal5 = 1 + 1 + 1 / L3 + 1 / 2 + 1 / math.log2(5)
-    sess = {1: (1, 0, 1.0),                         # k stays 1: B
-            3: (1, 1, 2 / (2 + 1 / L3)),            # B, A, C span 3 sessions at k=3
-            5: (1, 1, (2 + 1 / 2) / ideal5),        # never 5 sessions: k grows past the corpus (7)
-            10: (1, 1, (2 + 1 / 2) / ideal5)}
+    sess = {
+        1: (1, 0, 1.0),  # k stays 1: B
+        3: (1, 1, 2 / (2 + 1 / L3)),  # B, A, C span 3 sessions at k=3
+        5: (1, 1, (2 + 1 / 2) / ideal5),  # never 5 sessions: k grows past the corpus (7)
+        10: (1, 1, (2 + 1 / 2) / ideal5),
+    }
     out = {}
     for lv, table in (("turn", turn), ("session", sess)):
         for k, (a, al, n) in table.items():
@@ -70,9 +74,11 @@ def test_nothing_returned_is_all_zero_not_excluded():
 
 @pytest.mark.parametrize("ids,mems", [([1, 2], []), (None, ["turn 1 text"]), ([], []), (None, None)])
 def test_questions_without_evidence_are_excluded_for_every_system_alike(ids, mems):
-    for q in (Question("a", "ABSTAIN", "?", "never", expect="no_memory"),
-              Question("b", "FALSE_MEMORY", "?"),
-              Question("c", "BASIC", "?", "turn 1 text")):  # answerable, but no evidence turns listed
+    for q in (
+        Question("a", "ABSTAIN", "?", "never", expect="no_memory"),
+        Question("b", "FALSE_MEMORY", "?"),
+        Question("c", "BASIC", "?", "turn 1 text"),
+    ):  # answerable, but no evidence turns listed
         assert ranking_metrics(q, ids, mems, CORPUS) == (None, None)
         assert retrieval_hit(q, ids, mems) is None
 
@@ -86,8 +92,10 @@ def test_order_problems_fire_when_the_ceiling_is_below_idk():
     q = Question("u", "UPDATE", "Where do I live now?", "Bergen", evidence_turns=(1,))
     b = tier_bounds([q], lambda q: [Turn(1, 1, "me", "I live in Oslo.", "2026-01-01")])
     assert (b.floor.weighted, b.idk.weighted, b.ceiling.weighted) == (0.0, 0.5, 0.0)
-    assert order_problems(b) == ["always-IDK 0.500 > ceiling 0.000 (weighted)",
-                                 "always-IDK 0.500 > ceiling 0.000 (unweighted)"]
+    assert order_problems(b) == [
+        "always-IDK 0.500 > ceiling 0.000 (weighted)",
+        "always-IDK 0.500 > ceiling 0.000 (unweighted)",
+    ]
 
 
 @pytest.fixture(scope="module", params=["tiny", "demo", "full"])
@@ -157,8 +165,21 @@ def test_imported_locomo_and_longmemeval_shapes_are_bounded(tmp_path):
 
 def test_abstractive_bench_is_gated_in_run_and_summary(tmp_path, capsys):
     load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
-    assert main(["run", "--bench", str(tmp_path / "locomo"), "--system", "bm25", "--out", str(tmp_path / "r"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--bench",
+                str(tmp_path / "locomo"),
+                "--system",
+                "bm25",
+                "--out",
+                str(tmp_path / "r"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     gate = [ln for ln in err.splitlines() if ln.startswith("NOT VALID")]
     assert len(gate) == 1 and "evidence ceiling" in gate[0]
@@ -171,8 +192,23 @@ def test_abstractive_bench_is_gated_in_run_and_summary(tmp_path, capsys):
 
 def test_generated_bench_is_not_gated(tmp_path, capsys):
     generate("tiny", 0, tmp_path / "tiny")
-    assert main(["run", "--bench", str(tmp_path / "tiny"), "--system", "no_memory", "--tiers", "core",
-                 "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--bench",
+                str(tmp_path / "tiny"),
+                "--system",
+                "no_memory",
+                "--tiers",
+                "core",
+                "--out",
+                str(tmp_path / "r"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "NOT VALID" not in capsys.readouterr().err
     assert main(["summary", str(tmp_path / "r")]) == 0
     out = capsys.readouterr().out
@@ -182,15 +218,20 @@ def test_generated_bench_is_not_gated(tmp_path, capsys):
 def _lme_reference(ranking_idx, correct, corpus_ids, k):
     """LongMemEval's formulas as its eval_utils states them (indices into the corpus, the whole
     corpus's relevances sorted for the ideal), written out plainly as the test's reference."""
+
     def dcg(rel, k):
         rel = rel[:k]
         return (rel[0] + sum(r / math.log2(i) for i, r in enumerate(rel[1:], start=2))) if rel else 0.0
+
     recalled = {corpus_ids[i] for i in ranking_idx[:k]}
     rel_all = [1 if c in correct else 0 for c in corpus_ids]
     ideal = dcg(sorted(rel_all, reverse=True), k)
     actual = dcg([rel_all[i] for i in ranking_idx[:k]], k)
-    return (float(any(c in recalled for c in correct)), float(all(c in recalled for c in correct)),
-            actual / ideal if ideal else 0.0)
+    return (
+        float(any(c in recalled for c in correct)),
+        float(all(c in recalled for c in correct)),
+        actual / ideal if ideal else 0.0,
+    )
 
 
 def _lme_turn2session(ranking_idx, correct, corpus_ids, session_of, k):

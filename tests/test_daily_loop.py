@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.analysis.workbench import ensure_bench, load_runs, parse_run_labels, project_root, run_served, run_systems
+from memeval.workbench import ensure_bench, load_runs, parse_run_labels, project_root, run_served, run_systems
 from memeval.cli import main
 
 
@@ -97,8 +97,23 @@ def test_summary_formats(tiny, capsys):
 
 def test_summary_names_the_probes_question_set(tiny, capsys):
     root, bench, _ = tiny
-    assert main(["run", "--bench", str(bench), "--system", "bm25", "--question-set", "probes", "--no-progress",
-                 "--out", str(root / "probes")]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--bench",
+                str(bench),
+                "--system",
+                "bm25",
+                "--question-set",
+                "probes",
+                "--no-progress",
+                "--out",
+                str(root / "probes"),
+            ]
+        )
+        == 0
+    )
     cap = capsys.readouterr()
     assert "question set probes" in cap.err and "retries=" in cap.err and cap.out.strip() == str(root / "probes")
     assert "question set: probes" in _summary(capsys, root / "probes")
@@ -142,8 +157,12 @@ def test_pad_and_import_show_progress(tiny, tmp_path, capsys):
     assert main(["pad", str(bench), "--sizes", "300,600", "--source", "lifelog", "--out", str(tmp_path / "p")]) == 0
     err = capsys.readouterr().err
     assert "reading tier core" in err and "writing tier" in err and err.count("s] ") >= 4
-    assert main(["pad", str(bench), "--sizes", "300", "--source", "lifelog", "--out", str(tmp_path / "q"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            ["pad", str(bench), "--sizes", "300", "--source", "lifelog", "--out", str(tmp_path / "q"), "--no-progress"]
+        )
+        == 0
+    )
     assert capsys.readouterr().err == ""
 
 

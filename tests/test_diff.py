@@ -12,9 +12,11 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("diff")
     bench = lifelog.generate("tiny", 1, root / "bench")
     other = lifelog.generate("tiny", 2, root / "other")
-    return {"bm25": run_system(bench, "bm25", tiers=["core", "full"], out=root / "bm25", progress=False),
-            "recent": run_system(bench, "recent", tiers=["core", "full"], out=root / "recent", progress=False),
-            "other": run_system(other, "bm25", tiers=["core"], out=root / "other-run", progress=False)}
+    return {
+        "bm25": run_system(bench, "bm25", tiers=["core", "full"], out=root / "bm25", progress=False),
+        "recent": run_system(bench, "recent", tiers=["core", "full"], out=root / "recent", progress=False),
+        "other": run_system(other, "bm25", tiers=["core"], out=root / "other-run", progress=False),
+    }
 
 
 def test_diff_prints_the_paired_table_and_the_flipped_questions(runs, capsys):

@@ -24,12 +24,29 @@ from hypothesis import strategies as st
 
 from memeval.errors import MemevalError
 
-DEEP = "[" * 5000 + "]" * 5000          # deeper than any parser's recursion limit
-NESTED = "[" * 80 + "1" + "]" * 80      # parses, but deeper than any data format needs
-BIG = "7" * 5000                        # over Python's 4,300-digit integer conversion limit
+DEEP = "[" * 5000 + "]" * 5000  # deeper than any parser's recursion limit
+NESTED = "[" * 80 + "1" + "]" * 80  # parses, but deeper than any data format needs
+BIG = "7" * 5000  # over Python's 4,300-digit integer conversion limit
 MARKERS = {"@@DEEP@@": DEEP, "@@NESTED@@": NESTED, "@@BIG@@": BIG}
-VALUES = ["lots", "", -1, 0, 2**40, 1.5, True, None, [], {}, [1, "x"], {"a": 1}, "../../../etc/passwd",
-          "/etc/passwd", "\ud800", "2023/13/45 (Xyz) 99:99", *MARKERS]
+VALUES = [
+    "lots",
+    "",
+    -1,
+    0,
+    2**40,
+    1.5,
+    True,
+    None,
+    [],
+    {},
+    [1, "x"],
+    {"a": 1},
+    "../../../etc/passwd",
+    "/etc/passwd",
+    "\ud800",
+    "2023/13/45 (Xyz) 99:99",
+    *MARKERS,
+]
 SPLICES = [DEEP, NESTED, BIG, "\udcff", "\ufeff", "\x00", '"', "}", "]", "\n", "\r\n{}\n"]
 
 POS = st.integers(0, 10**6)
@@ -46,6 +63,7 @@ MUTATION = st.one_of(
 
 
 # --- mutations -----------------------------------------------------------------------------------
+
 
 def _slots(obj, out=None):
     """(container, key) for every value inside ``obj``."""
@@ -93,9 +111,9 @@ def mutate(data: bytes, kind: str, m) -> bytes:
     n = max(len(data), 1)
     if op == "flip":
         i = m[1] % n
-        return data[:i] + bytes([data[i] ^ m[2]]) + data[i + 1:] if data else data
+        return data[:i] + bytes([data[i] ^ m[2]]) + data[i + 1 :] if data else data
     if op == "truncate":
-        return data[:m[1] % n]
+        return data[: m[1] % n]
     if op == "insert":
         i = m[1] % n
         return data[:i] + m[2] + data[i:]
@@ -109,14 +127,17 @@ def mutate(data: bytes, kind: str, m) -> bytes:
 
 # --- valid inputs, one folder per format ---------------------------------------------------------
 
+
 def _bench(root: Path):
     from minibench import make_minibench
+
     root.mkdir()
     make_minibench(root)
 
 
 def _run(root: Path):
     from memeval.cli import main
+
     bench = root.parent / "run-bench"
     _bench(bench)
     assert main(["run", "--bench", str(bench), "--system", "bm25", "--out", str(root), "--no-progress"]) == 0
@@ -124,18 +145,21 @@ def _run(root: Path):
 
 def _longmemeval(root: Path):
     from test_loaders_longmemeval import _sample
+
     root.mkdir()
     (root / "longmemeval_s.json").write_text(json.dumps(_sample()[:4]), encoding="utf-8")
 
 
 def _locomo(root: Path):
     from test_loaders_locomo import _conv
+
     root.mkdir()
     (root / "locomo10.json").write_text(json.dumps([_conv("conv-1"), _conv("conv-2", "Ann", "Bo")]), encoding="utf-8")
 
 
 def _glasshouse(root: Path):
     from test_loaders_glasshouse import make_folder
+
     make_folder(root)
 
 
@@ -144,18 +168,24 @@ BOOK_IDS = ("layer1_01_bank_account", "layer2_01_multiple_vehicles", "layer3_01_
 
 def _booksuite(root: Path):
     from booksuite_paths import SUITE
-    picked = ["layer1/01_bank_account_setup.yaml", "layer2/01_multiple_vehicles.yaml",
-              "layer3/01_travel_coordination.yaml"]
+
+    picked = [
+        "layer1/01_bank_account_setup.yaml",
+        "layer2/01_multiple_vehicles.yaml",
+        "layer3/01_travel_coordination.yaml",
+    ]
     for rel in picked:
         (root / "test_cases" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(SUITE / "test_cases" / rel, root / "test_cases" / rel)
     from memeval.bench.loaders.booksuite import load_booksuite
+
     ids = [c.test_id for c in load_booksuite(root).cases]
     assert tuple(ids) == BOOK_IDS
     gold = json.loads((SUITE / "fixtures" / "gold_facts.json").read_text(encoding="utf-8"))
     (root / "fixtures").mkdir()
     (root / "fixtures" / "gold_facts.json").write_text(
-        json.dumps({k: v for k, v in gold.items() if k in ids}, ensure_ascii=False, indent=1), encoding="utf-8")
+        json.dumps({k: v for k, v in gold.items() if k in ids}, ensure_ascii=False, indent=1), encoding="utf-8"
+    )
     (root / "responses.json").write_text(json.dumps({"sysA": {t: f"answer {t}" for t in ids}}), encoding="utf-8")
 
 
@@ -163,6 +193,7 @@ def _multiturn(root: Path):
     from memeval.multiturn.agents import make_agent
     from memeval.multiturn.runner import run_suite
     from memeval.multiturn.suite import generate_suite, save_suite
+
     suite = generate_suite(3, 3, 1, "r5")
     save_suite(suite, root)
     run_suite(suite, make_agent("correct"), root / "records.jsonl")
@@ -170,9 +201,11 @@ def _multiturn(root: Path):
 
 # --- readers --------------------------------------------------------------------------------------
 
+
 def read_bench(d: Path, out: Path):
     from memeval.audit import audit
     from memeval.bench.io import load_bench, read_questions, read_turns
+
     b = load_bench(d)
     for t in b.tiers:
         read_turns(d / t.turns_file)
@@ -182,6 +215,7 @@ def read_bench(d: Path, out: Path):
 
 def read_run(d: Path, out: Path):
     from memeval.analysis.aggregate import latency_table, load_records, manifest_summary, overall_table, tier_axis_table
+
     df = load_records(d)
     manifest_summary(d)
     overall_table(df), tier_axis_table(df), latency_table(df)
@@ -189,22 +223,26 @@ def read_run(d: Path, out: Path):
 
 def import_longmemeval(d: Path, out: Path):
     from memeval.bench.loaders import import_bench
+
     import_bench("longmemeval", [d / "longmemeval_s.json"], out)
 
 
 def import_locomo(d: Path, out: Path):
     from memeval.bench.loaders import import_bench
+
     import_bench("locomo", [d / "locomo10.json"], out)
 
 
 def import_glasshouse(d: Path, out: Path):
     from memeval.bench.loaders import import_bench
+
     import_bench("glasshouse", [d], out)
 
 
 def import_booksuite(d: Path, out: Path):
     from memeval.bench.loaders import import_bench
     from memeval.bench.loaders.booksuite import read_responses
+
     read_responses(d / "responses.json", set(BOOK_IDS))
     import_bench("booksuite", [d], out)
 
@@ -213,26 +251,65 @@ def read_multiturn(d: Path, out: Path):
     from memeval.multiturn.rates import format_pass_rates, pass_rates, results_frame
     from memeval.multiturn.records import read_records
     from memeval.multiturn.suite import load_suite
+
     load_suite(d)
     format_pass_rates(pass_rates(results_frame(read_records(d / "records.jsonl"))))
 
 
 #: format -> (builder, reader, mutable files and their kind, examples)
 FORMATS = {
-    "bench": (_bench, read_bench, {"bench.yaml": "yaml", "turns_core.jsonl": "jsonl", "questions_core.jsonl": "jsonl",
-                                   "questions_big.jsonl": "jsonl"}, 400),
+    "bench": (
+        _bench,
+        read_bench,
+        {
+            "bench.yaml": "yaml",
+            "turns_core.jsonl": "jsonl",
+            "questions_core.jsonl": "jsonl",
+            "questions_big.jsonl": "jsonl",
+        },
+        400,
+    ),
     "run": (_run, read_run, {"manifest.json": "json", "records.jsonl": "jsonl"}, 400),
     "longmemeval": (_longmemeval, import_longmemeval, {"longmemeval_s.json": "json"}, 400),
     "locomo": (_locomo, import_locomo, {"locomo10.json": "json"}, 400),
-    "glasshouse": (_glasshouse, import_glasshouse, {
-        "glasshouse_v0.1_core.jsonl": "jsonl", "glasshouse_v0.1_small.jsonl": "jsonl", "questions_core.jsonl": "jsonl",
-        "questions_small.jsonl": "jsonl", "questions_xling.jsonl": "jsonl", "glasshouse_v0.1_probes.jsonl": "jsonl"}, 400),
-    "booksuite": (_booksuite, import_booksuite, {
-        "test_cases/layer1/01_bank_account_setup.yaml": "yaml", "test_cases/layer2/01_multiple_vehicles.yaml": "yaml",
-        "fixtures/gold_facts.json": "json", "responses.json": "json"}, 300),
-    "multiturn": (_multiturn, read_multiturn, {
-        "suite.yaml": "yaml", "samples.jsonl": "jsonl", "fixtures.jsonl": "jsonl", "configs.jsonl": "jsonl",
-        "sessions.jsonl": "jsonl", "state_labels.jsonl": "jsonl", "records.jsonl": "jsonl"}, 400),
+    "glasshouse": (
+        _glasshouse,
+        import_glasshouse,
+        {
+            "glasshouse_v0.1_core.jsonl": "jsonl",
+            "glasshouse_v0.1_small.jsonl": "jsonl",
+            "questions_core.jsonl": "jsonl",
+            "questions_small.jsonl": "jsonl",
+            "questions_xling.jsonl": "jsonl",
+            "glasshouse_v0.1_probes.jsonl": "jsonl",
+        },
+        400,
+    ),
+    "booksuite": (
+        _booksuite,
+        import_booksuite,
+        {
+            "test_cases/layer1/01_bank_account_setup.yaml": "yaml",
+            "test_cases/layer2/01_multiple_vehicles.yaml": "yaml",
+            "fixtures/gold_facts.json": "json",
+            "responses.json": "json",
+        },
+        300,
+    ),
+    "multiturn": (
+        _multiturn,
+        read_multiturn,
+        {
+            "suite.yaml": "yaml",
+            "samples.jsonl": "jsonl",
+            "fixtures.jsonl": "jsonl",
+            "configs.jsonl": "jsonl",
+            "sessions.jsonl": "jsonl",
+            "state_labels.jsonl": "jsonl",
+            "records.jsonl": "jsonl",
+        },
+        400,
+    ),
 }
 
 
@@ -273,8 +350,7 @@ def test_mutated_inputs_are_read_or_refused_in_one_line(bases, fmt):
     _, reader, files, n = FORMATS[fmt]
     names = sorted(files)
 
-    @settings(max_examples=n, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=n, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(st.sampled_from(names), MUTATION)
     def prop(rel, m):
         check_one(bases[fmt], reader, rel, files[rel], m)
@@ -298,13 +374,26 @@ def test_the_mutations_do_change_the_files():
 
 # --- the CLI, a handful of cases -------------------------------------------------------------------
 
+
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "memeval.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "memeval.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
-@pytest.mark.parametrize("case", ["bench-binary", "bench-n_turns", "records-score", "records-nonobject",
-                                  "manifest-list", "lme-deep", "locomo-bigint", "multiturn-binary"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bench-binary",
+        "bench-n_turns",
+        "records-score",
+        "records-nonobject",
+        "manifest-list",
+        "lme-deep",
+        "locomo-bigint",
+        "multiturn-binary",
+    ],
+)
 def test_cli_bad_input_is_one_line_exit_2(bases, tmp_path, case):
     d = tmp_path / "in"
     fmt = case.split("-")[0].replace("records", "run").replace("manifest", "run").replace("lme", "longmemeval")

@@ -34,16 +34,41 @@ def test_published_counts(bench_dir):
     for t in turns:  # every published turn field is kept
         assert {"kind", "category", "core_session"} <= set(t.extra)
     qs = read_questions(bench_dir / tier.questions_file)
-    assert Counter(q.axis for q in qs) == {"BASIC": 366, "MULTI": 59, "IMPLICIT": 46, "TEMPORAL": 45, "UPDATE": 36,
-                                           "CONFLICT": 28, "ABSTAIN": 28, "STALE": 18, "CONTRADICT": 7}
-    assert Counter(q.expect for q in qs) == {"answer": 580, "no_memory": 28, "answer_or_abstain": 18,
-                                             "flag_conflict": 7}
+    assert Counter(q.axis for q in qs) == {
+        "BASIC": 366,
+        "MULTI": 59,
+        "IMPLICIT": 46,
+        "TEMPORAL": 45,
+        "UPDATE": 36,
+        "CONFLICT": 28,
+        "ABSTAIN": 28,
+        "STALE": 18,
+        "CONTRADICT": 7,
+    }
+    assert Counter(q.expect for q in qs) == {
+        "answer": 580,
+        "no_memory": 28,
+        "answer_or_abstain": 18,
+        "flag_conflict": 7,
+    }
     assert {q.expect for q in qs if q.axis == "STALE"} == {"answer_or_abstain"}
     assert {q.expect for q in qs if q.axis == "CONTRADICT"} == {"flag_conflict"}
     for q in qs:  # fields on every row
         d = q.to_dict()
-        assert {"id", "axis", "domain", "need", "session", "question_en", "gold_answer", "expect",
-                "evidence_turns", "evidence_sessions", "evidence_pinned", "required_memories"} <= set(d), q.id
+        assert {
+            "id",
+            "axis",
+            "domain",
+            "need",
+            "session",
+            "question_en",
+            "gold_answer",
+            "expect",
+            "evidence_turns",
+            "evidence_sessions",
+            "evidence_pinned",
+            "required_memories",
+        } <= set(d), q.id
     # 204 rows carry gold_alts; on the 18 STALE rows it is an empty list
     assert sum(1 for q in qs if q.gold_alts) == 204 - 18
     assert sum(1 for q in qs if "never" in q.extra) == sum(1 for q in qs if "near" in q.extra) == 28
@@ -101,21 +126,39 @@ def test_evidence_sessions_by_core_session_and_session_id_for_filler(tmp_path):
     src = tmp_path / "gh"
     src.mkdir()
     story = [("The plot is a quarter acre.", 1), ("We planted 200 tomatoes.", 2)]
-    core = [{"turn_id": i, "session_id": 10 + cs, "kind": "core", "category": "farming", "speaker": "user",
-             "text": text, "core_session": cs, "date": f"2026-03-0{i}"} for i, (text, cs) in enumerate(story, 1)]
-    small = [{"turn_id": 1, "session_id": 500, "speaker": "user", "text": "My cat is called Miso.",
-              "date": "2026-03-01"}] + [dict(t, turn_id=t["turn_id"] + 1, session_id=600 + t["core_session"])
-                                       for t in core]
+    core = [
+        {
+            "turn_id": i,
+            "session_id": 10 + cs,
+            "kind": "core",
+            "category": "farming",
+            "speaker": "user",
+            "text": text,
+            "core_session": cs,
+            "date": f"2026-03-0{i}",
+        }
+        for i, (text, cs) in enumerate(story, 1)
+    ]
+    small = [
+        {"turn_id": 1, "session_id": 500, "speaker": "user", "text": "My cat is called Miso.", "date": "2026-03-01"}
+    ] + [dict(t, turn_id=t["turn_id"] + 1, session_id=600 + t["core_session"]) for t in core]
     _jsonl(src / "glasshouse_v0.1_core.jsonl", core)
     _jsonl(src / "glasshouse_v0.1_small.jsonl", small)
     q = {"axis": "BASIC", "question_en": "?", "expect": "answer"}
-    _jsonl(src / "questions_core.jsonl", [dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[1],
-                                               evidence_sessions=[1]),
-                                          dict(q, id="Q2", gold_answer="200", evidence_turns=[2], evidence_sessions=[2])])
-    _jsonl(src / "questions_small.jsonl", [dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[2],
-                                                evidence_sessions=[1]),
-                                           dict(q, id="F1", gold_answer="Miso", evidence_turns=[1],
-                                                evidence_sessions=[500])])
+    _jsonl(
+        src / "questions_core.jsonl",
+        [
+            dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[1], evidence_sessions=[1]),
+            dict(q, id="Q2", gold_answer="200", evidence_turns=[2], evidence_sessions=[2]),
+        ],
+    )
+    _jsonl(
+        src / "questions_small.jsonl",
+        [
+            dict(q, id="Q1", gold_answer="quarter acre", evidence_turns=[2], evidence_sessions=[1]),
+            dict(q, id="F1", gold_answer="Miso", evidence_turns=[1], evidence_sessions=[500]),
+        ],
+    )
     bench = load_glasshouse(src, tmp_path / "bench")
     assert bench.extra["evidence_session_field"] == "core_session"
     assert not bench.extra["evidence_session_mismatches"]

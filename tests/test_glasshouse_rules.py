@@ -85,25 +85,31 @@ def test_expect_decides_over_the_axis_name():
 # -- numbers -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("answer, gold", [
-    ("[2022-04-15] Joanna: I love hiking.", "Four"),
-    ("[2022-04-15] Joanna: I love hiking.", "fifteen"),
-    ("[2027-02-01] We met again.", "twice"),
-    ("It was on 2026-09-06.", "six"),
-    ("It was on 2026-09-06.", "nine"),
-    ("It was the first time.", "one"),
-    ("We met on 09/06.", "six"),
-])
+@pytest.mark.parametrize(
+    "answer, gold",
+    [
+        ("[2022-04-15] Joanna: I love hiking.", "Four"),
+        ("[2022-04-15] Joanna: I love hiking.", "fifteen"),
+        ("[2027-02-01] We met again.", "twice"),
+        ("It was on 2026-09-06.", "six"),
+        ("It was on 2026-09-06.", "nine"),
+        ("It was the first time.", "one"),
+        ("We met on 09/06.", "six"),
+    ],
+)
 def test_numbers_never_match_dates_or_ordinals(answer, gold):
     assert contains(answer, gold) is False
 
 
-@pytest.mark.parametrize("answer, gold", [
-    ("We went four times.", "Four"),
-    ("They met twice in May.", "twice"),
-    ("It was on 2026-09-06.", "2026-09-06"),
-    ("on May 21st", "May 21"),
-])
+@pytest.mark.parametrize(
+    "answer, gold",
+    [
+        ("We went four times.", "Four"),
+        ("They met twice in May.", "twice"),
+        ("It was on 2026-09-06.", "2026-09-06"),
+        ("on May 21st", "May 21"),
+    ],
+)
 def test_numbers_still_match_numbers(answer, gold):
     assert contains(answer, gold) is True
 
@@ -111,14 +117,29 @@ def test_numbers_still_match_numbers(answer, gold):
 # -- IDK and denials ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["They couldn't find anything.", "He left with no idea what it took",
-                                  "says nothing about the search", "the size of a fix says nothing about the search"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "They couldn't find anything.",
+        "He left with no idea what it took",
+        "says nothing about the search",
+        "the size of a fix says nothing about the search",
+    ],
+)
 def test_not_idk(text):
     assert is_idk(text) is False
 
 
-@pytest.mark.parametrize("text", ["I don't know.", "No idea.", "I have no idea.", "I couldn't find anything about that.",
-                                  "There is nothing about that in my notes."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know.",
+        "No idea.",
+        "I have no idea.",
+        "I couldn't find anything about that.",
+        "There is nothing about that in my notes.",
+    ],
+)
 def test_still_idk(text):
     assert is_idk(text) is True
 
@@ -175,8 +196,13 @@ def test_memory_objects_over_http_round_trip():
 
 
 def test_a_stray_nt_is_not_a_correction():
-    q = Question("Q1", "CONFLICT", "They grow tomatoes, right?", "no, they switched from tomatoes to green beans",
-                 gold_alts=("green beans",))
+    q = Question(
+        "Q1",
+        "CONFLICT",
+        "They grow tomatoes, right?",
+        "no, they switched from tomatoes to green beans",
+        gold_alts=("green beans",),
+    )
     assert grade(q, "Ah right, green beans don't all ripen together.") == (0.5, "conflict:value-only")
     assert grade(q, "That isn't right, it's green beans now.") == (1.0, "conflict:corrected")
     assert grade(q, "Nope, green beans.") == (1.0, "conflict:corrected")
@@ -193,13 +219,19 @@ def test_memory_fields_survive_the_reference_server_and_plain_strings_still_work
     with ReferenceServer(BM25(k=2)) as srv:
         h = HttpSystem(srv.url)
         h.reset()
-        h.ingest(Session(7, "2026-02-01", (Turn(1, 7, "user", "The spare key is under the blue flowerpot",
-                                                "2026-02-01"),)))
+        h.ingest(
+            Session(7, "2026-02-01", (Turn(1, 7, "user", "The spare key is under the blue flowerpot", "2026-02-01"),))
+        )
         raw = httpx.post(srv.url + "/query", json={"question": "where is the spare key"}).json()
-        assert raw["memories"] == [{"text": "The spare key is under the blue flowerpot", "timestamp": "2026-02-01",
-                                    "speaker": "user"}]
+        assert raw["memories"] == [
+            {"text": "The spare key is under the blue flowerpot", "timestamp": "2026-02-01", "speaker": "user"}
+        ]
         m = h.query("where is the spare key", None).memories[0]
-        assert (m.content, m.timestamp, m.speaker) == ("The spare key is under the blue flowerpot", "2026-02-01", "user")
+        assert (m.content, m.timestamp, m.speaker) == (
+            "The spare key is under the blue flowerpot",
+            "2026-02-01",
+            "user",
+        )
         h.close()
 
     def handler(request):  # an older server: plain strings

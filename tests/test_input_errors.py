@@ -67,10 +67,13 @@ def test_lone_surrogate_escape_is_not_text(tmp_path):
     assert "lone surrogate" in _err(lambda: list(iter_json_array(a)))
 
 
-@pytest.mark.parametrize("edit, where", [
-    ({"n_turns": "lots"}, "tiers[0]: field 'n_turns': expected a whole number, got str"),
-    ({"n_questions": -3}, "tiers[0]: field 'n_questions': out of range (0..1000000000000)"),
-])
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        ({"n_turns": "lots"}, "tiers[0]: field 'n_turns': expected a whole number, got str"),
+        ({"n_questions": -3}, "tiers[0]: field 'n_questions': out of range (0..1000000000000)"),
+    ],
+)
 def test_bench_yaml_wrong_types(tmp_path, edit, where):
     make_minibench(tmp_path)
     meta = yaml.safe_load((tmp_path / "bench.yaml").read_text())
@@ -86,12 +89,21 @@ def _run_dir(tmp_path, rec: dict | str):
     return tmp_path
 
 
-@pytest.mark.parametrize("rec, msg", [
-    ({"tier": "core", "qid": "Q2", "epoch": 0, "score": "high"}, ":2: field 'score': expected int or float or null, got str"),
-    ({"qid": "Q2", "epoch": 0}, ":2: field 'tier': missing"),
-    ("[1, 2]", ":2: expected a JSON object, got list"),
-    ({"tier": "core", "qid": "Q2", "epoch": 0, "retrieved_turns": ["x"]}, ":2: field 'retrieved_turns': expected a list of int"),
-])
+@pytest.mark.parametrize(
+    "rec, msg",
+    [
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "score": "high"},
+            ":2: field 'score': expected int or float or null, got str",
+        ),
+        ({"qid": "Q2", "epoch": 0}, ":2: field 'tier': missing"),
+        ("[1, 2]", ":2: expected a JSON object, got list"),
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "retrieved_turns": ["x"]},
+            ":2: field 'retrieved_turns': expected a list of int",
+        ),
+    ],
+)
 def test_run_records_wrong_types(tmp_path, rec, msg):
     d = _run_dir(tmp_path, rec)
     assert _err(read_records, d) == f"{d / 'records.jsonl'}{msg}"

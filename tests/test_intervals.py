@@ -10,10 +10,18 @@ from memeval.analysis.intervals import bootstrap_means, mcnemar_exact, paired_di
 
 def _df(scores, system="a", tier="core", haystacks=None, weights=None):
     n = len(scores)
-    return pl.DataFrame({"system": [system] * n, "tier": [tier] * n, "qid": [f"q{i}" for i in range(n)],
-                         "epoch": [0] * n, "score": scores,
-                         "haystack": haystacks or [None] * n, "weight": weights or [1] * n},
-                        schema_overrides={"score": pl.Float64, "haystack": pl.Utf8})
+    return pl.DataFrame(
+        {
+            "system": [system] * n,
+            "tier": [tier] * n,
+            "qid": [f"q{i}" for i in range(n)],
+            "epoch": [0] * n,
+            "score": scores,
+            "haystack": haystacks or [None] * n,
+            "weight": weights or [1] * n,
+        },
+        schema_overrides={"score": pl.Float64, "haystack": pl.Utf8},
+    )
 
 
 def test_two_questions_one_right_give_the_whole_unit_interval():
@@ -62,8 +70,9 @@ def test_weighted_mean_uses_the_weights():
 
 
 def test_groups_do_not_change_each_other():
-    both = pl.concat([_df([float(i % 2) for i in range(30)], tier="core"),
-                      _df([float(i % 5 == 0) for i in range(30)], tier="full")])
+    both = pl.concat(
+        [_df([float(i % 2) for i in range(30)], tier="core"), _df([float(i % 5 == 0) for i in range(30)], tier="full")]
+    )
     alone = bootstrap_means(both.filter(pl.col("tier") == "full"), ["tier"])
     together = bootstrap_means(both, ["tier"]).filter(pl.col("tier") == "full")
     assert alone.row(0) == together.row(0)

@@ -11,12 +11,16 @@ Q = Question("Q9", "STALE", "Where does the user live now?", "Lyon", stale_answe
 
 
 def test_judge_verdicts_evidence_and_failures():
-    replies = iter([
-        '{"verdict": "correct", "evidence": "moved to Lyon"}',
-        'Sure: {"verdict": "partial"}',           # no evidence: discarded
-        "I think it is fine",                       # no verdict
-        500, 500, 500,                              # endpoint down: ungraded after retries
-    ])
+    replies = iter(
+        [
+            '{"verdict": "correct", "evidence": "moved to Lyon"}',
+            'Sure: {"verdict": "partial"}',  # no evidence: discarded
+            "I think it is fine",  # no verdict
+            500,
+            500,
+            500,  # endpoint down: ungraded after retries
+        ]
+    )
     with ScriptedChatServer(lambda body: next(replies)) as srv:
         j = Judge(ChatClient(srv.base_url, "judge-m", backoff=0.001))
         v = j.grade(Q, "They moved to Lyon in May")
@@ -46,15 +50,26 @@ def test_answer_mode_run_reader_then_judge_ungraded_is_not_zero(tmp_path):
 
     with ScriptedChatServer(reply) as srv:
         client = ChatClient(srv.base_url, "m", backoff=0.001, max_attempts=2)
-        rd = run_system(bench, "bm25", tiers=["core"], mode="answer", judge=Judge(client), reader=Reader(client),
-                        out=tmp_path / "r", progress=False)
+        rd = run_system(
+            bench,
+            "bm25",
+            tiers=["core"],
+            mode="answer",
+            judge=Judge(client),
+            reader=Reader(client),
+            out=tmp_path / "r",
+            progress=False,
+        )
     recs = {r["qid"]: r for r in read_records(rd)}
-    assert recs["Q2"]["answer"] == "Biscuit" and recs["Q2"]["score"] == 1.0 and recs["Q2"]["judge_evidence"] == "Biscuit"
+    assert (
+        recs["Q2"]["answer"] == "Biscuit" and recs["Q2"]["score"] == 1.0 and recs["Q2"]["judge_evidence"] == "Biscuit"
+    )
     assert recs["Q1"]["score"] is None and recs["Q1"]["ungraded_reason"].startswith("judge failed")
     assert recs["Q3"]["score"] == 0.0 and recs["Q3"]["verdict"] == "wrong"
     grader = read_manifest(rd)["config"]["grader"]
     assert grader["judge"]["prompt"] == "judge_v1" and grader["reader"]["prompt"] == "reader_v1"
     from memeval.analysis.aggregate import load_records, overall_table
+
     row = overall_table(load_records(rd)).row(0, named=True)
     assert row["ungraded"] == 1 and row["graded"] == 3  # the ungraded question is not counted as 0
 
@@ -76,10 +91,37 @@ def test_cli_answer_mode_keys_only_in_headers(tmp_path, monkeypatch):
 
     with ScriptedChatServer(reply) as srv:
         out = tmp_path / "run"
-        assert main(["run", "--bench", bench, "--system", "bm25", "--tiers", "core", "--mode", "answer",
-                     "--judge-url", srv.base_url, "--judge-model", "j", "--judge-key-env", "JUDGE_KEY",
-                     "--reader-url", srv.base_url, "--reader-model", "r", "--reader-key-env", "READER_KEY",
-                     "--out", str(out), "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--bench",
+                    bench,
+                    "--system",
+                    "bm25",
+                    "--tiers",
+                    "core",
+                    "--mode",
+                    "answer",
+                    "--judge-url",
+                    srv.base_url,
+                    "--judge-model",
+                    "j",
+                    "--judge-key-env",
+                    "JUDGE_KEY",
+                    "--reader-url",
+                    srv.base_url,
+                    "--reader-model",
+                    "r",
+                    "--reader-key-env",
+                    "READER_KEY",
+                    "--out",
+                    str(out),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
     auth = sorted({h["authorization"] for h in srv.headers})
     assert auth == ["Bearer sk-judge-SECRET-1", "Bearer sk-reader-SECRET-2"]
     assert len(read_records(out)) == 4

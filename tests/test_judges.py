@@ -10,8 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memeval.analysis.judges import (agreement_table, cohen_kappa, confusion_table, leniency_table, load_judge_pair,
-                                     paired_verdicts)
+from memeval.analysis.judges import (
+    agreement_table,
+    cohen_kappa,
+    confusion_table,
+    leniency_table,
+    load_judge_pair,
+    paired_verdicts,
+)
 from memeval.bench import Question, Turn, save_bench, write_questions, write_turns
 from memeval.bench.model import Bench, Tier
 from memeval.cli import main
@@ -23,39 +29,82 @@ QUESTIONS = [
     Question("Q2", "BASIC", "Which town does Niko Ibarra live in?", "Garminster", evidence_turns=(2,)),
     Question("Q3", "BASIC", "What is on Mara Lind's sofa?", "pink vase", evidence_turns=(3,)),
     Question("Q4", "BASIC", "What is on Tom Reyes's sofa?", "blue mug", evidence_turns=(4,)),
-    Question("Q5", "STALE", "Which company employs Elif Kohler?", "Palewind Publishing",
-             stale_answer="Orchardley Foods", expect="answer_or_abstain", evidence_turns=(6,)),
-    Question("Q6", "CONTRADICT", "Where did Nerys Achterberg grow up?",
-             "Crommere or Alderdale: both were said and nothing settles which", clash_a="Crommere",
-             clash_b="Alderdale", expect="flag_conflict", evidence_turns=(7, 8)),
-    Question("Q7", "FALSE_MEMORY", "When I told you that Nadia Blackwood's favourite book is The Glass Shoreline, "
-             "what did you suggest?", "", expect="no_memory",
-             false_claim_en="Nadia Blackwood's favourite book is The Glass Shoreline"),
+    Question(
+        "Q5",
+        "STALE",
+        "Which company employs Elif Kohler?",
+        "Palewind Publishing",
+        stale_answer="Orchardley Foods",
+        expect="answer_or_abstain",
+        evidence_turns=(6,),
+    ),
+    Question(
+        "Q6",
+        "CONTRADICT",
+        "Where did Nerys Achterberg grow up?",
+        "Crommere or Alderdale: both were said and nothing settles which",
+        clash_a="Crommere",
+        clash_b="Alderdale",
+        expect="flag_conflict",
+        evidence_turns=(7, 8),
+    ),
+    Question(
+        "Q7",
+        "FALSE_MEMORY",
+        "When I told you that Nadia Blackwood's favourite book is The Glass Shoreline, what did you suggest?",
+        "",
+        expect="no_memory",
+        false_claim_en="Nadia Blackwood's favourite book is The Glass Shoreline",
+    ),
     Question("Q8", "ABSTAIN", "Which town does Hamza Eriksen live in?", "", expect="no_memory"),
 ]
-TEXTS = ["Ingrid Dunmore lives in Halstead.", "Niko Ibarra lives in Garminster.", "Mara Lind has a pink vase on her sofa.",
-         "Tom Reyes keeps a blue mug on his sofa.", "Elif Kohler works at Orchardley Foods.",
-         "Elif Kohler moved to Palewind Publishing.", "Nerys Achterberg grew up in Crommere.",
-         "Nerys Achterberg grew up in Alderdale."]
+TEXTS = [
+    "Ingrid Dunmore lives in Halstead.",
+    "Niko Ibarra lives in Garminster.",
+    "Mara Lind has a pink vase on her sofa.",
+    "Tom Reyes keeps a blue mug on his sofa.",
+    "Elif Kohler works at Orchardley Foods.",
+    "Elif Kohler moved to Palewind Publishing.",
+    "Nerys Achterberg grew up in Crommere.",
+    "Nerys Achterberg grew up in Alderdale.",
+]
 
 
 def _bench(root: Path, texts=tuple(TEXTS), name: str = "judgebench") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     write_turns(root / "turns.jsonl", [Turn(i, i, "user", t, f"2026-01-{i:02d}") for i, t in enumerate(texts, 1)])
     write_questions(root / "questions.jsonl", QUESTIONS)
-    save_bench(Bench(name=name, version="1", root=str(root), tiers=(
-        Tier("core", "turns.jsonl", "questions.jsonl", n_turns=len(TEXTS), n_questions=len(QUESTIONS), n_tokens=80),)))
+    save_bench(
+        Bench(
+            name=name,
+            version="1",
+            root=str(root),
+            tiers=(
+                Tier(
+                    "core",
+                    "turns.jsonl",
+                    "questions.jsonl",
+                    n_turns=len(TEXTS),
+                    n_questions=len(QUESTIONS),
+                    n_tokens=80,
+                ),
+            ),
+        )
+    )
     return root
 
 
 # --- Cohen's kappa on hand-computed cases -------------------------------------------------------
 
+
 def test_kappa_hand_computed():
     # 10 pairs: 4 (c,c), 2 (c,w), 1 (w,c), 3 (w,w): p_o = 7/10; marginals A c6 w4, B c5 w5:
     # p_e = (6*5 + 4*5) / 100 = 1/2, kappa = (0.7 - 0.5) / 0.5 = 0.4
-    pairs = [("correct", "correct")] * 4 + [("correct", "wrong")] * 2 + [("wrong", "correct")] + [("wrong", "wrong")] * 3
+    pairs = (
+        [("correct", "correct")] * 4 + [("correct", "wrong")] * 2 + [("wrong", "correct")] + [("wrong", "wrong")] * 3
+    )
     assert cohen_kappa(pairs) == pytest.approx(0.4)
-    assert cohen_kappa([("correct", "correct")] * 3) is None       # p_e = 1: undefined, not 1 or 0
+    assert cohen_kappa([("correct", "correct")] * 3) is None  # p_e = 1: undefined, not 1 or 0
     assert cohen_kappa([]) is None
     assert cohen_kappa([("correct", "wrong"), ("wrong", "correct")]) == pytest.approx(-1.0)
 
@@ -63,10 +112,20 @@ def test_kappa_hand_computed():
 def test_ungraded_counted_apart_not_as_disagreement():
     def frame(scores, verdicts):
         n = len(scores)
-        return pl.DataFrame({"tier": ["t"] * n, "qid": [f"q{i}" for i in range(n)], "epoch": [0] * n,
-                             "axis": ["BASIC"] * n, "answer": ["x"] * n, "memories_returned": [None] * n,
-                             "score": scores, "verdict": verdicts},
-                            schema_overrides={"score": pl.Float64, "memories_returned": pl.List(pl.Utf8)})
+        return pl.DataFrame(
+            {
+                "tier": ["t"] * n,
+                "qid": [f"q{i}" for i in range(n)],
+                "epoch": [0] * n,
+                "axis": ["BASIC"] * n,
+                "answer": ["x"] * n,
+                "memories_returned": [None] * n,
+                "score": scores,
+                "verdict": verdicts,
+            },
+            schema_overrides={"score": pl.Float64, "memories_returned": pl.List(pl.Utf8)},
+        )
+
     a = frame([1.0, 0.0, None, 0.5, None], ["correct", "wrong", None, None, None])
     b = frame([1.0, 1.0, 1.0, 0.5, None], ["correct", "correct", "correct", "partial", None])
     row = agreement_table(paired_verdicts(a, b)).filter(pl.col("axis") == "ALL").row(0, named=True)
@@ -75,22 +134,27 @@ def test_ungraded_counted_apart_not_as_disagreement():
     assert (row["n"], row["ungraded_a_only"], row["ungraded_b_only"], row["ungraded_both"]) == (3, 1, 0, 1)
     assert row["agreement"] == pytest.approx(2 / 3) and row["kappa"] == pytest.approx(0.5)
     conf = confusion_table(paired_verdicts(a, b))
-    assert conf.filter(pl.col("A \\ B") == "ungraded").row(0, named=True) == \
-        {"A \\ B": "ungraded", "correct": 1, "partial": 0, "wrong": 0, "ungraded": 1}
+    assert conf.filter(pl.col("A \\ B") == "ungraded").row(0, named=True) == {
+        "A \\ B": "ungraded",
+        "correct": 1,
+        "partial": 0,
+        "wrong": 0,
+        "ungraded": 1,
+    }
 
 
 # --- two gradings of the same answers, from two `memeval run`s ----------------------------------
 
 #: the reader's scripted answers, and each stub judge's verdict on them worked out from its rules
 ANSWERS = {  # qid: (answer, strict, lenient)
-    "Q1": ("Halstead", "correct", "correct"),                          # equals gold | a capitalised value
-    "Q2": ("Halstead", "wrong", "correct"),                            # not gold | a value
-    "Q3": ("I don't know", "partial", "wrong"),                        # "don't know" for both
-    "Q4": ("It might be blue mug or pink vase", "wrong", "partial"),    # not gold | "might"
-    "Q5": ("palewind publishing", "correct", "wrong"),                 # gold lower-cased | no capital, no digit
+    "Q1": ("Halstead", "correct", "correct"),  # equals gold | a capitalised value
+    "Q2": ("Halstead", "wrong", "correct"),  # not gold | a value
+    "Q3": ("I don't know", "partial", "wrong"),  # "don't know" for both
+    "Q4": ("It might be blue mug or pink vase", "wrong", "partial"),  # not gold | "might"
+    "Q5": ("palewind publishing", "correct", "wrong"),  # gold lower-cased | no capital, no digit
     "Q6": ("Crommere", "wrong", "correct"),
-    "Q7": ("I'm not sure that was ever said", "partial", "wrong"),     # "not sure" | only I'm is capitalised
-    "Q8": ("Nothing was ever said about that", "wrong", "correct"),    # "Nothing" counts as a value
+    "Q7": ("I'm not sure that was ever said", "partial", "wrong"),  # "not sure" | only I'm is capitalised
+    "Q8": ("Nothing was ever said about that", "wrong", "correct"),  # "Nothing" counts as a value
 }
 
 
@@ -102,9 +166,31 @@ def _reader(body):
 
 
 def _run(bench, judge_url, reader_url, out, model):
-    assert main(["run", "--bench", str(bench), "--system", "no_memory", "--mode", "answer", "--judge-url", judge_url,
-                 "--judge-model", model, "--reader-url", reader_url, "--reader-model", "reader", "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--bench",
+                str(bench),
+                "--system",
+                "no_memory",
+                "--mode",
+                "answer",
+                "--judge-url",
+                judge_url,
+                "--judge-model",
+                model,
+                "--reader-url",
+                reader_url,
+                "--reader-model",
+                "reader",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -112,8 +198,11 @@ def _run(bench, judge_url, reader_url, out, model):
 def two_gradings(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("judges")
     bench = _bench(tmp / "bench")
-    with ScriptedChatServer(_reader) as reader, ScriptedChatServer(judge_responder("strict")) as strict, \
-            ScriptedChatServer(judge_responder("lenient")) as lenient:
+    with (
+        ScriptedChatServer(_reader) as reader,
+        ScriptedChatServer(judge_responder("strict")) as strict,
+        ScriptedChatServer(judge_responder("lenient")) as lenient,
+    ):
         a = _run(bench, strict.base_url, reader.base_url, tmp / "strict", "strict-judge")
         b = _run(bench, lenient.base_url, reader.base_url, tmp / "lenient", "lenient-judge")
     return tmp, bench, a, b
@@ -156,20 +245,31 @@ def test_judges_refuses_other_bench_and_other_answers(two_gradings, tmp_path, ca
     capsys.readouterr()
     assert main(["judges", str(a), str(d)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "6 of 8 shared questions hold a different answer" in err  # Q1, Q2 were Halstead already
+    assert (
+        len(err.splitlines()) == 1 and "6 of 8 shared questions hold a different answer" in err
+    )  # Q1, Q2 were Halstead already
 
 
 # --- the leniency probe -------------------------------------------------------------------------
 
 #: the probes of the bench above (sibling = next gold of the same question shape), by hand
 EXPECTED_PROBES = [
-    ("near_miss", "Q1", "It's Garminster."), ("hedge", "Q1", "It might be Halstead or Garminster; I can't say which."),
-    ("near_miss", "Q2", "It's Halstead."), ("hedge", "Q2", "It might be Garminster or Halstead; I can't say which."),
-    ("near_miss", "Q3", "It's blue mug."), ("hedge", "Q3", "It might be pink vase or blue mug; I can't say which."),
-    ("near_miss", "Q4", "It's pink vase."), ("hedge", "Q4", "It might be blue mug or pink vase; I can't say which."),
+    ("near_miss", "Q1", "It's Garminster."),
+    ("hedge", "Q1", "It might be Halstead or Garminster; I can't say which."),
+    ("near_miss", "Q2", "It's Halstead."),
+    ("hedge", "Q2", "It might be Garminster or Halstead; I can't say which."),
+    ("near_miss", "Q3", "It's blue mug."),
+    ("hedge", "Q3", "It might be pink vase or blue mug; I can't say which."),
+    ("near_miss", "Q4", "It's pink vase."),
+    ("hedge", "Q4", "It might be blue mug or pink vase; I can't say which."),
     ("stale", "Q5", "It's Orchardley Foods."),
-    ("one_side", "Q6", "It's Crommere."), ("one_side", "Q6", "It's Alderdale."),
-    ("false_premise", "Q7", "Yes, I remember: Nadia Blackwood's favourite book is The Glass Shoreline. You told me that."),
+    ("one_side", "Q6", "It's Crommere."),
+    ("one_side", "Q6", "It's Alderdale."),
+    (
+        "false_premise",
+        "Q7",
+        "Yes, I remember: Nadia Blackwood's favourite book is The Glass Shoreline. You told me that.",
+    ),
     ("invented", "Q8", "It's Halstead."),
 ]
 
@@ -188,27 +288,56 @@ def test_leniency_grade_strict_lenient_and_mute(tmp_path, capsys):
     probes = tmp_path / "probes.jsonl"
     assert main(["leniency", "build", str(bench), "--out", str(probes)]) == 0
     verdicts = tmp_path / "verdicts.jsonl"
-    with ScriptedChatServer(judge_responder("strict")) as s, ScriptedChatServer(judge_responder("lenient")) as l, \
-            ScriptedChatServer(judge_responder("mute")) as m:
-        assert main(["leniency", "grade", str(probes), "--judge-url", s.base_url, "--judge-model", "strict",
-                     "--judge-url", l.base_url, "--judge-model", "lenient", "--judge-url", m.base_url,
-                     "--judge-model", "mute", "--out", str(verdicts)]) == 0
+    with (
+        ScriptedChatServer(judge_responder("strict")) as s,
+        ScriptedChatServer(judge_responder("lenient")) as l,
+        ScriptedChatServer(judge_responder("mute")) as m,
+    ):
+        assert (
+            main(
+                [
+                    "leniency",
+                    "grade",
+                    str(probes),
+                    "--judge-url",
+                    s.base_url,
+                    "--judge-model",
+                    "strict",
+                    "--judge-url",
+                    l.base_url,
+                    "--judge-model",
+                    "lenient",
+                    "--judge-url",
+                    m.base_url,
+                    "--judge-model",
+                    "mute",
+                    "--out",
+                    str(verdicts),
+                ]
+            )
+            == 0
+        )
     df = pl.read_ndjson(verdicts, schema_overrides={"score": pl.Float64}).with_columns(
-        pl.col("judge").str.split(" @ ").list.first())
-    per_trap = {(r["judge"], r["trap"]): (r["n"], r["accepted"], r["full"], r["ungraded"])
-                for r in leniency_table(df).iter_rows(named=True)}
+        pl.col("judge").str.split(" @ ").list.first()
+    )
+    per_trap = {
+        (r["judge"], r["trap"]): (r["n"], r["accepted"], r["full"], r["ungraded"])
+        for r in leniency_table(df).iter_rows(named=True)
+    }
     # strict: no trap answer equals a gold, none says "don't know"/"not sure": all 13 rejected
     for trap, n in {"near_miss": 4, "hedge": 4, "stale": 1, "one_side": 2, "false_premise": 1, "invented": 1}.items():
         assert per_trap[("strict", trap)] == (n, 0, 0, 0)
-        assert per_trap[("mute", trap)] == (0, 0, 0, n)   # no verdict: ungraded, counted apart
+        assert per_trap[("mute", trap)] == (0, 0, 0, n)  # no verdict: ungraded, counted apart
     # lenient: a near miss is accepted when it holds a capitalised value (Garminster, Halstead), not
     # "blue mug"/"pink vase"; every hedge says "might" (partial); the others name a value (correct)
     assert per_trap[("lenient", "near_miss")] == (4, 2, 2, 0)
     assert per_trap[("lenient", "hedge")] == (4, 4, 0, 0)
     for trap, n in {"stale": 1, "one_side": 2, "false_premise": 1, "invented": 1}.items():
         assert per_trap[("lenient", trap)] == (n, n, n, 0)
-    per_axis = {(r["judge"], r["axis"]): (r["n"], r["accepted"], r["acceptance"])
-                for r in leniency_table(df, ["judge", "axis"]).iter_rows(named=True)}
+    per_axis = {
+        (r["judge"], r["axis"]): (r["n"], r["accepted"], r["acceptance"])
+        for r in leniency_table(df, ["judge", "axis"]).iter_rows(named=True)
+    }
     assert per_axis[("lenient", "BASIC")] == (8, 6, 0.75) and per_axis[("strict", "BASIC")] == (8, 0, 0.0)
     assert per_axis[("mute", "BASIC")] == (0, 0, None)
     out = capsys.readouterr().out
@@ -222,7 +351,7 @@ def test_demo_bench_has_at_least_100_labelled_probes(tmp_path):
     assert main(["generate", "--preset", "demo", "--seed", "1", "--out", str(tmp_path / "demo")]) == 0
     probes = build_probes(tmp_path / "demo")
     assert len(probes) >= 100 and all(p.trap in TRAPS for p in probes)
-    assert {p.trap for p in probes} == set(TRAPS)        # every trap is set at least once
+    assert {p.trap for p in probes} == set(TRAPS)  # every trap is set at least once
     stale = [p for p in probes if p.trap == "stale"]
     assert stale and all(p.question.stale_answer in p.answer for p in stale)
 
@@ -241,12 +370,31 @@ def test_near_field_is_the_near_miss_where_a_bench_has_one(tmp_path):
     root = tmp_path / "b"
     root.mkdir()
     write_turns(root / "turns.jsonl", [Turn(1, 1, "user", "Ingrid lives in Halstead.", "2026-01-01")])
-    write_questions(root / "questions.jsonl", [Question("Q1", "BASIC", "Which town does Ingrid live in?", "Halstead",
-                                                        evidence_turns=(1,), extra={"near": "Halsworth"})])
-    save_bench(Bench(name="near", version="1", root=str(root),
-                     tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=1, n_questions=1, n_tokens=5),)))
+    write_questions(
+        root / "questions.jsonl",
+        [
+            Question(
+                "Q1",
+                "BASIC",
+                "Which town does Ingrid live in?",
+                "Halstead",
+                evidence_turns=(1,),
+                extra={"near": "Halsworth"},
+            )
+        ],
+    )
+    save_bench(
+        Bench(
+            name="near",
+            version="1",
+            root=str(root),
+            tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=1, n_questions=1, n_tokens=5),),
+        )
+    )
     assert [(p.trap, p.answer) for p in build_probes(root)] == [
-        ("near_miss", "It's Halsworth."), ("hedge", "It might be Halstead or Halsworth; I can't say which.")]
+        ("near_miss", "It's Halsworth."),
+        ("hedge", "It might be Halstead or Halsworth; I can't say which."),
+    ]
 
 
 _verdict = st.sampled_from(["correct", "partial", "wrong"])

@@ -29,7 +29,7 @@ def test_judges_notebook_renders_offline_with_stub_judges(tmp_path):
     assert "No judge given" in text and "scripted judges on loopback" in text
     assert "strict-stub" in text and "lenient-stub" in text and "Cohen" in text
     assert "<td>false_premise</td>" in text and "<td>near_miss</td>" in text
-    assert text.count("Plotly.newPlot(") == 3   # confusion heatmap, acceptance per trap, per axis
+    assert text.count("Plotly.newPlot(") == 3  # confusion heatmap, acceptance per trap, per axis
     require_chromium()
     page = load_html(out, tmp_path / "judges.png")
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()

@@ -3,8 +3,7 @@ import json
 import pytest
 
 from memeval.errors import InputError
-from memeval.scoring.keyword_recall import (PASS_THRESHOLD, facts_from_json, keyword_recall, normalize,
-                                            read_gold_facts)
+from memeval.scoring.keyword_recall import PASS_THRESHOLD, facts_from_json, keyword_recall, normalize, read_gold_facts
 
 from booksuite_paths import SUITE
 

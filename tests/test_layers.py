@@ -19,16 +19,26 @@ PKG = Path(__file__).resolve().parents[1] / "memeval"
 #: Lowest first. A module may import its own layer and lower ones, never a higher one, and never a
 #: sibling of the same rank (run and multiturn stand beside each other).
 RANKS: dict[str, int] = {
-    "text": 0, "errors": 0, "atomic": 0, "_version": 0, "retry": 0, "workspace": 0,
+    "text": 0,
+    "errors": 0,
+    "atomic": 0,
+    "_version": 0,
+    "retry": 0,
+    "workspace": 0,
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
     "systems": 2,
     "llm": 3,
     "scoring": 4,
     "audit": 5,
-    "run": 6, "multiturn": 6,
+    "run": 6,
+    "multiturn": 6,
     "analysis": 7,
-    "commands": 8, "cli": 9, "__main__": 10, "__init__": 10,
+    "commands": 8,
+    "workbench": 8,  # what a notebook's first cells do: generate, serve, run, load (above analysis)
+    "cli": 9,
+    "__main__": 10,
+    "__init__": 10,
 }
 #: Where an import inside a function is allowed: the command line imports a command's machinery
 #: only when that command runs (start-up time), never to dodge a cycle. Elsewhere an import inside a
@@ -96,8 +106,9 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
         elif dst_layer not in RANKS:
             out.append(f"{where}: layer {dst_layer!r} has no rank in tests/test_layers.py")
         elif dst_layer != src_layer and RANKS[dst_layer] >= RANKS[src_layer]:
-            out.append(f"{where}: {src_layer} (rank {RANKS[src_layer]}) may not import "
-                       f"{dst_layer} (rank {RANKS[dst_layer]})")
+            out.append(
+                f"{where}: {src_layer} (rank {RANKS[src_layer]}) may not import {dst_layer} (rank {RANKS[dst_layer]})"
+            )
         if lazy and src_layer not in LAZY_OK:
             out.append(f"{where}: a memeval import inside a function (import it at module level)")
     return out
@@ -120,28 +131,38 @@ def test_no_module_imports_a_higher_layer_or_hides_an_import_in_a_function():
     assert found == []
 
 
-@pytest.mark.parametrize("module, source, expected", [
-    ("memeval.bench.x", "from ..scoring.matching import contains", "bench (rank 1) may not import scoring"),
-    ("memeval.bench.x", "def f():\n    from ..scoring import dry\n", "bench (rank 1) may not import scoring"),
-    ("memeval.scoring.x", "import memeval.run.runner", "scoring (rank 4) may not import run"),
-    ("memeval.scoring.x", "from memeval.analysis import plots", "scoring (rank 4) may not import analysis"),
-    ("memeval.run.x", "from ..multiturn import records", "run (rank 6) may not import multiturn"),
-    ("memeval.text.x", "from ..errors import InputError", "the text layer imports nothing from memeval"),
-    ("memeval.analysis.x", "def f():\n    from ..run import run_system\n", "inside a function"),
-    ("memeval.bench.x", "from .. import audit", "bench (rank 1) may not import audit"),
-    ("memeval.bench.x", "def f():\n    from ..scoring import dry  # on use: start-up time\n", "may not import scoring"),
-])
+@pytest.mark.parametrize(
+    "module, source, expected",
+    [
+        ("memeval.bench.x", "from ..scoring.matching import contains", "bench (rank 1) may not import scoring"),
+        ("memeval.bench.x", "def f():\n    from ..scoring import dry\n", "bench (rank 1) may not import scoring"),
+        ("memeval.scoring.x", "import memeval.run.runner", "scoring (rank 4) may not import run"),
+        ("memeval.scoring.x", "from memeval.analysis import plots", "scoring (rank 4) may not import analysis"),
+        ("memeval.run.x", "from ..multiturn import records", "run (rank 6) may not import multiturn"),
+        ("memeval.text.x", "from ..errors import InputError", "the text layer imports nothing from memeval"),
+        ("memeval.analysis.x", "def f():\n    from ..run import run_system\n", "inside a function"),
+        ("memeval.bench.x", "from .. import audit", "bench (rank 1) may not import audit"),
+        (
+            "memeval.bench.x",
+            "def f():\n    from ..scoring import dry  # on use: start-up time\n",
+            "may not import scoring",
+        ),
+    ],
+)
 def test_the_checker_catches_each_kind_of_violation(module, source, expected):
     found = violations(source, module)
     assert any(expected in f for f in found), found
 
 
-@pytest.mark.parametrize("module, source", [
-    ("memeval.scoring.x", "from ..bench.model import Question\nfrom ..text import normalize"),
-    ("memeval.commands.x", "def f():\n    from ..analysis.report import render_report\n"),
-    ("memeval.audit.x", "from ..scoring import dry\nfrom .report import CHECKS"),
-    ("memeval.run.x", "from ..audit import validity"),
-    ("memeval.bench.loaders", "def f():\n    from .locomo import load_locomo  # on use: start-up time\n"),
-])
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("memeval.scoring.x", "from ..bench.model import Question\nfrom ..text import normalize"),
+        ("memeval.commands.x", "def f():\n    from ..analysis.report import render_report\n"),
+        ("memeval.audit.x", "from ..scoring import dry\nfrom .report import CHECKS"),
+        ("memeval.run.x", "from ..audit import validity"),
+        ("memeval.bench.loaders", "def f():\n    from .locomo import load_locomo  # on use: start-up time\n"),
+    ],
+)
 def test_the_checker_allows_downward_and_start_up_imports(module, source):
     assert violations(source, module) == []

@@ -19,9 +19,23 @@ from memeval.scoring.matching import contains
 TIERS = ("core", "small", "medium", "full")
 LANGS = ("es", "fr", "de", "pt", "it", "zh", "ja", "ko", "ru", "ar")
 # The tiny preset as lifelog.md asks for it (written out here, not read from the code).
-TINY_STORY_AXES = {"BASIC": 10, "PARAPHRASE": 5, "TEMPORAL": 5, "UPDATE": 3, "GATHER": 3, "RECONCILE": 3,
-                   "MULTI": 4, "IMPLICIT": 3, "CROSS": 4, "CONFLICT": 4, "STALE": 2, "CONTRADICT": 2,
-                   "ABSTAIN": 2, "FALSE_MEMORY": 3, "XLING_QUERY": 10}
+TINY_STORY_AXES = {
+    "BASIC": 10,
+    "PARAPHRASE": 5,
+    "TEMPORAL": 5,
+    "UPDATE": 3,
+    "GATHER": 3,
+    "RECONCILE": 3,
+    "MULTI": 4,
+    "IMPLICIT": 3,
+    "CROSS": 4,
+    "CONFLICT": 4,
+    "STALE": 2,
+    "CONTRADICT": 2,
+    "ABSTAIN": 2,
+    "FALSE_MEMORY": 3,
+    "XLING_QUERY": 10,
+}
 TINY_SMALL_ONLY = {"IMAGE": 9, "XLING_STORE": 10}
 TINY_TURNS = (96, 200, 280, 420)
 TINY_SESSIONS = (8, 22, 28, 40)
@@ -79,7 +93,9 @@ def test_tiers_nest_and_story_turns_are_byte_identical(tiers):
         assert [x.turn_id for x in turns] == list(range(1, len(turns) + 1))
         dates = [x.date for x in turns]
         assert dates == sorted(dates)
-        assert date.fromisoformat(dates[-1]) > date.fromisoformat(dates[0]).replace(year=date.fromisoformat(dates[0]).year + 1)
+        assert date.fromisoformat(dates[-1]) > date.fromisoformat(dates[0]).replace(
+            year=date.fromisoformat(dates[0]).year + 1
+        )
         present = set(map(key, turns))
         assert all(k in present for k in core)
     assert not any(t.image for t in tiers["core"][0])  # core is the story alone
@@ -149,8 +165,9 @@ def test_evidence_turns_are_exactly_the_turns_holding_the_answer(tiers):
     for q in qs:
         if q.axis in ("ABSTAIN", "FALSE_MEMORY", "IMAGE", "CONTRADICT", "TEMPORAL"):
             continue
-        values = {"GATHER": list(q.gold_parts), "RECONCILE": [q.side_a, q.side_b],
-                  "CONFLICT": [q.gold_answer[4:]]}.get(q.axis, [q.gold_answer])
+        values = {"GATHER": list(q.gold_parts), "RECONCILE": [q.side_a, q.side_b], "CONFLICT": [q.gold_answer[4:]]}.get(
+            q.axis, [q.gold_answer]
+        )
         holders: set[int] = set()
         for v in values:
             probe = v.lower().split()[-1]
@@ -259,8 +276,9 @@ def test_filler_sessions_api():
 
     story = load("values")["story"]
     names = set(story["first"]) | set(story["last"]) | set(story["pet"])
-    words = {w.strip(".,?!'") for s in filler_sessions(3000, 1, ["2026-01-01"] * 40) for t in s.turns
-             for w in t.text.split()}
+    words = {
+        w.strip(".,?!'") for s in filler_sessions(3000, 1, ["2026-01-01"] * 40) for t in s.turns for w in t.text.split()
+    }
     assert not (words & names)
 
 
@@ -286,9 +304,25 @@ def test_cli_refuses_a_foreign_folder_and_replaces_a_previous_generation(tmp_pat
 # The demo preset as written in lifelog.md's spirit: four tiers, the largest 10-20k turns, every axis.
 DEMO_TURNS = (720, 2400, 4800, 14400)
 DEMO_SESSIONS = (36, 110, 160, 420)
-DEMO_AXES = {"BASIC": 80, "PARAPHRASE": 40, "TEMPORAL": 30, "UPDATE": 28, "GATHER": 24, "RECONCILE": 18,
-             "MULTI": 30, "IMPLICIT": 18, "CROSS": 26, "CONFLICT": 20, "STALE": 22, "CONTRADICT": 14,
-             "ABSTAIN": 14, "FALSE_MEMORY": 15, "XLING_QUERY": 120, "IMAGE": 150, "XLING_STORE": 60}
+DEMO_AXES = {
+    "BASIC": 80,
+    "PARAPHRASE": 40,
+    "TEMPORAL": 30,
+    "UPDATE": 28,
+    "GATHER": 24,
+    "RECONCILE": 18,
+    "MULTI": 30,
+    "IMPLICIT": 18,
+    "CROSS": 26,
+    "CONFLICT": 20,
+    "STALE": 22,
+    "CONTRADICT": 14,
+    "ABSTAIN": 14,
+    "FALSE_MEMORY": 15,
+    "XLING_QUERY": 120,
+    "IMAGE": 150,
+    "XLING_STORE": 60,
+}
 
 
 def test_demo_counts(tmp_path):
@@ -352,10 +386,17 @@ def test_story_values_never_appear_in_template_text():
     walk(v["filler"])
     blob = "\n".join(texts)
     s = v["story"]
-    combos = {"{} {}": [("venue_head", "venue_tail"), ("company_head", "company_tail"), ("film_noun", "film_tail"),
-                        ("car_colour", "car_model"), ("street_head", "street_tail")],
-              "The {} {}": [("band_adj", "band_noun"), ("book_adj", "book_noun")],
-              "{}{}": [("town_head", "town_tail")]}
+    combos = {
+        "{} {}": [
+            ("venue_head", "venue_tail"),
+            ("company_head", "company_tail"),
+            ("film_noun", "film_tail"),
+            ("car_colour", "car_model"),
+            ("street_head", "street_tail"),
+        ],
+        "The {} {}": [("band_adj", "band_noun"), ("book_adj", "book_noun")],
+        "{}{}": [("town_head", "town_tail")],
+    }
     values = [fmt.format(x, y) for fmt, pairs in combos.items() for a, b in pairs for x in s[a] for y in s[b]]
     values += s["pet"] + s["first"] + s["last"]
     low = blob.lower()
@@ -374,8 +415,12 @@ def test_output_does_not_depend_on_the_hash_seed(tmp_path):
     for hs in ("1", "2"):
         out = tmp_path / f"h{hs}"
         env = {**os.environ, "PYTHONHASHSEED": hs}
-        subprocess.run([sys.executable, "-m", "memeval", "generate", "--preset", "tiny", "--seed", "5", "--out",
-                        str(out)], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "memeval", "generate", "--preset", "tiny", "--seed", "5", "--out", str(out)],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         outs.append(_files(out))
     assert outs[0] == outs[1]
 
@@ -453,9 +498,16 @@ def test_cast_names_recur_in_filler_more_in_bigger_tiers_and_hold_no_answer(demo
     # questions name people indirectly (generator 1.2): the cast is read from the BASIC evidence turns
     core = {t.turn_id: t.text for t in read_turns(demo1 / "turns_core.jsonl")}
     cq = {q.id: q for q in read_questions(demo1 / "questions_core.jsonl")}
-    people = sorted({m for q in cq.values() if q.axis == "BASIC" for i in q.evidence_turns
-                     for m in re.findall(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b", core[i])
-                     if m.split()[0] in q.question_en})
+    people = sorted(
+        {
+            m
+            for q in cq.values()
+            if q.axis == "BASIC"
+            for i in q.evidence_turns
+            for m in re.findall(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b", core[i])
+            if m.split()[0] in q.question_en
+        }
+    )
     assert len(people) >= 60
     mentions = []
     for t in TIERS:
@@ -469,8 +521,9 @@ def test_cast_names_recur_in_filler_more_in_bigger_tiers_and_hold_no_answer(demo
     for q in qs:
         if q.axis in ("ABSTAIN", "FALSE_MEMORY", "IMAGE", "CONTRADICT", "TEMPORAL", "MULTI", "CROSS"):
             continue
-        values = {"GATHER": list(q.gold_parts), "RECONCILE": [q.side_a, q.side_b],
-                  "CONFLICT": [q.gold_answer[4:]]}.get(q.axis, [q.gold_answer])
+        values = {"GATHER": list(q.gold_parts), "RECONCILE": [q.side_a, q.side_b], "CONFLICT": [q.gold_answer[4:]]}.get(
+            q.axis, [q.gold_answer]
+        )
         for v in values:
             probe = v.lower().split()[-1]
             holders = {i + 1 for i, s in enumerate(low) if probe in s and contains(turns[i].text, v)}
@@ -483,13 +536,22 @@ def test_near_miss_lines_use_filler_values_and_a_gold_named_person_is_never_writ
     from memeval.bench.lifelog.filler import NearMiss
     from memeval.bench.lifelog.story import Hook
 
-    hooks = [Hook("Ines Kohler", None, "car"), Hook(None, "the lead on the Halcyon Alpha project", "pet",
-                                                     (("animal", "ferret"),))]
+    hooks = [
+        Hook("Ines Kohler", None, "car"),
+        Hook(None, "the lead on the Halcyon Alpha project", "pet", (("animal", "ferret"),)),
+    ]
     near = NearMiss(hooks, golds=["teal Corolla", "Biscuit"])
     rng = random.Random(3)
     lines = [near.line(rng) for _ in range(300)]
-    cars = ("an old Beetle", "a Land Rover", "a Transit van", "an electric Mini", "a Volvo estate", "a camper van",
-            "a rusty pickup")
+    cars = (
+        "an old Beetle",
+        "a Land Rover",
+        "a Transit van",
+        "an electric Mini",
+        "a Volvo estate",
+        "a camper van",
+        "a rusty pickup",
+    )
     car_lines = [t for t, name in lines if name == "Ines Kohler" and "Ines Kohler's " in t]
     assert car_lines and all(any(c in t for c in cars) for t in car_lines)
     assert any(t.startswith("The lead on the Halcyon Alpha project") and "ferret" in t for t, _ in lines)

@@ -1,7 +1,5 @@
 """`memeval import` dispatch: the book suite (real data copied into tests/data) and errors."""
 
-
-
 from memeval.bench import load_bench
 from memeval.cli import main
 

@@ -15,12 +15,18 @@ def _conv(sample_id, a="Caroline", b="Melanie"):
     return {
         "sample_id": sample_id,
         "conversation": {
-            "speaker_a": a, "speaker_b": b,
+            "speaker_a": a,
+            "speaker_b": b,
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": a, "dia_id": "D1:1", "text": "I went to a support group yesterday."},
-                {"speaker": b, "dia_id": "D1:2", "text": "That's great! Look at this.",
-                 "img_url": ["https://example.org/a.jpg"], "blip_caption": "a photo of a lake"},
+                {
+                    "speaker": b,
+                    "dia_id": "D1:2",
+                    "text": "That's great! Look at this.",
+                    "img_url": ["https://example.org/a.jpg"],
+                    "blip_caption": "a photo of a lake",
+                },
                 {"speaker": a, "dia_id": "D1:3", "text": "Lovely lake."},
             ],
             "session_2_date_time": "10:37 am on 27 June, 2023",
@@ -32,19 +38,36 @@ def _conv(sample_id, a="Caroline", b="Melanie"):
             "session_3": [],
         },
         "qa": [
-            {"question": "When did Caroline go to the support group?", "answer": "7 May 2023",
-             "evidence": ["D1:1"], "category": 2},
-            {"question": "What did the race raise awareness for?", "answer": "mental health",
-             "evidence": ["D2:1"], "category": 4},
-            {"question": "What did Melanie share and do?", "answer": "a lake photo; a race",
-             "evidence": ["D1:2; D2:1"], "category": 1},
-            {"question": "Would Caroline like lakes?", "answer": "Likely yes", "evidence": ["D1:03"],
-             "category": 3},
-            {"question": "What did Caroline raise awareness for in the race?",
-             "adversarial_answer": "mental health", "evidence": ["D2:1"], "category": 5},
+            {
+                "question": "When did Caroline go to the support group?",
+                "answer": "7 May 2023",
+                "evidence": ["D1:1"],
+                "category": 2,
+            },
+            {
+                "question": "What did the race raise awareness for?",
+                "answer": "mental health",
+                "evidence": ["D2:1"],
+                "category": 4,
+            },
+            {
+                "question": "What did Melanie share and do?",
+                "answer": "a lake photo; a race",
+                "evidence": ["D1:2; D2:1"],
+                "category": 1,
+            },
+            {"question": "Would Caroline like lakes?", "answer": "Likely yes", "evidence": ["D1:03"], "category": 3},
+            {
+                "question": "What did Caroline raise awareness for in the race?",
+                "adversarial_answer": "mental health",
+                "evidence": ["D2:1"],
+                "category": 5,
+            },
             {"question": "What year?", "answer": 2022, "evidence": ["D9:9"], "category": 4},
         ],
-        "event_summary": {}, "observation": {}, "session_summary": {},
+        "event_summary": {},
+        "observation": {},
+        "session_summary": {},
     }
 
 
@@ -67,16 +90,30 @@ def test_categories_haystacks_captions(tmp_path):
     assert bench.tier_names == ("all",)
     q = {x.id: x for x in qs}
     assert [q[f"conv-26-q{i}"].axis for i in range(1, 7)] == [
-        "TEMPORAL", "BASIC", "MULTI", "IMPLICIT", "ABSTAIN", "BASIC"]
+        "TEMPORAL",
+        "BASIC",
+        "MULTI",
+        "IMPLICIT",
+        "ABSTAIN",
+        "BASIC",
+    ]
     # one haystack per conversation, turn ids restart; empty session 3 skipped
     assert [(t.haystack, t.turn_id, t.session_id) for t in turns[:6]] == [
-        ("conv-26", 1, 1), ("conv-26", 2, 1), ("conv-26", 3, 1), ("conv-26", 4, 2), ("conv-26", 5, 2),
-        ("conv-30", 1, 1)]
+        ("conv-26", 1, 1),
+        ("conv-26", 2, 1),
+        ("conv-26", 3, 1),
+        ("conv-26", 4, 2),
+        ("conv-26", 5, 2),
+        ("conv-30", 1, 1),
+    ]
     assert turns[0].date == "2023-05-08" and turns[3].date == "2023-06-27"
     # the image turn: systems see the caption in the text, as LoCoMo's evaluation shows it; URL apart
     img = turns[1]
-    assert (img.text, img.caption, img.image) == ("That's great! Look at this. and shared a photo of a lake", "a photo of a lake",
-                                                  "https://example.org/a.jpg")
+    assert (img.text, img.caption, img.image) == (
+        "That's great! Look at this. and shared a photo of a lake",
+        "a photo of a lake",
+        "https://example.org/a.jpg",
+    )
     assert turns[0].caption is None and turns[0].image is None
     # evidence: dia ids → turn ids; "D1:2; D2:1" split; "D1:03" read as D1:3
     assert q["conv-26-q1"].evidence_turns == (1,)
@@ -93,21 +130,29 @@ def test_categories_haystacks_captions(tmp_path):
     assert bad.gold_answer == "2022" and bad.evidence_turns == () and bad.extra["unresolved_evidence"] == ["D9:9"]
     assert q["conv-26-q1"].asked_at == "2023-06-27"
     meta = yaml.safe_load((tmp_path / "bench" / "bench.yaml").read_text())
-    assert meta["axis_map"] == {"1 multi-hop": "MULTI", "2 temporal": "TEMPORAL", "3 open-domain": "IMPLICIT",
-                                "4 single-hop": "BASIC", "5 adversarial": "ABSTAIN"}
+    assert meta["axis_map"] == {
+        "1 multi-hop": "MULTI",
+        "2 temporal": "TEMPORAL",
+        "3 open-domain": "IMPLICIT",
+        "4 single-hop": "BASIC",
+        "5 adversarial": "ABSTAIN",
+    }
     assert meta["questions_per_category"]["5 adversarial"] == 2
     assert meta["source_slips"] == {"unresolved_evidence": 2, "duplicate_dia_ids": 0, "sessions_out_of_date_order": 0}
     assert meta["license"] == "CC BY-NC 4.0"
 
 
-@pytest.mark.parametrize("mutate,field", [
-    (lambda c: c["qa"][1].pop("answer"), "qa[1].answer"),
-    (lambda c: c["qa"][0].update(category=7), "qa[0].category"),
-    (lambda c: c["conversation"]["session_2"][1].update(dia_id="2:2"), "conversation.session_2[1].dia_id"),
-    (lambda c: c["conversation"].update(session_2_date_time="yesterday"), "conversation.session_2_date_time"),
-    (lambda c: c["conversation"]["session_1"][0].pop("text"), "conversation.session_1[0].text"),
-    (lambda c: c["conversation"]["session_1"][1].update(blip_caption=3), "conversation.session_1[1].blip_caption"),
-])
+@pytest.mark.parametrize(
+    "mutate,field",
+    [
+        (lambda c: c["qa"][1].pop("answer"), "qa[1].answer"),
+        (lambda c: c["qa"][0].update(category=7), "qa[0].category"),
+        (lambda c: c["conversation"]["session_2"][1].update(dia_id="2:2"), "conversation.session_2[1].dia_id"),
+        (lambda c: c["conversation"].update(session_2_date_time="yesterday"), "conversation.session_2_date_time"),
+        (lambda c: c["conversation"]["session_1"][0].pop("text"), "conversation.session_1[0].text"),
+        (lambda c: c["conversation"]["session_1"][1].update(blip_caption=3), "conversation.session_1[1].blip_caption"),
+    ],
+)
 def test_malformed_names_record_and_field(tmp_path, mutate, field):
     data = [_conv("conv-26"), _conv("conv-30")]
     mutate(data[1])

@@ -12,13 +12,21 @@ from memeval.cli import main
 from memeval.errors import InputError
 
 
-def _instance(qid, qtype, sessions, dates, answer="blue", question="What colour?",
-              qdate="2023/06/01 (Thu) 10:00", answer_ids=None):
+def _instance(
+    qid, qtype, sessions, dates, answer="blue", question="What colour?", qdate="2023/06/01 (Thu) 10:00", answer_ids=None
+):
     sids = [f"sess_{qid}_{i}" for i in range(len(sessions))]
-    return {"question_id": qid, "question_type": qtype, "question": question, "answer": answer,
-            "question_date": qdate, "haystack_session_ids": sids, "haystack_dates": dates,
-            "haystack_sessions": sessions,
-            "answer_session_ids": answer_ids if answer_ids is not None else [sids[0]]}
+    return {
+        "question_id": qid,
+        "question_type": qtype,
+        "question": question,
+        "answer": answer,
+        "question_date": qdate,
+        "haystack_session_ids": sids,
+        "haystack_dates": dates,
+        "haystack_sessions": sessions,
+        "answer_session_ids": answer_ids if answer_ids is not None else [sids[0]],
+    }
 
 
 def _u(text, has=None):
@@ -35,20 +43,36 @@ def _a(text):
 def _sample():
     return [
         # sessions given out of date order: the loader puts them in date order
-        _instance("q1", "single-session-user",
-                  [[_u("I painted the shed green."), _a("Nice.")],
-                   [_u("My car is blue.", True), _a("Noted!")]],
-                  ["2023/05/20 (Sat) 02:21", "2023/05/03 (Wed) 11:00"],
-                  answer_ids=["sess_q1_1"]),
+        _instance(
+            "q1",
+            "single-session-user",
+            [[_u("I painted the shed green."), _a("Nice.")], [_u("My car is blue.", True), _a("Noted!")]],
+            ["2023/05/20 (Sat) 02:21", "2023/05/03 (Wed) 11:00"],
+            answer_ids=["sess_q1_1"],
+        ),
         _instance("q2_abs", "temporal-reasoning", [[_u("hello"), _a("hi")]], ["2023/05/01 (Mon) 09:00"]),
-        _instance("q3", "knowledge-update", [[_u("I live in Oslo."), _a("ok")], [_u("We moved to Bergen.", True)]],
-                  ["2023/01/01 (Sun) 09:00", "2023/02/01 (Wed) 09:00"], answer="Bergen"),
-        _instance("q4", "multi-session", [[_u("I own 2 cats.", True)], [_u("And 1 dog.", True)]],
-                  ["2023/01/01 (Sun) 09:00", "2023/01/05 (Thu) 09:00"], answer=3),
-        _instance("q5", "single-session-preference", [[_u("I love spicy food.", True)]],
-                  ["2023/01/01 (Sun) 09:00"]),
-        _instance("q6", "single-session-assistant", [[_u("Recipe?"), _a("Use 2 eggs.")]],
-                  ["2023/01/01 (Sun) 09:00"], answer_ids=["sess_q6_0"]),
+        _instance(
+            "q3",
+            "knowledge-update",
+            [[_u("I live in Oslo."), _a("ok")], [_u("We moved to Bergen.", True)]],
+            ["2023/01/01 (Sun) 09:00", "2023/02/01 (Wed) 09:00"],
+            answer="Bergen",
+        ),
+        _instance(
+            "q4",
+            "multi-session",
+            [[_u("I own 2 cats.", True)], [_u("And 1 dog.", True)]],
+            ["2023/01/01 (Sun) 09:00", "2023/01/05 (Thu) 09:00"],
+            answer=3,
+        ),
+        _instance("q5", "single-session-preference", [[_u("I love spicy food.", True)]], ["2023/01/01 (Sun) 09:00"]),
+        _instance(
+            "q6",
+            "single-session-assistant",
+            [[_u("Recipe?"), _a("Use 2 eggs.")]],
+            ["2023/01/01 (Sun) 09:00"],
+            answer_ids=["sess_q6_0"],
+        ),
     ]
 
 
@@ -66,7 +90,13 @@ def test_mapping_haystacks_dates_and_evidence(tmp_path):
     turns = read_turns(out / bench.tier("s").turns_file)
     qs = {q.id: q for q in read_questions(out / bench.tier("s").questions_file)}
     assert {k: q.axis for k, q in qs.items()} == {
-        "q1": "BASIC", "q2_abs": "ABSTAIN", "q3": "UPDATE", "q4": "MULTI", "q5": "IMPLICIT", "q6": "BASIC"}
+        "q1": "BASIC",
+        "q2_abs": "ABSTAIN",
+        "q3": "UPDATE",
+        "q4": "MULTI",
+        "q5": "IMPLICIT",
+        "q6": "BASIC",
+    }
     assert qs["q2_abs"].expect == "no_memory" and qs["q2_abs"].evidence_turns == ()
     assert all(q.expect == "answer" for k, q in qs.items() if k != "q2_abs")
     assert qs["q4"].gold_answer == "3" and qs["q4"].asked_at == "2023-06-01"
@@ -79,7 +109,9 @@ def test_mapping_haystacks_dates_and_evidence(tmp_path):
     assert [t.turn_id for t in turns if t.haystack == qs["q3"].haystack] == [1, 2, 3]
     # the May 3rd session comes first, dated as an ISO date
     assert [(t.text, t.date, t.session_id) for t in q1[:2]] == [
-        ("My car is blue.", "2023-05-03", 1), ("Noted!", "2023-05-03", 1)]
+        ("My car is blue.", "2023-05-03", 1),
+        ("Noted!", "2023-05-03", 1),
+    ]
     assert q1[2].date == "2023-05-20"
     assert qs["q1"].evidence_turns == (1,) and qs["q1"].evidence_sessions == (1,)
     assert qs["q4"].evidence_turns == (1, 2)
@@ -111,19 +143,24 @@ def test_malformed_instance_names_file_record_field_and_writes_nothing(tmp_path)
     out = tmp_path / "bench"
     with pytest.raises(InputError) as e:
         load_longmemeval([src], out)
-    assert str(e.value) == (f"{src} record 1 (question_id 'q2_abs'): field 'haystack_sessions[0][1].role': "
-                            "expected 'user' or 'assistant', got 'system'")
+    assert str(e.value) == (
+        f"{src} record 1 (question_id 'q2_abs'): field 'haystack_sessions[0][1].role': "
+        "expected 'user' or 'assistant', got 'system'"
+    )
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["longmemeval_s.json"]
 
 
-@pytest.mark.parametrize("mutate,field", [
-    (lambda d: d[2].pop("question_type"), "question_type"),
-    (lambda d: d[2].update(question_type="long-term"), "question_type"),
-    (lambda d: d[2].update(haystack_dates=["2023-01-01", "x"]), "haystack_dates[0]"),
-    (lambda d: d[2]["haystack_sessions"][1][0].update(content=None), "haystack_sessions[1][0].content"),
-    (lambda d: d[2].update(question_date="tomorrow"), "question_date"),
-    (lambda d: d[2]["haystack_dates"].pop(), "haystack_sessions"),
-])
+@pytest.mark.parametrize(
+    "mutate,field",
+    [
+        (lambda d: d[2].pop("question_type"), "question_type"),
+        (lambda d: d[2].update(question_type="long-term"), "question_type"),
+        (lambda d: d[2].update(haystack_dates=["2023-01-01", "x"]), "haystack_dates[0]"),
+        (lambda d: d[2]["haystack_sessions"][1][0].update(content=None), "haystack_sessions[1][0].content"),
+        (lambda d: d[2].update(question_date="tomorrow"), "question_date"),
+        (lambda d: d[2]["haystack_dates"].pop(), "haystack_sessions"),
+    ],
+)
 def test_malformed_fields(tmp_path, mutate, field):
     data = _sample()
     mutate(data)
@@ -146,7 +183,7 @@ def test_bad_json_names_record(tmp_path):
 
 
 def test_stream_reader_matches_json_load_with_tiny_chunks(tmp_path):
-    data = _sample() + [{"t": "brackets ] [ and \"quotes\" \\ and ,commas", "n": [1, 2.5e3, None, True]}, 12345]
+    data = _sample() + [{"t": 'brackets ] [ and "quotes" \\ and ,commas', "n": [1, 2.5e3, None, True]}, 12345]
     p = tmp_path / "a.json"
     p.write_text(" \n" + json.dumps(data, indent=1) + "\n ")
     for chunk in (1, 3, 7, 64, 1 << 20):
@@ -179,10 +216,12 @@ def test_existing_output_is_refused_unless_forced(tmp_path):
 
 
 def test_export_hypotheses(tmp_path):
-    recs = [{"qid": "q1", "answer": "blue", "tier": "s", "epoch": 0},
-            {"qid": "q2", "answer": None, "tier": "s", "epoch": 0, "error": "timeout"},
-            {"qid": "q1", "answer": "red", "tier": "s", "epoch": 1},
-            {"qid": "q1", "answer": "green", "tier": "m", "epoch": 0}]
+    recs = [
+        {"qid": "q1", "answer": "blue", "tier": "s", "epoch": 0},
+        {"qid": "q2", "answer": None, "tier": "s", "epoch": 0, "error": "timeout"},
+        {"qid": "q1", "answer": "red", "tier": "s", "epoch": 1},
+        {"qid": "q1", "answer": "green", "tier": "m", "epoch": 0},
+    ]
     with pytest.raises(Exception, match="several tiers"):
         export_hypotheses(recs, tmp_path / "h.jsonl")
     summary = export_hypotheses(recs, tmp_path / "h.jsonl", tier="s")

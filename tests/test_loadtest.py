@@ -32,8 +32,7 @@ def test_open_loop_shows_queueing_when_the_system_falls_behind():
 def test_loadtest_cli(tmp_path, capsys):
     bench = make_minibench(tmp_path / "b")
     with ReferenceServer(NoMemory()) as srv:
-        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "50",
-                     "--duration", "0.5"]) == 0
+        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "50", "--duration", "0.5"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split()[0] == "50.0" and out[1].split()[2] == "0"
     with pytest.raises(SystemExit):
@@ -48,14 +47,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("url,tier,expect", [
-    (None, "core", "gave up after"),                      # nothing listens there
-    ("http://[::1", "core", "malformed system URL"),
-    ("ftp://127.0.0.1:9", "core", "malformed system URL"),
-    ("127.0.0.1:9", "core", "malformed system URL"),
-    ("http://user:pw@127.0.0.1:{port}", "core", "gave up after"),  # credentials never echoed
-    ("http://127.0.0.1:{port}", "no-such-tier", "has no tier 'no-such-tier'"),
-])
+@pytest.mark.parametrize(
+    "url,tier,expect",
+    [
+        (None, "core", "gave up after"),  # nothing listens there
+        ("http://[::1", "core", "malformed system URL"),
+        ("ftp://127.0.0.1:9", "core", "malformed system URL"),
+        ("127.0.0.1:9", "core", "malformed system URL"),
+        ("http://user:pw@127.0.0.1:{port}", "core", "gave up after"),  # credentials never echoed
+        ("http://127.0.0.1:{port}", "no-such-tier", "has no tier 'no-such-tier'"),
+    ],
+)
 def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect):
     import subprocess
     import sys
@@ -63,9 +65,28 @@ def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect)
     bench = make_minibench(tmp_path / "b")
     port = _free_port()
     url = (url or "http://127.0.0.1:{port}").format(port=port)
-    p = subprocess.run([sys.executable, "-m", "memeval", "loadtest", url, "--bench", bench, "--tier", tier,
-                        "--rate", "5", "--duration", "0.2", "--http-timeout", "2"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memeval",
+            "loadtest",
+            url,
+            "--bench",
+            bench,
+            "--tier",
+            tier,
+            "--rate",
+            "5",
+            "--duration",
+            "0.2",
+            "--http-timeout",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
     assert expect in p.stderr and "pw@" not in p.stderr
@@ -79,9 +100,28 @@ def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
 
     bench = make_minibench(tmp_path / "b")
     with ReferenceServer(NoMemory(), faults=Faults(delay_ms=3000)) as srv:  # every query takes 3 s
-        p = subprocess.Popen([sys.executable, "-m", "memeval", "loadtest", srv.url, "--bench", bench, "--tier", "core",
-                              "--rate", "20", "--duration", "20", "--http-timeout", "60"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "memeval",
+                "loadtest",
+                srv.url,
+                "--bench",
+                bench,
+                "--tier",
+                "core",
+                "--rate",
+                "20",
+                "--duration",
+                "20",
+                "--http-timeout",
+                "60",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         t0 = time.monotonic()
         while srv.stats()["query"] < 10 and time.monotonic() - t0 < 60:  # the warm-up query, then the schedule
             time.sleep(0.05)
@@ -99,15 +139,55 @@ def test_loadtest_keeps_results_and_warns_on_client_lag(tmp_path, capsys):
     bench = make_minibench(tmp_path / "b")
     out = tmp_path / "load.jsonl"
     with ReferenceServer(NoMemory()) as srv:
-        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "40", "60",
-                     "--duration", "0.5", "--out", str(out), "--max-lag-ms", "100000"]) == 0
+        assert (
+            main(
+                [
+                    "loadtest",
+                    srv.url,
+                    "--bench",
+                    bench,
+                    "--tier",
+                    "core",
+                    "--rate",
+                    "40",
+                    "60",
+                    "--duration",
+                    "0.5",
+                    "--out",
+                    str(out),
+                    "--max-lag-ms",
+                    "100000",
+                ]
+            )
+            == 0
+        )
         cap = capsys.readouterr()
         assert "warning" not in cap.err and f"wrote 2 rate steps to {out}" in cap.out
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         assert [r["rate"] for r in rows] == [40, 60] and all(r["sent"] == r["rate"] / 2 for r in rows)
         assert rows[0]["latency_minus_rtt"]["n"] == 20 and rows[0]["lag_warning"] is False
         assert rows[0]["url"] == srv.url and rows[0]["tier"] == "core"
-        assert main(["loadtest", srv.url, "--bench", bench, "--tier", "core", "--rate", "40", "--duration", "0.5",
-                     "--max-lag-ms", "0", "--no-ingest", "--out", str(out)]) == 0  # any lag at all is over 0
+        assert (
+            main(
+                [
+                    "loadtest",
+                    srv.url,
+                    "--bench",
+                    bench,
+                    "--tier",
+                    "core",
+                    "--rate",
+                    "40",
+                    "--duration",
+                    "0.5",
+                    "--max-lag-ms",
+                    "0",
+                    "--no-ingest",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )  # any lag at all is over 0
     assert "client itself fell" in capsys.readouterr().err
     assert json.loads(out.read_text())["lag_warning"] is True

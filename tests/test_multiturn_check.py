@@ -79,6 +79,7 @@ def test_docstring_examples():
 
     import memeval.multiturn.check as check_mod
     import memeval.multiturn.split as split_mod
+
     for mod in (check_mod, split_mod):
         res = doctest.testmod(mod)
         assert res.attempted > 0 and res.failed == 0

@@ -12,21 +12,38 @@ from memeval.multiturn.llm_agent import ChatAgent
 from memeval.multiturn.records import result_record
 from memeval.multiturn.replay import RunTrace, TurnRecord
 from memeval.multiturn.runner import fixture_tools
-from memeval.multiturn.sample import (FinalExpect, Labels, ReplaySpec, Sample, StateExpect)
+from memeval.multiturn.sample import FinalExpect, Labels, ReplaySpec, Sample, StateExpect
 from memeval.multiturn.suite import generate_suite
 from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall
 from memeval.testing.chat_stub import ScriptedChatServer, completion
 
 
 def quote_sample():
-    return Sample("ss_x#g1", "ss_x", "task", (0, 1), "quote", {0: "Please draft a quote for Acme Trading, prices in yuan.",
-                                                                 1: "Add 2 x bolts."},
-                  (StateExpect("currency", "eq", "CNY", 0), StateExpect("total", "eq", 20.0, 1)), FinalExpect(),
-                  ReplaySpec("fx_x", "cfg", 7, "r5"), Labels(2, 0, 0, False), max_steps=3)
+    return Sample(
+        "ss_x#g1",
+        "ss_x",
+        "task",
+        (0, 1),
+        "quote",
+        {0: "Please draft a quote for Acme Trading, prices in yuan.", 1: "Add 2 x bolts."},
+        (StateExpect("currency", "eq", "CNY", 0), StateExpect("total", "eq", 20.0, 1)),
+        FinalExpect(),
+        ReplaySpec("fx_x", "cfg", 7, "r5"),
+        Labels(2, 0, 0, False),
+        max_steps=3,
+    )
 
 
-FIX = Fixture("fx_x", {"0:0": RecordedCall("get_price_list", {"customer": "Acme Trading"},
-                                           {"customer": "Acme Trading", "currency": "CNY", "prices": {"bolts": 10.0}})})
+FIX = Fixture(
+    "fx_x",
+    {
+        "0:0": RecordedCall(
+            "get_price_list",
+            {"customer": "Acme Trading"},
+            {"customer": "Acme Trading", "currency": "CNY", "prices": {"bolts": 10.0}},
+        )
+    },
+)
 
 
 def test_chat_agent_replays_with_tools_and_key_stays_out_of_records(monkeypatch):
@@ -35,8 +52,16 @@ def test_chat_agent_replays_with_tools_and_key_stays_out_of_records(monkeypatch)
     def responder(body):
         last = body["messages"][-1]
         if last["role"] == "user" and "draft" in last["content"]:
-            return completion("", [{"id": "c1", "type": "function",
-                                    "function": {"name": "get_price_list", "arguments": '{"customer": "Acme Trading"}'}}])
+            return completion(
+                "",
+                [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_price_list", "arguments": '{"customer": "Acme Trading"}'},
+                    }
+                ],
+            )
         if last["role"] == "tool":
             return "Quote for Acme Trading: 0 lines, total 0.00 CNY (excl. tax)."
         return "Quote for Acme Trading: 1 lines, total 20.00 CNY (excl. tax)."
@@ -44,6 +69,7 @@ def test_chat_agent_replays_with_tools_and_key_stays_out_of_records(monkeypatch)
     with ScriptedChatServer(responder) as srv:
         agent = ChatAgent(ChatClient(srv.base_url, "m", api_key_env="MT_TEST_KEY"))
         from memeval.multiturn.extractor import RuleExtractor
+
         s = quote_sample()
         r = run_sample(s, agent, lambda _: FixtureTools(FIX), DEFAULT_CONFIG, extractor=RuleExtractor())
     assert r.verdict == "pass", r.reason
@@ -71,7 +97,7 @@ def test_chat_extractor_accuracy_against_hand_labels():
         lab = next(l for l in labels if l["text"] == text)
         st = dict(lab["state"] or {})
         if "currency" in st:
-            st["currency"] = "XXX"            # this model always gets the currency wrong
+            st["currency"] = "XXX"  # this model always gets the currency wrong
         return json.dumps(st)
 
     with ScriptedChatServer(responder) as srv:
@@ -83,34 +109,65 @@ def test_chat_extractor_accuracy_against_hand_labels():
 
 
 def _run():
-    return RunTrace("done", None, (TurnRecord(0, "Please draft a quote.", "Which customer is this quote for?", (), {}, {}, "agent", 1),
-                                   TurnRecord(1, "It's for Acme.", "Quote for Acme: 1 lines, total 5.00 CNY (excl. tax). I will email it.", (), {}, {}, "agent", 1)))
+    return RunTrace(
+        "done",
+        None,
+        (
+            TurnRecord(0, "Please draft a quote.", "Which customer is this quote for?", (), {}, {}, "agent", 1),
+            TurnRecord(
+                1,
+                "It's for Acme.",
+                "Quote for Acme: 1 lines, total 5.00 CNY (excl. tax). I will email it.",
+                (),
+                {},
+                {},
+                "agent",
+                1,
+            ),
+        ),
+    )
 
 
 def test_judge_keeps_only_verdicts_with_evidence_found_in_the_transcript():
     run = _run()
-    good = {"goal_met": {"answer": True, "evidence": [{"turn": 1, "sentence": "Quote for Acme: 1 lines"}]},
-            "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will email it."}]},
-            "added_unrequested": {"answer": False, "evidence": []}}
+    good = {
+        "goal_met": {"answer": True, "evidence": [{"turn": 1, "sentence": "Quote for Acme: 1 lines"}]},
+        "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will email it."}]},
+        "added_unrequested": {"answer": False, "evidence": []},
+    }
     answers, discarded, status = verdict_from_reply(good, run)
     assert status == "fail" and answers["promised_not_done"] is True and not discarded
     no_ev = {**good, "promised_not_done": {"answer": True, "evidence": []}}
     answers, discarded, status = verdict_from_reply(no_ev, run)
     assert status == "undetermined" and "promised_not_done" in discarded and answers["goal_met"] is True
-    invented = {**good, "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will fax it."}]},
-                "goal_met": {"answer": True, "evidence": [{"turn": 0, "sentence": "Quote for Acme"}]}}
+    invented = {
+        **good,
+        "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will fax it."}]},
+        "goal_met": {"answer": True, "evidence": [{"turn": 0, "sentence": "Quote for Acme"}]},
+    }
     answers, discarded, status = verdict_from_reply(invented, run)
     assert status == "undetermined" and set(discarded) == {"goal_met", "promised_not_done"}
 
 
 def test_chat_judge_over_endpoint_decides_the_open_part():
     run = _run()
-    s = Sample("ss_j#g1", "ss_j", "task", (0, 1), "quote", {0: "Please draft a quote.", 1: "It's for Acme."}, (),
-               FinalExpect(answer_must_contain=("Acme", "total", "CNY", "lines"), open_requirements=("polite",)),
-               ReplaySpec("fx", "cfg", 1, "r5"), Labels(2, 0, 0, False))
-    reply = {"goal_met": {"answer": True, "evidence": [{"turn": 1, "sentence": "total 5.00 CNY"}]},
-             "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will email it."}]},
-             "added_unrequested": {"answer": False, "evidence": []}}
+    s = Sample(
+        "ss_j#g1",
+        "ss_j",
+        "task",
+        (0, 1),
+        "quote",
+        {0: "Please draft a quote.", 1: "It's for Acme."},
+        (),
+        FinalExpect(answer_must_contain=("Acme", "total", "CNY", "lines"), open_requirements=("polite",)),
+        ReplaySpec("fx", "cfg", 1, "r5"),
+        Labels(2, 0, 0, False),
+    )
+    reply = {
+        "goal_met": {"answer": True, "evidence": [{"turn": 1, "sentence": "total 5.00 CNY"}]},
+        "promised_not_done": {"answer": True, "evidence": [{"turn": 1, "sentence": "I will email it."}]},
+        "added_unrequested": {"answer": False, "evidence": []},
+    }
     with ScriptedChatServer(lambda b: json.dumps(reply)) as srv:
         g = grade_run(s, run, DEFAULT_CONFIG, judge=ChatJudge(ChatClient(srv.base_url, "judge", api_key_env=None)))
     assert g.coverage == 0.8 and g.verdict == "fail" and g.reason.startswith("judge:")
@@ -123,6 +180,7 @@ def test_chat_judge_over_endpoint_decides_the_open_part():
 def test_judge_is_asked_only_about_samples_with_an_open_part():
     import re
     from memeval.multiturn.agents import CorrectAgent
+
     suite = generate_suite(seed=20261018, sessions=24, cross_session=0)
     open_s = next(s for s in suite.samples if s.final_expect.open_requirements)
     closed = next(s for s in suite.samples if not s.final_expect.open_requirements and s.unit_type == "task")
@@ -131,9 +189,13 @@ def test_judge_is_asked_only_about_samples_with_an_open_part():
         prompt = body["messages"][0]["content"]
         turn, text = re.findall(r"\[(\d+)\] assistant: (.+)", prompt)[-1]
         ev = [{"turn": int(turn), "sentence": text[:25]}]
-        return json.dumps({"goal_met": {"answer": True, "evidence": ev},
-                           "promised_not_done": {"answer": False, "evidence": []},
-                           "added_unrequested": {"answer": False, "evidence": []}})
+        return json.dumps(
+            {
+                "goal_met": {"answer": True, "evidence": ev},
+                "promised_not_done": {"answer": False, "evidence": []},
+                "added_unrequested": {"answer": False, "evidence": []},
+            }
+        )
 
     with ScriptedChatServer(responder) as srv:
         judge = ChatJudge(ChatClient(srv.base_url, "judge", api_key_env=None))

@@ -24,16 +24,20 @@ def test_notebook_is_paired_and_stripped():
 
 def test_notebook_runs_on_a_small_suite_and_renders(tmp_path):
     out = tmp_path / "reports" / "multiturn.html"
-    render_report(NB / "multiturn.ipynb", out, {"sessions": 6, "cross_session": 1,
-                                                "agents": ["correct", "drops_constraint", "omits_key"]}, cwd=tmp_path)
+    render_report(
+        NB / "multiturn.ipynb",
+        out,
+        {"sessions": 6, "cross_session": 1, "agents": ["correct", "drops_constraint", "omits_key"]},
+        cwd=tmp_path,
+    )
     text = out.read_text()
     assert (tmp_path / "data" / "multiturn-s20261018-n6" / "suite.yaml").is_file()
     assert text.count("Plotly.newPlot(") == 3
-    assert "bad-turn" in text                       # static drill-down of a failure
+    assert "bad-turn" in text  # static drill-down of a failure
     assert "total (weighted)" in text and "9+" in text
     plain = html.unescape(text)
     assert "drops_constraint" in plain and "remembered" in plain
-    assert "paraphrase" in plain and "rules-v1" in plain          # extractor accuracy table
+    assert "paraphrase" in plain and "rules-v1" in plain  # extractor accuracy table
     require_chromium()
     page = load_html(out, tmp_path / "multiturn.png")
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
@@ -41,7 +45,7 @@ def test_notebook_runs_on_a_small_suite_and_renders(tmp_path):
     assert "tax_mode" in page.text
     # where it breaks: the bad-turn histogram (a drawn figure) and the correction breakdown table
     assert "Bad-turn histogram per stratum" in page.text and "Bad turn per assertion mode" in page.text
-    assert "drops_constraint\tpersist\t" in page.text               # it breaks a persist key
-    assert "drops_constraint\tfact\t1\t0\t1\t" in page.text           # 1 task with a fact correction, failed
+    assert "drops_constraint\tpersist\t" in page.text  # it breaks a persist key
+    assert "drops_constraint\tfact\t1\t0\t1\t" in page.text  # 1 task with a fact correction, failed
     assert "Correction breakdown (fact, goal, form)" in page.text and "stale_residue" in page.text
     assert "final right / process wrong" in page.text

@@ -5,18 +5,40 @@ import pytest
 
 from memeval.cli import main
 from memeval.atomic import write_jsonl
-from memeval.multiturn.rates import MixedVersionsError, format_pass_rates, pass_rates, pass_rates_by_version, results_frame
+from memeval.multiturn.rates import (
+    MixedVersionsError,
+    format_pass_rates,
+    pass_rates,
+    pass_rates_by_version,
+    results_frame,
+)
 
 
 def rec(i, turns, verdict, corrections=0, gv="r5", cross=False, agent="a"):
-    return {"sample_id": f"s{i}#g1", "agent": agent, "grader_version": gv, "verdict": verdict, "turns": turns,
-            "corrections": corrections, "cross_task": cross}
+    return {
+        "sample_id": f"s{i}#g1",
+        "agent": agent,
+        "grader_version": gv,
+        "verdict": verdict,
+        "turns": turns,
+        "corrections": corrections,
+        "cross_task": cross,
+    }
 
 
 def test_weighted_total_shares_and_breakdowns():
-    rows = [rec(1, 2, "pass"), rec(2, 3, "fail"),                       # 1-3: 1/2
-            rec(3, 5, "pass", 1), rec(4, 6, "pass"), rec(5, 8, "fail", 2), rec(6, 4, "undetermined"),  # 4-8: 2/3
-            rec(7, 9, "pass", 1, cross=True), rec(8, 12, "flaky"), rec(9, 10, "incomplete"), rec(10, 11, "env_drift")]  # 9+: 1/1
+    rows = [
+        rec(1, 2, "pass"),
+        rec(2, 3, "fail"),  # 1-3: 1/2
+        rec(3, 5, "pass", 1),
+        rec(4, 6, "pass"),
+        rec(5, 8, "fail", 2),
+        rec(6, 4, "undetermined"),  # 4-8: 2/3
+        rec(7, 9, "pass", 1, cross=True),
+        rec(8, 12, "flaky"),
+        rec(9, 10, "incomplete"),
+        rec(10, 11, "env_drift"),
+    ]  # 9+: 1/1
     pr = pass_rates(results_frame(rows))
     assert pr.tasks == 10
     assert pr.total == pytest.approx(0.2 * 0.5 + 0.5 * (2 / 3) + 0.3 * 1.0)
@@ -32,12 +54,18 @@ def test_weighted_total_shares_and_breakdowns():
 
 
 def test_all_undetermined_stratum_is_skipped_and_weights_renormalised():
-    rows = [rec(1, 2, "pass"), rec(2, 2, "fail"), rec(3, 5, "pass"), rec(4, 10, "undetermined"), rec(5, 13, "undetermined")]
+    rows = [
+        rec(1, 2, "pass"),
+        rec(2, 2, "fail"),
+        rec(3, 5, "pass"),
+        rec(4, 10, "undetermined"),
+        rec(5, 13, "undetermined"),
+    ]
     pr = pass_rates(results_frame(rows))
     assert pr.total == pytest.approx((0.2 * 0.5 + 0.5 * 1.0) / 0.7)
     used = {r["stratum"]: r["weight_used"] for r in pr.strata.iter_rows(named=True)}
     assert used == {"1-3": pytest.approx(0.2 / 0.7), "4-8": pytest.approx(0.5 / 0.7), "9+": 0.0}
-    assert "9+" in format_pass_rates(pr)          # still printed, with its counts
+    assert "9+" in format_pass_rates(pr)  # still printed, with its counts
     assert pass_rates(results_frame([rec(1, 3, "undetermined")])).total is None
 
 

@@ -39,7 +39,9 @@ def test_turn_table_marks_the_breaking_turn_with_expected_actual_and_tool_return
     first_row = re.search(rf"<tr><td>{first}</td>(.*?)</tr>", html).group(1)
     assert '<div class="pre">tax_mode: exclusive</div>' in first_row and "tax_mode: persist" not in first_row
     # each turn's row carries that turn's tool returns (and no other turn's)
-    row_of = {int(m.group(2)): m.group(3) for m in re.finditer(r"<tr( class=\"bad-turn\")?><td>(\d+)</td>(.*?)</tr>", html)}
+    row_of = {
+        int(m.group(2)): m.group(3) for m in re.finditer(r"<tr( class=\"bad-turn\")?><td>(\d+)</td>(.*?)</tr>", html)
+    }
     with_returns = [t for t in rec["runs"][0]["trace"] if t["tool_returns"]]
     assert with_returns
     for t in rec["runs"][0]["trace"]:

@@ -5,8 +5,20 @@ from dataclasses import replace
 
 import pytest
 
-from memeval.multiturn.agents import (AddsTaxLine, CorrectAgent, DropsConstraint, FlakyAgent, Guesser, KeepsOldValue,
-                                      LoopsOnTool, OmitsKey, RepeatsCall, ScriptedAgent, UnconfirmedWrite, WrongTool)
+from memeval.multiturn.agents import (
+    AddsTaxLine,
+    CorrectAgent,
+    DropsConstraint,
+    FlakyAgent,
+    Guesser,
+    KeepsOldValue,
+    LoopsOnTool,
+    OmitsKey,
+    RepeatsCall,
+    ScriptedAgent,
+    UnconfirmedWrite,
+    WrongTool,
+)
 from memeval.multiturn.agents import AgentStep
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.crosssession import run_user_topic
@@ -63,8 +75,8 @@ def test_dropped_constraint_is_a_persist_break_at_the_turn_it_was_dropped(suite)
         order = list(s.turn_index)
         tax = [t for t in order if k[t] == "tax_inclusive"]
         if not tax or not any(e.key == "tax_mode" for e in s.state_expect):
-            continue   # (a new goal's sample shares the quote prefix but asserts only its own keys)
-        pos = order.index(tax[0]) + 2           # dropped two user turns after the constraint
+            continue  # (a new goal's sample shares the quote prefix but asserts only its own keys)
+        pos = order.index(tax[0]) + 2  # dropped two user turns after the constraint
         r = run(suite, s, DropsConstraint(after=2))
         if pos >= len(order):
             assert r.verdict == "pass"
@@ -107,8 +119,13 @@ def test_pre_correction_value_fails_and_acting_on_it_is_vetoed(suite):
             continue
         assert r.verdict == "fail", s.sample_id
         g = r.runs[0][1]
-        later_calls = [c for t in r.runs[0][0].turns if t.turn >= fact[0].turn for c in t.tool_calls
-                       if c["args"].get("currency") == fact[0].old]
+        later_calls = [
+            c
+            for t in r.runs[0][0].turns
+            if t.turn >= fact[0].turn
+            for c in t.tool_calls
+            if c["args"].get("currency") == fact[0].old
+        ]
         if later_calls:
             assert g.vetoes and g.vetoes[0].kind == "stale_state_used" and g.score == 0.0
             vetoed += 1
@@ -135,7 +152,7 @@ def test_missing_state_key_is_undetermined(suite):
         if any(e.key == "tax_mode" for e in s.state_expect):
             tm = next(c for c in r.runs[0][1].state if c.key == "tax_mode")
             assert r.verdict == "undetermined" and tm.status == "undetermined"
-            assert "tax_mode" in r.reason or "coverage" in r.reason   # the gate may catch it first
+            assert "tax_mode" in r.reason or "coverage" in r.reason  # the gate may catch it first
             n += 1
         else:
             assert r.verdict == "pass"
@@ -190,6 +207,7 @@ def test_max_steps_with_a_recorded_multi_call_turn(suite):
     class Pager(ScriptedAgent):
         def gen(self, messages, seed, turn, step):
             from memeval.multiturn.tools import ToolCall
+
             return AgentStep(tool_calls=(ToolCall("get_fx_rate", {"i": step}),))
 
     s = replace(base, max_steps=3)
@@ -216,27 +234,41 @@ def test_replay_feeds_back_regenerated_outputs_not_the_recording(suite):
 
 
 def test_env_drift_when_live_tool_returns_differ(suite):
-    s = next(s for s in task_samples(suite) if any(e.key == "total" for e in s.state_expect)
-             and "start" in kinds(suite, s).values() and s.labels.turns >= 2)
+    s = next(
+        s
+        for s in task_samples(suite)
+        if any(e.key == "total" for e in s.state_expect) and "start" in kinds(suite, s).values() and s.labels.turns >= 2
+    )
     w = suite.world()
     assert run_sample(s, CorrectAgent(), live_tools(suite, w)).verdict == "pass"
-    drifted = World(w.customers, w.items, {c: {i: round(p * 1.1, 2) for i, p in ps.items()} for c, ps in w.prices.items()},
-                    w.fx, w.regions)
+    drifted = World(
+        w.customers,
+        w.items,
+        {c: {i: round(p * 1.1, 2) for i, p in ps.items()} for c, ps in w.prices.items()},
+        w.fx,
+        w.regions,
+    )
     r = run_sample(s, CorrectAgent(), live_tools(suite, drifted))
     assert r.verdict == "env_drift" and r.runs[0][0].drifted
     assert r.runs[0][1].verdict == "fail"
 
 
 def test_repeated_action_costs_process_score_not_the_verdict(suite):
-    s = next(s for s in task_samples(suite) if s.labels.turns >= 4 and any(
-        "get_price_list" in v for v in s.process.tools.values()))
+    s = next(
+        s
+        for s in task_samples(suite)
+        if s.labels.turns >= 4 and any("get_price_list" in v for v in s.process.tools.values())
+    )
     good, rep = run(suite, s, CorrectAgent()), run(suite, s, RepeatsCall())
     assert rep.verdict == "pass"
     gp, rp = good.runs[0][1], rep.runs[0][1]
     sess = next(x for x in suite.sessions if x["session_id"] == s.session_ref)
     lookups = {"get_price_list", "get_fx_rate", "get_orders"}
-    want = sum(1 for t in s.turn_index if sess["turns"][t]["tool_calls"]
-               and sess["turns"][t]["tool_calls"][-1]["name"] in lookups)
+    want = sum(
+        1
+        for t in s.turn_index
+        if sess["turns"][t]["tool_calls"] and sess["turns"][t]["tool_calls"][-1]["name"] in lookups
+    )
     assert want >= 1 and gp.process.repeats == 0 and rp.process.repeats == want
     assert rp.process.repeat_action == max(0.0, 1.0 - 0.5 * want) and rp.score < gp.score
 
@@ -245,7 +277,7 @@ def test_coverage_gate_makes_the_sample_undetermined(suite):
     s = next(s for s in task_samples(suite) if s.unit_type == "turn")
     assert run(suite, s, CorrectAgent()).verdict == "pass"
     opened = replace(s, final_expect=replace(s.final_expect, open_requirements=("friendly tone",)))
-    r = run(suite, opened, CorrectAgent())     # 3 rule assertions of 4: coverage 0.75 < 0.8
+    r = run(suite, opened, CorrectAgent())  # 3 rule assertions of 4: coverage 0.75 < 0.8
     assert r.verdict == "undetermined" and "coverage 0.75" in r.reason
 
 
@@ -279,12 +311,13 @@ def test_cross_session_tells_remembered_from_guessed(suite):
     g = run_user_topic(ut, priors, Guesser(), fixture_tools(suite))
     assert (g.with_prior.verdict, g.without_prior.verdict, g.outcome) == ("pass", "pass", "guessed_right")
     bad = run_user_topic(ut, priors, KeepsOldValue(), fixture_tools(suite))
-    assert bad.outcome in ("remembered", "guessed_right")   # no correction in this unit: behaves correctly
+    assert bad.outcome in ("remembered", "guessed_right")  # no correction in this unit: behaves correctly
 
 
 def test_end_to_end_all_undetermined_stratum_is_renormalised_away(suite):
     from memeval.multiturn.rates import pass_rates, results_frame
     from memeval.multiturn.runner import run_suite
+
     # stops reporting the checked keys once a conversation reaches 9 user turns
     recs = run_suite(suite, OmitsKey(key=("total", "group_by", "tax_mode"), from_turn_count=9))
     by = {}
@@ -304,13 +337,14 @@ def test_end_to_end_all_undetermined_stratum_is_renormalised_away(suite):
 def test_lookup_with_other_arguments_is_not_served(suite):
     from memeval.multiturn.domain import LOOKUP_TOOLS
     from memeval.multiturn.tools import MissingFixture, ToolCall
+
     s = next(s for s in task_samples(suite) if "start" in kinds(suite, s).values())
     fx = suite.fixtures[s.replay.tool_fixture]
     key = f"{s.turn_index[0]}:0"
     rec = fx.calls[key]
     tools = FixtureTools(fx, frozenset(), LOOKUP_TOOLS)
     loose = {k: v.upper() for k, v in rec.args.items()}
-    assert tools.call(key, ToolCall(rec.tool, loose)).content == rec.result      # case and blanks ignored
+    assert tools.call(key, ToolCall(rec.tool, loose)).content == rec.result  # case and blanks ignored
     with pytest.raises(MissingFixture, match="agent asked get_price_list"):
         tools.call(key, ToolCall(rec.tool, {"customer": "Nobody Ltd"}))
 
@@ -328,20 +362,28 @@ def test_flaky_cause_is_ruled_out_in_order():
     stable = lambda t: RunGrade("pass" if t.turns[0].text == "a" else "fail", "")
     assert flaky_cause([(tr("a", 1), RunGrade("pass", "")), (tr("b", 1), RunGrade("fail", ""))], stable) == "model"
     # outputs differ only where the tool returns differ: the tool returns
-    assert flaky_cause([(tr("a", 1), RunGrade("pass", "")), (tr("b", 2), RunGrade("fail", ""))], stable) == "tool_returns"
+    assert (
+        flaky_cause([(tr("a", 1), RunGrade("pass", "")), (tr("b", 2), RunGrade("fail", ""))], stable) == "tool_returns"
+    )
 
 
 def test_a_changed_decision_is_traced_to_its_turn(suite):
-    s = next(s for s in task_samples(suite) if "regroup" in kinds(suite, s).values()
-             and any(e.mode == "one_of" for e in s.state_expect))
+    s = next(
+        s
+        for s in task_samples(suite)
+        if "regroup" in kinds(suite, s).values() and any(e.mode == "one_of" for e in s.state_expect)
+    )
     regroup = next(t for t, k in kinds(suite, s).items() if k == "regroup")
     r = run(suite, s, CorrectAgent())
     assert r.verdict == "pass"
-    assert r.runs[0][1].observed.decision_changes == {"group_by": [{"turn": regroup, "from": "customer", "to": "region"}]}
+    assert r.runs[0][1].observed.decision_changes == {
+        "group_by": [{"turn": regroup, "from": "customer", "to": "region"}]
+    }
 
 
 def test_a_grader_crash_is_a_record_with_its_reason(suite, monkeypatch):
     import memeval.multiturn.grade as grade_mod
+
     s = task_samples(suite)[0]
 
     def boom(*a, **k):

@@ -9,17 +9,32 @@ from memeval.errors import InputError
 from memeval.multiturn.sample import read_samples, sample_from_dict, sample_to_dict
 from memeval.multiturn.split import split_session
 
-GOOD = {"sample_id": "ss_20261021_0417#g2", "session_ref": "ss_20261021_0417", "unit_type": "task",
-        "turn_index": [3, 4, 5, 6, 9], "goal": "tax-inclusive quote as a sheet",
-        "user_text": {str(t): f"user says {t}" for t in (3, 4, 5, 6, 9)},
-        "state_expect": [{"key": "currency", "mode": "eq", "value": "CNY", "from_turn": 3},
-                         {"key": "tax_mode", "mode": "persist", "value": "inclusive", "from_turn": 4},
-                         {"key": "extra_tax_line", "mode": "absent", "value": True, "from_turn": 6}],
-        "final_expect": {"artifact_type": "sheet", "must_have_columns": ["含税单价", "含税合计"],
-                         "must_not_have_columns": ["未税单价"], "answer_must_contain": ["含税"]},
-        "replay": {"tool_fixture": "fx_20261018_a", "config_snapshot": "cfg_7f3c", "seed": 20261018,
-                   "grader_version": "r5"},
-        "labels": {"turns": 5, "goal_changes": 1, "corrections": 2, "has_artifact": True}}
+GOOD = {
+    "sample_id": "ss_20261021_0417#g2",
+    "session_ref": "ss_20261021_0417",
+    "unit_type": "task",
+    "turn_index": [3, 4, 5, 6, 9],
+    "goal": "tax-inclusive quote as a sheet",
+    "user_text": {str(t): f"user says {t}" for t in (3, 4, 5, 6, 9)},
+    "state_expect": [
+        {"key": "currency", "mode": "eq", "value": "CNY", "from_turn": 3},
+        {"key": "tax_mode", "mode": "persist", "value": "inclusive", "from_turn": 4},
+        {"key": "extra_tax_line", "mode": "absent", "value": True, "from_turn": 6},
+    ],
+    "final_expect": {
+        "artifact_type": "sheet",
+        "must_have_columns": ["含税单价", "含税合计"],
+        "must_not_have_columns": ["未税单价"],
+        "answer_must_contain": ["含税"],
+    },
+    "replay": {
+        "tool_fixture": "fx_20261018_a",
+        "config_snapshot": "cfg_7f3c",
+        "seed": 20261018,
+        "grader_version": "r5",
+    },
+    "labels": {"turns": 5, "goal_changes": 1, "corrections": 2, "has_artifact": True},
+}
 
 
 def test_round_trip_keeps_turn_index_as_a_list():
@@ -31,19 +46,36 @@ def test_round_trip_keeps_turn_index_as_a_list():
     assert sample_from_dict(back) == s
 
 
-@pytest.mark.parametrize("patch, field, msg", [
-    ({"state_expect": [{"key": "k", "mode": "approx", "value": 1}]}, "state_expect[0].mode", "unknown mode 'approx'"),
-    ({"turn_index": "3-9"}, "turn_index", "list of integers"),
-    ({"turn_index": [9, 3]}, "turn_index", "in order"),
-    ({"sample_id": "ss_1_7"}, "sample_id", "#g"),
-    ({"labels": {"turns": 4, "goal_changes": 0, "corrections": 0, "has_artifact": False}}, "labels.turns", "turn_index has 5"),
-    ({"user_text": {"3": "x"}}, "user_text.4", "missing user text"),
-    ({"replay": {"tool_fixture": "fx", "config_snapshot": "c", "seed": "1", "grader_version": "r5"}}, "replay.seed", "expected int"),
-    ({"state_expect": [{"key": "k", "mode": "one_of", "value": "a"}]}, "state_expect[0].value", "list"),
-])
+@pytest.mark.parametrize(
+    "patch, field, msg",
+    [
+        (
+            {"state_expect": [{"key": "k", "mode": "approx", "value": 1}]},
+            "state_expect[0].mode",
+            "unknown mode 'approx'",
+        ),
+        ({"turn_index": "3-9"}, "turn_index", "list of integers"),
+        ({"turn_index": [9, 3]}, "turn_index", "in order"),
+        ({"sample_id": "ss_1_7"}, "sample_id", "#g"),
+        (
+            {"labels": {"turns": 4, "goal_changes": 0, "corrections": 0, "has_artifact": False}},
+            "labels.turns",
+            "turn_index has 5",
+        ),
+        ({"user_text": {"3": "x"}}, "user_text.4", "missing user text"),
+        (
+            {"replay": {"tool_fixture": "fx", "config_snapshot": "c", "seed": "1", "grader_version": "r5"}},
+            "replay.seed",
+            "expected int",
+        ),
+        ({"state_expect": [{"key": "k", "mode": "one_of", "value": "a"}]}, "state_expect[0].value", "list"),
+    ],
+)
 def test_bad_fields_name_file_line_and_field(tmp_path, patch, field, msg):
     p = tmp_path / "samples.jsonl"
-    p.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, **patch, "sample_id": patch.get("sample_id", "x#g3")}) + "\n")
+    p.write_text(
+        json.dumps(GOOD) + "\n" + json.dumps({**GOOD, **patch, "sample_id": patch.get("sample_id", "x#g3")}) + "\n"
+    )
     with pytest.raises(InputError) as ei:
         read_samples(p)
     text = str(ei.value)
@@ -61,8 +93,16 @@ def test_duplicate_sample_id_and_bad_json(tmp_path):
 
 
 def test_split_detour_goal_change_and_replay_test():
-    turns = [{"goal": 1}, {"goal": 1}, {"goal": 2, "needs_context": False}, {"goal": 1},
-             {"goal": 3, "needs_context": True}, {"goal": 1}, {"goal": 4, "needs_context": True}, {"goal": 4}]
+    turns = [
+        {"goal": 1},
+        {"goal": 1},
+        {"goal": 2, "needs_context": False},
+        {"goal": 1},
+        {"goal": 3, "needs_context": True},
+        {"goal": 1},
+        {"goal": 4, "needs_context": True},
+        {"goal": 4},
+    ]
     cuts = {c.sample_id: c for c in split_session("ss_9", turns)}
     # detour replayable alone: its own turn sample; the task keeps the turns around it
     assert cuts["ss_9#g2"].unit_type == "turn" and cuts["ss_9#g2"].turn_index == (2,)
@@ -76,7 +116,9 @@ def test_split_detour_goal_change_and_replay_test():
 
 
 def test_cli_bad_sample_file_exits_2_with_one_line(tmp_path, capsys):
-    assert main(["multiturn", "generate", "-o", str(tmp_path / "suite"), "--sessions", "3", "--cross-session", "0"]) == 0
+    assert (
+        main(["multiturn", "generate", "-o", str(tmp_path / "suite"), "--sessions", "3", "--cross-session", "0"]) == 0
+    )
     p = tmp_path / "suite" / "samples.jsonl"
     lines = p.read_text().splitlines()
     bad = json.loads(lines[1])
@@ -94,6 +136,7 @@ def test_cli_bad_sample_file_exits_2_with_one_line(tmp_path, capsys):
 def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, capsys):
     from memeval.multiturn.config import GraderConfig
     from memeval.multiturn.records import read_records
+
     suite = tmp_path / "suite"
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "3", "--cross-session", "1"]) == 0
     bad_out = tmp_path / "never.jsonl"
@@ -116,6 +159,7 @@ def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, caps
 
 def test_bad_hand_label_names_its_line(tmp_path):
     from memeval.multiturn.suite import load_suite
+
     suite = tmp_path / "suite"
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
     p = suite / "state_labels.jsonl"
@@ -129,13 +173,34 @@ def test_bad_hand_label_names_its_line(tmp_path):
 def test_cli_chat_agent_with_untrusted_extractor_gives_undetermined_records(tmp_path, monkeypatch, capsys):
     from memeval.multiturn.records import read_records
     from memeval.testing.chat_stub import ScriptedChatServer
+
     monkeypatch.setenv("MT_CLI_KEY", "sk-cli-secret")
     suite = tmp_path / "suite"
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
     out = tmp_path / "chat.jsonl"
     with ScriptedChatServer(lambda body: "Quote for Nobody: 0 lines, total 0.00 CNY (excl. tax).") as srv:
-        assert main(["multiturn", "run", str(suite), "-o", str(out), "--agent", "chat", "--base-url", srv.base_url,
-                     "--model", "m", "--api-key-env", "MT_CLI_KEY", "--runs", "1"]) == 0
+        assert (
+            main(
+                [
+                    "multiturn",
+                    "run",
+                    str(suite),
+                    "-o",
+                    str(out),
+                    "--agent",
+                    "chat",
+                    "--base-url",
+                    srv.base_url,
+                    "--model",
+                    "m",
+                    "--api-key-env",
+                    "MT_CLI_KEY",
+                    "--runs",
+                    "1",
+                ]
+            )
+            == 0
+        )
     assert "NOT trusted" in capsys.readouterr().out
     recs = read_records(out)
     assert recs and all(r["agent"] == "chat:m" for r in recs)

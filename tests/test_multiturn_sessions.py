@@ -73,6 +73,10 @@ def test_session_units_are_counted_apart_from_the_task_rate(suite):
     n_turn = sum(1 for r in recs if r["unit_type"] == "turn")
     assert pr.tasks == len(recs) - n_sessions - n_turn and pr.total == 1.0
     fails = sum(1 for r in recs if r["unit_type"] == "session" and r["verdict"] == "fail")
-    assert pr.session_units == {"samples": n_sessions, "pass": n_sessions - fails, "fail": fails,
-                                "rate": (n_sessions - fails) / n_sessions}
+    assert pr.session_units == {
+        "samples": n_sessions,
+        "pass": n_sessions - fails,
+        "fail": fails,
+        "rate": (n_sessions - fails) / n_sessions,
+    }
     assert f"session units (per session, not in the task rate): {n_sessions}" in format_pass_rates(pr)

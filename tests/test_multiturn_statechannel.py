@@ -41,8 +41,9 @@ def test_chat_agent_through_the_stub_matches_its_scripted_agent(suite, scripted,
     got = {r["sample_id"]: r for r in recs}
     assert set(got) == set(ref)
     assert [r["verdict"] for r in recs].count("undetermined") == 0
-    assert {k: (r["verdict"], r["bad_turn"]) for k, r in got.items()} == \
-        {k: (r["verdict"], r["bad_turn"]) for k, r in ref.items()}
+    assert {k: (r["verdict"], r["bad_turn"]) for k, r in got.items()} == {
+        k: (r["verdict"], r["bad_turn"]) for k, r in ref.items()
+    }
     want = "report_state" if channel == "tool" else "state_block"
     sources = {t["state_source"] for r in recs for run in r["runs"] for t in run["trace"]}
     assert sources == {want}
@@ -64,8 +65,14 @@ def test_without_a_reported_state_the_untrusted_extractor_leaves_samples_undeter
 
 
 def test_reported_state_is_checked_against_the_schema(suite):
-    s = next(s for s in suite.samples if s.unit_type == "task" and s.graded_from is None and len(s.turn_index) <= 3
-             and any(e.key == "currency" for e in s.state_expect))
+    s = next(
+        s
+        for s in suite.samples
+        if s.unit_type == "task"
+        and s.graded_from is None
+        and len(s.turn_index) <= 3
+        and any(e.key == "currency" for e in s.state_expect)
+    )
     correct = make_agent("correct")
 
     def responder(body):
@@ -83,12 +90,19 @@ def test_reported_state_is_checked_against_the_schema(suite):
         r = run_sample(s, agent, fixture_tools(suite), DEFAULT_CONFIG.with_(runs=1))
     t0 = r.runs[0][0].turns[0]
     assert "currency" not in t0.state and "lines" not in t0.state and t0.state["customer"]
-    assert set(t0.state_errors) == {"currency: expected string in ['CNY', 'USD', 'EUR']", "lines: expected integer",
-                                    "mood: not in the state schema"}
+    assert set(t0.state_errors) == {
+        "currency: expected string in ['CNY', 'USD', 'EUR']",
+        "lines: expected integer",
+        "mood: not in the state schema",
+    }
     cur = next(c for c in r.runs[0][1].state if c.key == "currency")
     assert r.verdict == "undetermined" and cur.status == "undetermined"
-    acks = [json.loads(m["content"]) for q in srv.requests for m in q["messages"] if m["role"] == "tool"
-            and m["tool_call_id"].startswith("s")]
+    acks = [
+        json.loads(m["content"])
+        for q in srv.requests
+        for m in q["messages"]
+        if m["role"] == "tool" and m["tool_call_id"].startswith("s")
+    ]
     assert acks and acks[0]["ok"] is False and "lines: expected integer" in acks[0]["errors"]
 
 
@@ -96,8 +110,12 @@ def test_report_state_consumes_no_fixture_key(suite):
     s = next(s for s in suite.samples if s.unit_type == "task" and len(s.process.tools) >= 2)
     fx = suite.fixtures[s.replay.tool_fixture]
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "tool")) as srv:
-        r = run_sample(s, ChatAgent(ChatClient(srv.base_url, "m", api_key_env=None)), fixture_tools(suite),
-                       DEFAULT_CONFIG.with_(runs=1))
+        r = run_sample(
+            s,
+            ChatAgent(ChatClient(srv.base_url, "m", api_key_env=None)),
+            fixture_tools(suite),
+            DEFAULT_CONFIG.with_(runs=1),
+        )
     keys = [c["key"] for t in r.runs[0][0].turns for c in t.tool_calls]
     assert r.verdict == "pass" and keys and set(keys) <= set(fx.calls)
     assert all(c["name"] != "report_state" for t in r.runs[0][0].turns for c in t.tool_calls)
@@ -107,16 +125,48 @@ def test_cli_run_chat_agent_options_and_trust_message(tmp_path, capsys):
     folder = tmp_path / "suite"
     save_suite(generate_suite(seed=5, sessions=4, cross_session=0), folder)
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "tool")) as srv:
-        code = main(["multiturn", "run", str(folder), "-o", str(tmp_path / "r.jsonl"), "--agent", "chat",
-                     "--base-url", srv.base_url, "--model", "m", "--api-key-env", "MT_NO_SUCH_KEY", "--runs", "1"])
+        code = main(
+            [
+                "multiturn",
+                "run",
+                str(folder),
+                "-o",
+                str(tmp_path / "r.jsonl"),
+                "--agent",
+                "chat",
+                "--base-url",
+                srv.base_url,
+                "--model",
+                "m",
+                "--api-key-env",
+                "MT_NO_SUCH_KEY",
+                "--runs",
+                "1",
+            ]
+        )
     out = capsys.readouterr().out
     assert code == 0 and "undetermined" not in out and "NOT trusted" not in out
     recs = read_records(tmp_path / "r.jsonl")
     assert recs and {r["verdict"] for r in recs} == {"pass"}
     # replies without a reported state: the extractor decides, and the message says why
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "none")) as srv:
-        argv = ["multiturn", "run", str(folder), "-o", str(tmp_path / "r2.jsonl"), "--agent", "chat",
-                "--base-url", srv.base_url, "--model", "m", "--api-key-env", "MT_NO_SUCH_KEY", "--runs", "1"]
+        argv = [
+            "multiturn",
+            "run",
+            str(folder),
+            "-o",
+            str(tmp_path / "r2.jsonl"),
+            "--agent",
+            "chat",
+            "--base-url",
+            srv.base_url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "MT_NO_SUCH_KEY",
+            "--runs",
+            "1",
+        ]
         main(argv)
         out = capsys.readouterr().out
         assert "NOT trusted" in out and "undetermined" in out
@@ -130,9 +180,10 @@ def test_cli_run_chat_agent_options_and_trust_message(tmp_path, capsys):
 
 def test_state_block_is_stripped_from_the_reply():
     from memeval.multiturn.statechannel import parse_state_block
+
     text, st = parse_state_block('Saved.\n```json\n{"state": {"saved": true}}\n```')
     assert (text, st) == ("Saved.", {"saved": True})
-    assert parse_state_block("```json\n{\"a\": 1}\n```")[1] is None      # a json block that is not a state
+    assert parse_state_block('```json\n{"a": 1}\n```')[1] is None  # a json block that is not a state
     assert parse_state_block("```state\n{broken\n```")[1] is None
     assert completion("x")["choices"][0]["message"]["content"] == "x"
     assert tool_call("f", {"a": 1}, "i")["function"]["arguments"] == '{"a": 1}'
@@ -142,6 +193,7 @@ def test_report_state_beside_a_real_call_in_one_step(suite):
     from memeval.multiturn.agents import AgentStep, CorrectAgent
     from memeval.multiturn.replay import replay_once
     from memeval.multiturn.tools import ToolCall
+
     s = next(s for s in suite.samples if s.unit_type == "task" and 0 in s.process.tools and s.graded_from is None)
     ref = CorrectAgent()
 
@@ -150,10 +202,14 @@ def test_report_state_beside_a_real_call_in_one_step(suite):
 
         def gen(self, messages, seed, turn, step):
             plain = [m for m in messages if not (m["role"] == "tool" and m["tool_call_id"].startswith("st"))]
-            plain = [{**m, "tool_calls": [c for c in m["tool_calls"] if c["function"]["name"] != "report_state"]}
-                     if m.get("tool_calls") else m for m in plain]
+            plain = [
+                {**m, "tool_calls": [c for c in m["tool_calls"] if c["function"]["name"] != "report_state"]}
+                if m.get("tool_calls")
+                else m
+                for m in plain
+            ]
             out = ref.gen(plain, seed, turn, step)
-            if out.tool_calls:      # its lookups and its state report in the same step
+            if out.tool_calls:  # its lookups and its state report in the same step
                 return AgentStep(tool_calls=out.tool_calls + (ToolCall("report_state", {"lines": 0}, f"st{turn}"),))
             return AgentStep(out.text)
 

@@ -77,8 +77,14 @@ def _payload_bench(root: Path) -> Path:
     ]
     write_turns(root / "turns.jsonl", turns)
     write_questions(root / "questions.jsonl", questions)
-    save_bench(Bench(name="payload", version="1", root=str(root),
-                     tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=3, n_questions=2, n_tokens=30),)))
+    save_bench(
+        Bench(
+            name="payload",
+            version="1",
+            root=str(root),
+            tiers=(Tier("core", "turns.jsonl", "questions.jsonl", n_turns=3, n_questions=2, n_tokens=30),),
+        )
+    )
     return root
 
 
@@ -86,9 +92,12 @@ def test_trace_report_escapes_bench_text(tmp_path):
     """A turn carrying a script tag shows as text in the trace tables and never runs."""
     bench = _payload_bench(tmp_path / "bench")
     out = tmp_path / "traces.html"
-    render_report(NOTEBOOKS / "traces.ipynb", out,
-                  {"bench_dir": str(bench), "systems": ["bm25"], "runs_root": str(tmp_path / "runs"), "n_worst": 10},
-                  cwd=tmp_path)
+    render_report(
+        NOTEBOOKS / "traces.ipynb",
+        out,
+        {"bench_dir": str(bench), "systems": ["bm25"], "runs_root": str(tmp_path / "runs"), "n_worst": 10},
+        cwd=tmp_path,
+    )
     text = out.read_text()
     assert PAYLOAD not in text.replace("\\u003c", "<")  # nowhere raw, not even in embedded JSON
     assert html.escape(PAYLOAD) in text
@@ -100,7 +109,7 @@ def test_trace_report_escapes_bench_text(tmp_path):
 
 
 def test_ensure_bench_generates_once(tmp_path):
-    from memeval.analysis.workbench import ensure_bench
+    from memeval.workbench import ensure_bench
 
     _generator()
     path = ensure_bench(None, "tiny", 1, data_root=tmp_path / "data")
@@ -111,7 +120,7 @@ def test_ensure_bench_generates_once(tmp_path):
 
 
 def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
-    from memeval.analysis.workbench import ensure_bench
+    from memeval.workbench import ensure_bench
     from memeval.errors import InputError
 
     with pytest.raises(InputError, match="bench.yaml: no bench manifest here"):
@@ -120,9 +129,12 @@ def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
 
 def test_degradation_with_seeds_shows_the_between_bench_spread(workdir, tmp_path):
     out = workdir / "reports" / "degradation-seeds.html"
-    render_report(NOTEBOOKS / "degradation.ipynb", out,
-                  {"preset": "tiny", "seed": 1, "seeds": [1, 2], "systems": ["no_memory", "bm25"], "resamples": 200},
-                  cwd=workdir)
+    render_report(
+        NOTEBOOKS / "degradation.ipynb",
+        out,
+        {"preset": "tiny", "seed": 1, "seeds": [1, 2], "systems": ["no_memory", "bm25"], "resamples": 200},
+        cwd=workdir,
+    )
     text = out.read_text()
     assert (workdir / "data" / "lifelog-tiny-s2" / "bench.yaml").is_file()  # one bench per seed
     assert "Degradation across 2 generated benches (seeds 1, 2)" in text

@@ -16,30 +16,36 @@ from memeval.scoring.locomo_f1 import locomo_score, normalize_answer, token_f1
 from memeval.testing.chat_stub import ScriptedChatServer
 
 
-@pytest.mark.parametrize("text,norm", [
-    ("The cat, and a Dog!", "cat dog"),
-    ("Salt AND pepper.", "salt pepper"),
-    ("1,000 dollars", "1000 dollars"),        # commas go before punctuation: no split
-    ("an apple-pie", "applepie"),             # hyphen is punctuation, removed without a space
-    ("Theatre", "theatre"),                   # "the" only as a whole word
-])
+@pytest.mark.parametrize(
+    "text,norm",
+    [
+        ("The cat, and a Dog!", "cat dog"),
+        ("Salt AND pepper.", "salt pepper"),
+        ("1,000 dollars", "1000 dollars"),  # commas go before punctuation: no split
+        ("an apple-pie", "applepie"),  # hyphen is punctuation, removed without a space
+        ("Theatre", "theatre"),  # "the" only as a whole word
+    ],
+)
 def test_locomo_normalisation(text, norm):
     assert normalize_answer(text) == norm
 
 
-@pytest.mark.parametrize("cat,pred,gold,want", [
-    (2, "May 7, 2023", "7 May 2023", 1.0),                     # order-free token overlap
-    (4, "She went hiking", "hiking", 0.5),                      # she went hike / hike: P 1/3, R 1
-    (4, "photos", "photo", 1.0),                                # Porter stemming
-    (4, "nothing alike", "mental health", 0.0),
-    (3, "yes, likely", "Likely yes; she loves lakes", 1.0),    # category 3: gold up to the first ";"
-    (1, "hiking, painting", "painting, swimming, hiking", 2 / 3),  # mean over gold parts of best match
-    (1, "painting and swimming", "painting, swimming", 0.5 * (2 / 3) * 2),  # one answer part vs each gold part
-    (5, "No information available about that.", "mental health", 1.0),
-    (5, "It was not mentioned", "x", 1.0),
-    (5, "mental health", "mental health", 0.0),                 # adversarial: only the abstention counts
-    (5, "I don't know", "x", 0.0),                              # ...in LoCoMo's two phrasings
-])
+@pytest.mark.parametrize(
+    "cat,pred,gold,want",
+    [
+        (2, "May 7, 2023", "7 May 2023", 1.0),  # order-free token overlap
+        (4, "She went hiking", "hiking", 0.5),  # she went hike / hike: P 1/3, R 1
+        (4, "photos", "photo", 1.0),  # Porter stemming
+        (4, "nothing alike", "mental health", 0.0),
+        (3, "yes, likely", "Likely yes; she loves lakes", 1.0),  # category 3: gold up to the first ";"
+        (1, "hiking, painting", "painting, swimming, hiking", 2 / 3),  # mean over gold parts of best match
+        (1, "painting and swimming", "painting, swimming", 0.5 * (2 / 3) * 2),  # one answer part vs each gold part
+        (5, "No information available about that.", "mental health", 1.0),
+        (5, "It was not mentioned", "x", 1.0),
+        (5, "mental health", "mental health", 0.0),  # adversarial: only the abstention counts
+        (5, "I don't know", "x", 0.0),  # ...in LoCoMo's two phrasings
+    ],
+)
 def test_locomo_f1_hand_made(cat, pred, gold, want):
     assert locomo_score(cat, pred, gold) == pytest.approx(want)
 
@@ -55,9 +61,11 @@ def _client(srv):
 
 def test_answer_mode_on_locomo_records_its_f1(tmp_path):
     load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
-    answers = {"When did Caroline go to the support group?": "On 7 May 2023.",
-               "What did the race raise awareness for?": "mental health",
-               "What did Caroline raise awareness for in the race?": "Not mentioned in the conversation."}
+    answers = {
+        "When did Caroline go to the support group?": "On 7 May 2023.",
+        "What did the race raise awareness for?": "mental health",
+        "What did Caroline raise awareness for in the race?": "Not mentioned in the conversation.",
+    }
 
     def reply(body):
         content = body["messages"][0]["content"]
@@ -67,8 +75,15 @@ def test_answer_mode_on_locomo_records_its_f1(tmp_path):
         return json.dumps({"verdict": "correct", "evidence": "x"})
 
     with ScriptedChatServer(reply) as srv:
-        rd = run_system(tmp_path / "locomo", "bm25", mode="answer", judge=Judge(_client(srv)),
-                        reader=Reader(_client(srv)), out=tmp_path / "r", progress=False)
+        rd = run_system(
+            tmp_path / "locomo",
+            "bm25",
+            mode="answer",
+            judge=Judge(_client(srv)),
+            reader=Reader(_client(srv)),
+            out=tmp_path / "r",
+            progress=False,
+        )
     recs = {r["question_asked"]: r for r in read_records(rd)}
     assert all(r["official_metric"] == "locomo-f1" for r in recs.values())
     # on 7 may 2023 / 7 may 2023: P 3/4, R 1 -> 6/7
@@ -97,8 +112,15 @@ def test_answer_mode_on_longmemeval_uses_the_prompt_of_each_question_type(tmp_pa
         return json.dumps({"verdict": "wrong", "evidence": "x"})
 
     with ScriptedChatServer(reply) as srv:
-        rd = run_system(tmp_path / "lme", "oracle", mode="answer", judge=Judge(_client(srv)),
-                        reader=Reader(_client(srv)), out=tmp_path / "r", progress=False)
+        rd = run_system(
+            tmp_path / "lme",
+            "oracle",
+            mode="answer",
+            judge=Judge(_client(srv)),
+            reader=Reader(_client(srv)),
+            out=tmp_path / "r",
+            progress=False,
+        )
     recs = {r["qid"]: r for r in read_records(rd)}
     assert len(seen) == len(recs) == 6  # one LongMemEval check per question, beside memeval's own judge
     by = {q: recs[q]["official_metric"] for q in recs}

@@ -30,15 +30,34 @@ def make_bench(root, n_sessions=4, per_session=3):
                     text = f"{h}: my locker code is {1000 + k}."
                     ev = tid
                 turns.append(Turn(tid, s, a if i % 2 == 0 else b, text, f"2024-0{s}-1{k}", haystack=h))
-        qs.append(Question(id=f"{h}-q1", axis="BASIC", question_en="What is the locker code?",
-                           gold_answer=str(1000 + k), evidence_turns=(ev,), evidence_sessions=(2,),
-                           asked_at="2024-06-01", haystack=h))
+        qs.append(
+            Question(
+                id=f"{h}-q1",
+                axis="BASIC",
+                question_en="What is the locker code?",
+                gold_answer=str(1000 + k),
+                evidence_turns=(ev,),
+                evidence_sessions=(2,),
+                asked_at="2024-06-01",
+                haystack=h,
+            )
+        )
     root.mkdir()
     write_turns(root / "turns_all.jsonl", turns)
     write_questions(root / "questions_all.jsonl", qs)
     tier = TierCounter().add_all(turns).tier("all", "turns_all.jsonl", "questions_all.jsonl", len(qs))
-    save_bench(Bench(name="toy", version="1", tiers=(tier,), root=str(root), license="CC0", source="test",
-                     axis_map={"x": "BASIC"}), root)
+    save_bench(
+        Bench(
+            name="toy",
+            version="1",
+            tiers=(tier,),
+            root=str(root),
+            license="CC0",
+            source="test",
+            axis_map={"x": "BASIC"},
+        ),
+        root,
+    )
     return turns, qs
 
 
@@ -66,8 +85,14 @@ def test_pad_keeps_evidence_nests_and_dates(tmp_path, source):
     assert [t.n_turns for t in bench.tiers] == [36, 60, 84]
     meta = yaml.safe_load((out / "bench.yaml").read_text())
     assert meta["generator"]["padding"] == {
-        "source": source, "sizes": [20, 28], "seed": 7, "base_tier": "all", "unit": "turns per haystack",
-        "from_bench": "toy 1", "from_content_hash": load_bench(src).content_hash}
+        "source": source,
+        "sizes": [20, 28],
+        "seed": 7,
+        "base_tier": "all",
+        "unit": "turns per haystack",
+        "from_bench": "toy 1",
+        "from_content_hash": load_bench(src).content_hash,
+    }
     assert meta["tiers_nest"] is True and meta["license"] == "CC0"
     # the original tier is the original files, byte for byte
     assert (out / "turns_all.jsonl").read_bytes() == (src / "turns_all.jsonl").read_bytes()
@@ -109,9 +134,18 @@ def test_pad_keeps_evidence_nests_and_dates(tmp_path, source):
             assert {d["speaker"] for d in rows} == set(SPEAKERS[h])
 
     from memeval.audit import audit
+
     report = audit(out)
-    for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
-                  "evidence-resolves", "evidence-contains-gold", "tiers-nested", "story-identical"):
+    for check in (
+        "manifest-hash",
+        "manifest-consistent",
+        "ids-unique",
+        "dates-chronological",
+        "evidence-resolves",
+        "evidence-contains-gold",
+        "tiers-nested",
+        "story-identical",
+    ):
         assert report.check(check).status == "pass", report.summary()
 
 
@@ -140,8 +174,15 @@ def test_pad_refusals_leave_nothing(tmp_path):
     turns = [Turn(i, 1 + (i - 1) // 2, "user", f"t{i}", "2024-01-0%d" % (1 + (i - 1) // 2)) for i in range(1, 7)]
     write_turns(one / "t.jsonl", turns)
     write_questions(one / "q.jsonl", [Question(id="Q1", axis="BASIC", question_en="?", evidence_turns=(3,))])
-    save_bench(Bench(name="one", version="1", tiers=(TierCounter().add_all(turns).tier("core", "t.jsonl", "q.jsonl", 1),),
-                     root=str(one)), one)
+    save_bench(
+        Bench(
+            name="one",
+            version="1",
+            tiers=(TierCounter().add_all(turns).tier("core", "t.jsonl", "q.jsonl", 1),),
+            root=str(one),
+        ),
+        one,
+    )
     with pytest.raises(MemevalError, match="several haystacks"):
         pad(one, [10], source="haystacks", out=tmp_path / "p")
     with pytest.raises(MemevalError, match="not larger than the tier"):
@@ -162,13 +203,35 @@ def test_pad_cli(tmp_path, capsys):
 def test_pad_one_haystack_tier_with_lifelog(tmp_path):
     one = tmp_path / "one"
     one.mkdir()
-    turns = [Turn(i, 1 + (i - 1) // 2, "user" if i % 2 else "assistant", f"story line {i}",
-                  "2024-01-0%d" % (1 + (i - 1) // 2)) for i in range(1, 7)]
+    turns = [
+        Turn(
+            i, 1 + (i - 1) // 2, "user" if i % 2 else "assistant", f"story line {i}", "2024-01-0%d" % (1 + (i - 1) // 2)
+        )
+        for i in range(1, 7)
+    ]
     write_turns(one / "t.jsonl", turns)
-    write_questions(one / "q.jsonl", [Question(id="Q1", axis="BASIC", question_en="?", gold_answer="line 3",
-                                               evidence_turns=(3,), evidence_sessions=(2,))])
-    save_bench(Bench(name="one", version="1", tiers=(TierCounter().add_all(turns).tier("core", "t.jsonl", "q.jsonl", 1),),
-                     root=str(one)), one)
+    write_questions(
+        one / "q.jsonl",
+        [
+            Question(
+                id="Q1",
+                axis="BASIC",
+                question_en="?",
+                gold_answer="line 3",
+                evidence_turns=(3,),
+                evidence_sessions=(2,),
+            )
+        ],
+    )
+    save_bench(
+        Bench(
+            name="one",
+            version="1",
+            tiers=(TierCounter().add_all(turns).tier("core", "t.jsonl", "q.jsonl", 1),),
+            root=str(one),
+        ),
+        one,
+    )
     pad(one, [40, 12], source="lifelog", seed=3, out=tmp_path / "p")
     bench = load_bench(tmp_path / "p")
     assert [t.n_turns for t in bench.tiers] == [6, 12, 40]
@@ -205,7 +268,16 @@ def test_pad_glasshouse_tier_keeps_named_sets_and_images(tmp_path):
         assert [(t.text, t.image) for t in imaged] == [(core[3].text, "img/img01.png")]
     assert (tmp_path / "p" / "img" / "img01.png").is_file()
     from memeval.audit import audit
+
     report = audit(tmp_path / "p")
-    for check in ("manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological",
-                  "evidence-resolves", "images-resolve", "tiers-nested", "story-identical"):
+    for check in (
+        "manifest-hash",
+        "manifest-consistent",
+        "ids-unique",
+        "dates-chronological",
+        "evidence-resolves",
+        "images-resolve",
+        "tiers-nested",
+        "story-identical",
+    ):
         assert report.check(check).status == "pass", report.summary()

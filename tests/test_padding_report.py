@@ -17,8 +17,23 @@ NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 
 def test_padded_book_suite_degradation_report(tmp_path, monkeypatch):
     assert main(["import", "booksuite", str(SUITE), "--out", str(tmp_path / "book")]) == 0
-    assert main(["pad", str(tmp_path / "book"), "--sizes", "300,900", "--seed", "1", "--source", "lifelog",
-                 "--out", str(tmp_path / "padded")]) == 0
+    assert (
+        main(
+            [
+                "pad",
+                str(tmp_path / "book"),
+                "--sizes",
+                "300,900",
+                "--seed",
+                "1",
+                "--source",
+                "lifelog",
+                "--out",
+                str(tmp_path / "padded"),
+            ]
+        )
+        == 0
+    )
     bench = load_bench(tmp_path / "padded")
     assert bench.tier_names == ("all", "all_pad300", "all_pad900")
     report = audit(tmp_path / "padded")
@@ -26,9 +41,23 @@ def test_padded_book_suite_degradation_report(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "padded.html"
-    assert main(["report", str(NOTEBOOKS / "degradation.ipynb"),
-                 "-p", "bench_dir", str(tmp_path / "padded"), "-p", "systems", "[bm25, oracle]",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(NOTEBOOKS / "degradation.ipynb"),
+                "-p",
+                "bench_dir",
+                str(tmp_path / "padded"),
+                "-p",
+                "systems",
+                "[bm25, oracle]",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     runs = sorted((tmp_path / "runs").iterdir())
     table = overall_table(load_records(runs)).filter(pl.col("system") == "bm25")
     assert table["tier"].to_list() == ["all", "all_pad300", "all_pad900"]

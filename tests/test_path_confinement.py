@@ -58,13 +58,16 @@ def _edit_manifest(bench, **tier0):
     (bench / "bench.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
 
 
-@pytest.mark.parametrize("edit, field", [
-    ({"turns": "../outside.jsonl"}, "turns"),
-    ({"questions": "/etc/hostname"}, "questions"),
-    ({"name": ".."}, "name"),
-    ({"name": "../../escaped"}, "name"),
-    ({"question_sets": {"../../probes": "questions_core.jsonl"}}, "question_sets"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        ({"turns": "../outside.jsonl"}, "turns"),
+        ({"questions": "/etc/hostname"}, "questions"),
+        ({"name": ".."}, "name"),
+        ({"name": "../../escaped"}, "name"),
+        ({"question_sets": {"../../probes": "questions_core.jsonl"}}, "question_sets"),
+    ],
+)
 def test_pad_never_writes_outside_out(tmp_path, capsys, edit, field):
     bench = tmp_path / "work" / "bench"
     bench.mkdir(parents=True)

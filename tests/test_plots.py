@@ -82,10 +82,19 @@ def test_axis_tier_heatmap_cells():
 
 
 def test_latency_histogram_percentiles_and_exclusions():
-    rows = [record(system="http", qid=f"Q{i}", latency_minus_rtt_ms=float(i), speed_status="measured")
-            for i in range(1, 101)]
-    rows += [record(system="http", qid="QX", latency_minus_rtt_ms=1.0, speed_status="unmeasurable",
-                    speed_reason="round trip >= 90% of total")] * 3
+    rows = [
+        record(system="http", qid=f"Q{i}", latency_minus_rtt_ms=float(i), speed_status="measured")
+        for i in range(1, 101)
+    ]
+    rows += [
+        record(
+            system="http",
+            qid="QX",
+            latency_minus_rtt_ms=1.0,
+            speed_status="unmeasurable",
+            speed_reason="round trip >= 90% of total",
+        )
+    ] * 3
     rows += [record(system="http", qid="QE", latency_minus_rtt_ms=5000.0, speed_status="measured", error="HTTP 500")]
     rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
     fig = plots.latency_histogram(records_frame(rows))
@@ -93,7 +102,7 @@ def test_latency_histogram_percentiles_and_exclusions():
     assert titles[0] == "http — n=100, unmeasurable excluded: 3, errors excluded: 1"
     assert titles[1].startswith("bm25 [in-process") and "n=1" in titles[1]
     assert len(fig.data[0].x) == 100
-    xs = sorted(10 ** s.x0 for s in fig.layout.shapes if s.xref == "x")  # the first panel's lines (log10 ms)
+    xs = sorted(10**s.x0 for s in fig.layout.shapes if s.xref == "x")  # the first panel's lines (log10 ms)
     # 1..100 with linear interpolation: p50 = 50.5, p95 = 95.05, p99 = 99.01; then the 500 ms target
     assert xs == pytest.approx([50.5, 95.05, 99.01, 500.0])
     labels = {a.text for a in fig.layout.annotations}
@@ -104,8 +113,16 @@ def test_latency_histogram_percentiles_and_exclusions():
 
 
 def test_latency_histogram_draws_no_empty_panel():
-    rows = [record(system="served", qid=f"Q{i}", latency_minus_rtt_ms=5.0, speed_status="unmeasurable",
-                   speed_reason="concurrency 8: latency includes queueing") for i in range(5)]
+    rows = [
+        record(
+            system="served",
+            qid=f"Q{i}",
+            latency_minus_rtt_ms=5.0,
+            speed_status="unmeasurable",
+            speed_reason="concurrency 8: latency includes queueing",
+        )
+        for i in range(5)
+    ]
     rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
     fig = plots.latency_histogram(records_frame(rows))
     assert len(fig.data) == 1 and fig.data[0].name == "bm25"
@@ -141,8 +158,12 @@ def test_curve_points_carry_their_95_interval():
     # questions gives 0, 0.5 or 1 with p 1/4, 1/2, 1/4); the oracle got both right -> 1..1
     rows = []
     for tier in ("core", "small"):
-        rows += [record(system="bm25", tier=tier, qid="Q1", score=1.0), record(system="bm25", tier=tier, qid="Q2", score=0.0),
-                 record(system="oracle", tier=tier, qid="Q1", score=1.0), record(system="oracle", tier=tier, qid="Q2", score=1.0)]
+        rows += [
+            record(system="bm25", tier=tier, qid="Q1", score=1.0),
+            record(system="bm25", tier=tier, qid="Q2", score=0.0),
+            record(system="oracle", tier=tier, qid="Q1", score=1.0),
+            record(system="oracle", tier=tier, qid="Q2", score=1.0),
+        ]
     fig = plots.degradation_curve(records_frame(rows), ceiling=False)
     bm25 = _trace(fig, "bm25")
     assert list(bm25.y) == [0.5, 0.5]
@@ -155,8 +176,9 @@ def test_curve_points_carry_their_95_interval():
 def test_per_axis_lines_never_share_a_colour():
     from memeval.bench.axes import AXES
 
-    rows = [record(system="bm25", tier=t, qid=f"Q{a}", axis=a, weight=1, score=1.0)
-            for a in AXES for t in ("core", "small")]
+    rows = [
+        record(system="bm25", tier=t, qid=f"Q{a}", axis=a, weight=1, score=1.0) for a in AXES for t in ("core", "small")
+    ]
     fig = plots.degradation_curve(records_frame(rows), by="axis", floor=False, ceiling=False)
     colours = [t.line.color for t in fig.data]
     assert len(colours) == len(AXES) == 17 and len(set(colours)) == 17
@@ -165,8 +187,10 @@ def test_per_axis_lines_never_share_a_colour():
 def test_overall_table_carries_intervals_beside_each_mean():
     from memeval.analysis.aggregate import RETRIEVAL_METRICS, overall_table
 
-    rows = [record(system="bm25", qid="Q1", axis="BASIC", score=1.0),
-            record(system="bm25", qid="Q2", axis="MULTI", score=0.0)]  # weights 1 and 3
+    rows = [
+        record(system="bm25", qid="Q1", axis="BASIC", score=1.0),
+        record(system="bm25", qid="Q2", axis="MULTI", score=0.0),
+    ]  # weights 1 and 3
     df = records_frame(rows).with_columns(pl.lit(None, pl.Float64).alias(c) for c in RETRIEVAL_METRICS)
     row = overall_table(df).row(0, named=True)
     assert row["weighted"] == pytest.approx(0.25) and row["unweighted"] == pytest.approx(0.5)

@@ -26,8 +26,9 @@ def _memeval(cmd: str, cwd: Path) -> subprocess.CompletedProcess:
     argv = shlex.split(re.sub(r"\s*\[[^\]]*\]", "", cmd))  # optional [--flags] left out
     assert argv[0] == "memeval"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "memeval", *argv[1:]], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "memeval", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_the_tour_runs_in_order_on_tiny(tmp_path):

@@ -23,19 +23,23 @@ def test_a_run_writes_every_record_field_and_load_records_keeps_them(tmp_path):
     # fields the old schema dropped: the rule that fired, attempts, the retrieval metrics spread out
     assert q2["rule"] is not None and q2["attempts"] == 1
     assert q2["turn_recall_any@5"] == 1.0 and "judge_evidence" in df.columns and "official_score" in df.columns
-    assert any("Biscuit" in m["text"] and m["speaker"] == "user" and m["timestamp"] == "2026-02-10"
-               for m in q2["memories"])
+    assert any(
+        "Biscuit" in m["text"] and m["speaker"] == "user" and m["timestamp"] == "2026-02-10" for m in q2["memories"]
+    )
     assert df.schema["epoch"] == pl.Int32 and df.schema["weight"] == pl.Int32
 
 
-@pytest.mark.parametrize("field,value,why", [
-    ("memories", [{"text": 3}], "objects {text, timestamp, speaker}"),
-    ("memories", [{"text": "x", "speaker": ["a"]}], "objects {text, timestamp, speaker}"),
-    ("memories", "x", "expected list or null"),
-    ("attempts", 1.5, "expected int or null"),
-    ("judge_evidence", 3, "expected str or null"),
-    ("epoch", None, "expected int"),
-])
+@pytest.mark.parametrize(
+    "field,value,why",
+    [
+        ("memories", [{"text": 3}], "objects {text, timestamp, speaker}"),
+        ("memories", [{"text": "x", "speaker": ["a"]}], "objects {text, timestamp, speaker}"),
+        ("memories", "x", "expected list or null"),
+        ("attempts", 1.5, "expected int or null"),
+        ("judge_evidence", 3, "expected str or null"),
+        ("epoch", None, "expected int"),
+    ],
+)
 def test_read_checks_come_from_the_record_type(field, value, why):
     rec = {"tier": "core", "qid": "Q1", "epoch": 0, field: value}
     with pytest.raises(InputError) as e:
@@ -58,8 +62,9 @@ def test_the_store_writes_a_record_object_as_its_fields(tmp_path):
     from memeval.run.records import RecordStore
 
     store = RecordStore(tmp_path)
-    store.append(Record(tier="core", qid="Q1", epoch=0, score=0.5, memories=[{"text": "a", "timestamp": None,
-                                                                               "speaker": "Ana"}]))
+    store.append(
+        Record(tier="core", qid="Q1", epoch=0, score=0.5, memories=[{"text": "a", "timestamp": None, "speaker": "Ana"}])
+    )
     store.close()
     (rec,) = read_records(tmp_path)
     assert list(rec) == list(RECORD_FIELDS) and rec["score"] == 0.5 and rec["memories"][0]["speaker"] == "Ana"

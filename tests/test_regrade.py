@@ -30,8 +30,9 @@ def bench(tmp_path):
 
 def test_regrade_over_http_run_calls_no_system_and_keeps_memory_fields(bench, tmp_path, capsys):
     with ReferenceServer(BM25(k=2)) as srv:
-        src = run_system(bench, srv.url, mode="dry", out=tmp_path / "src", progress=False,
-                         http_options={"max_attempts": 1})
+        src = run_system(
+            bench, srv.url, mode="dry", out=tmp_path / "src", progress=False, http_options={"max_attempts": 1}
+        )
         srv.faults = Faults(error_rate=1.0)  # from now on every request fails
         before = srv.stats()
         assert main(["regrade", str(src), "--mode", "dry", "--out", str(tmp_path / "re")]) == 0
@@ -84,17 +85,27 @@ def _judge_reply(verdict):
         if content.startswith("You answer a question"):
             return "Biscuit"
         return json.dumps({"verdict": verdict, "evidence": "quoted"})
+
     return reply
 
 
 def test_answer_regrade_with_a_new_judge_reuses_the_stored_answers(bench, tmp_path):
     with ScriptedChatServer(_judge_reply("correct")) as a:
         client = ChatClient(a.base_url, "judge-a", backoff=0.001)
-        src = run_system(bench, "bm25", tiers=["core"], mode="answer", judge=Judge(client), reader=Reader(client),
-                         out=tmp_path / "src", progress=False)
+        src = run_system(
+            bench,
+            "bm25",
+            tiers=["core"],
+            mode="answer",
+            judge=Judge(client),
+            reader=Reader(client),
+            out=tmp_path / "src",
+            progress=False,
+        )
     with ScriptedChatServer(_judge_reply("wrong")) as b:
-        re = regrade_run(src, "answer", judge=Judge(ChatClient(b.base_url, "judge-b", backoff=0.001)),
-                         out=tmp_path / "re")
+        re = regrade_run(
+            src, "answer", judge=Judge(ChatClient(b.base_url, "judge-b", backoff=0.001)), out=tmp_path / "re"
+        )
         prompts = [r["messages"][0]["content"] for r in b.requests]
     old, new = _by_key(read_records(src)), _by_key(read_records(re))
     assert [r["answer"] for r in old.values()] == [r["answer"] for r in new.values()] == ["Biscuit"] * 4
@@ -108,13 +119,30 @@ def test_answer_regrade_with_a_new_judge_reuses_the_stored_answers(bench, tmp_pa
 def test_answer_regrade_of_a_run_without_answers_needs_a_reader(bench, tmp_path, capsys):
     src = run_system(bench, "bm25", tiers=["core"], mode="dry", out=tmp_path / "src", progress=False)
     with ScriptedChatServer(_judge_reply("correct")) as s:
-        code = main(["regrade", str(src), "--mode", "answer", "--judge-url", s.base_url, "--judge-model", "j",
-                     "--out", str(tmp_path / "re")])
+        code = main(
+            [
+                "regrade",
+                str(src),
+                "--mode",
+                "answer",
+                "--judge-url",
+                s.base_url,
+                "--judge-model",
+                "j",
+                "--out",
+                str(tmp_path / "re"),
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 1 and len(err.strip().splitlines()) == 1 and "needs a reader" in err
         assert not (tmp_path / "re").exists()
-        re = regrade_run(src, "answer", judge=Judge(ChatClient(s.base_url, "j", backoff=0.001)),
-                         reader=Reader(ChatClient(s.base_url, "r", backoff=0.001)), out=tmp_path / "re")
+        re = regrade_run(
+            src,
+            "answer",
+            judge=Judge(ChatClient(s.base_url, "j", backoff=0.001)),
+            reader=Reader(ChatClient(s.base_url, "r", backoff=0.001)),
+            out=tmp_path / "re",
+        )
         n_reader = sum(r["messages"][0]["content"].startswith("You answer a question") for r in s.requests)
     assert n_reader == 4 and all(r["answer"] == "Biscuit" and r["score"] == 1.0 for r in read_records(re))
 

@@ -8,7 +8,7 @@ from browser import load_html, require_chromium
 from memeval.analysis.report import parse_parameter, to_offline_html
 from memeval.cli import main
 
-NOTEBOOK = '''# %% tags=["parameters"]
+NOTEBOOK = """# %% tags=["parameters"]
 n = 3
 label = "x"
 
@@ -27,7 +27,7 @@ w.Button(description="live only")
 
 # %%
 print("SECRET_SOURCE_MARKER".lower(), n * 2, label)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +104,15 @@ def test_widget_outputs_become_a_static_note():
     nb = nbformat.v4.new_notebook()
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     cell = nbformat.v4.new_code_cell("w")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
-        "text/plain": "Button()"})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+                "text/plain": "Button()",
+            },
+        )
+    ]
     nb.cells = [cell]
     html = to_offline_html(nb)
     assert "interactive widget" in html and "abc" not in html
@@ -115,8 +121,10 @@ def test_widget_outputs_become_a_static_note():
 
 def test_figure_without_offline_renderer_is_an_error(tmp_path, capsys):
     nb = tmp_path / "nosetup.py"
-    nb.write_text('# %%\nimport plotly.io as pio\npio.renderers.default = "plotly_mimetype"\n'
-                  'import plotly.graph_objects as go\ngo.Figure(go.Bar(y=[1]))\n')
+    nb.write_text(
+        '# %%\nimport plotly.io as pio\npio.renderers.default = "plotly_mimetype"\n'
+        "import plotly.graph_objects as go\ngo.Figure(go.Bar(y=[1]))\n"
+    )
     out = tmp_path / "nosetup.html"
     assert main(["report", str(nb), "-o", str(out)]) == 1
     (err,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
@@ -124,12 +132,12 @@ def test_figure_without_offline_renderer_is_an_error(tmp_path, capsys):
     assert not out.exists()
 
 
-TABLE_NOTEBOOK = '''# %%
+TABLE_NOTEBOOK = """# %%
 from IPython.display import HTML
 import polars as pl
 from memeval.analysis.tables import html_table
 HTML(html_table(pl.DataFrame({"system": ["b", "a", "c"], "score": [0.5, 10.0, 2.0]})))
-'''
+"""
 
 
 def test_report_tables_sort_and_filter_after_export(tmp_path):
@@ -139,28 +147,32 @@ def test_report_tables_sort_and_filter_after_export(tmp_path):
     out = tmp_path / "tables.html"
     assert main(["report", str(nb), "-o", str(out)]) == 0
     rows = "Array.from(document.querySelectorAll('table.memeval-table tbody tr'))"
-    page = load_html(out, tmp_path / "tables.png", evaluate={
-        "initial": f"{rows}.map(r => r.cells[0].textContent).join(',')",
-        "by_score": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
-                    f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
-        "by_score_desc": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
-                         f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
-        "filtered": "(() => { const box = document.querySelector('input.memeval-filter'); box.value = 'c'; "
-                    "box.dispatchEvent(new Event('input')); "
-                    f"return {rows}.filter(r => r.style.display !== 'none').length; }})()",
-    })
+    page = load_html(
+        out,
+        tmp_path / "tables.png",
+        evaluate={
+            "initial": f"{rows}.map(r => r.cells[0].textContent).join(',')",
+            "by_score": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
+            f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
+            "by_score_desc": "(() => { document.querySelectorAll('table.memeval-table th')[1].click(); "
+            f"return {rows}.map(r => r.cells[0].textContent).join(','); }})()",
+            "filtered": "(() => { const box = document.querySelector('input.memeval-filter'); box.value = 'c'; "
+            "box.dispatchEvent(new Event('input')); "
+            f"return {rows}.filter(r => r.style.display !== 'none').length; }})()",
+        },
+    )
     assert page.page_errors == () and page.console_errors == ()
     assert page.values == {"initial": "b,a,c", "by_score": "b,c,a", "by_score_desc": "a,c,b", "filtered": 1}
 
 
-LIST_NOTEBOOK = '''# %% tags=["parameters"]
+LIST_NOTEBOOK = """# %% tags=["parameters"]
 run_dirs: list[str] | None = None
 systems = ["bm25"]
 label = "x"
 
 # %%
 print("GOT", repr(run_dirs), repr(systems), repr(label))
-'''
+"""
 
 
 def test_unknown_parameter_is_refused_before_anything_runs(tmp_path, capsys):
@@ -178,7 +190,28 @@ def test_one_value_where_a_list_is_expected_becomes_a_list(tmp_path):
     nb = tmp_path / "lists.py"
     nb.write_text(LIST_NOTEBOOK)
     out = tmp_path / "lists.html"
-    assert main(["report", str(nb), "-p", "run_dirs", "runs/x", "-p", "systems", "oracle", "-p", "label", "y",
-                 "-o", str(out), "--no-progress"]) == 0
-    assert "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;] &#x27;y&#x27;" in out.read_text() or \
-        "GOT ['runs/x'] ['oracle'] 'y'" in out.read_text()
+    assert (
+        main(
+            [
+                "report",
+                str(nb),
+                "-p",
+                "run_dirs",
+                "runs/x",
+                "-p",
+                "systems",
+                "oracle",
+                "-p",
+                "label",
+                "y",
+                "-o",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert (
+        "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;] &#x27;y&#x27;" in out.read_text()
+        or "GOT ['runs/x'] ['oracle'] 'y'" in out.read_text()
+    )

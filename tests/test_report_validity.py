@@ -19,7 +19,7 @@ def _figure_titles(html_text: str) -> list[str]:
     out, pos = [], 0
     while (i := html_text.find('"title":{"text":"', pos)) >= 0:
         j = html_text.index('"', i + 17)
-        out.append(json.loads('"' + html_text[i + 17:j] + '"'))
+        out.append(json.loads('"' + html_text[i + 17 : j] + '"'))
         pos = j
     return out
 
@@ -29,12 +29,16 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
     conv["conversation"]["session_1"][0]["text"] += " <script>window.__pwned=1</script>"
     load_locomo([_write(tmp_path, [conv])], tmp_path / "locomo")
     out = tmp_path / "reports" / "degradation.html"
-    render_report(NOTEBOOKS / "degradation.ipynb", out,
-                  {"bench_dir": str(tmp_path / "locomo"), "systems": ["no_memory", "bm25", "oracle"]},
-                  cwd=tmp_path)
+    render_report(
+        NOTEBOOKS / "degradation.ipynb",
+        out,
+        {"bench_dir": str(tmp_path / "locomo"), "systems": ["no_memory", "bm25", "oracle"]},
+        cwd=tmp_path,
+    )
     text = out.read_text()
-    titles = [t for t in _figure_titles(text) if t.startswith(("Evidence retrieval", "Degradation", "Mean score",
-                                                               "Outcome"))]
+    titles = [
+        t for t in _figure_titles(text) if t.startswith(("Evidence retrieval", "Degradation", "Mean score", "Outcome"))
+    ]
     assert titles and all(t.startswith("Evidence retrieval") for t in titles), titles
     require_chromium()
     page = load_html(out, tmp_path / "validity.png", evaluate={"pwned": "typeof window.__pwned"})
@@ -45,7 +49,7 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
     gate = seen.index("NOT VALID: dry answer scores on locomo")
     assert gate < seen.index("dry answer-score curves are not drawn")
     assert gate < seen.index("NOT VALID on this bench")  # the dry table is labelled too
-    assert "evidence ceiling" in seen[gate:gate + 300]
+    assert "evidence ceiling" in seen[gate : gate + 300]
 
 
 @pytest.mark.parametrize("name", ["compare", "traces", "latency"])

@@ -100,8 +100,22 @@ def test_multiturn_run_where_no_sample_completes_exits_1(tmp_path, capsys, monke
     recs = read_records(out)
     assert recs and all(r["verdict"] == "incomplete" and "endpoint down" in r["reason"] for r in recs)
     # with one working agent beside it, the broken one still fails the command
-    assert main(["multiturn", "run", str(tmp_path / "suite"), "-o", str(tmp_path / "two.jsonl"),
-                 "--agent", "correct", "--agent", "broken"]) == 1
+    assert (
+        main(
+            [
+                "multiturn",
+                "run",
+                str(tmp_path / "suite"),
+                "-o",
+                str(tmp_path / "two.jsonl"),
+                "--agent",
+                "correct",
+                "--agent",
+                "broken",
+            ]
+        )
+        == 1
+    )
     assert main(["multiturn", "run", str(tmp_path / "suite"), "-o", str(tmp_path / "ok.jsonl")]) == 0
 
 

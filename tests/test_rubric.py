@@ -15,17 +15,25 @@ from memeval.testing.chat_stub import ScriptedChatServer
 from booksuite_paths import SUITE
 
 CASE = BookCase(
-    test_id="layer1_99_x", layer="layer1", title="t", description="d",
-    histories=(History("c2", "2024-03-01 09:00:00", (Message("user", "new code ZZ-9"),)),
-               History("c1", "2024-01-02 10:00:00", (Message("user", "my code is AB-12"),
-                                                     Message("assistant", "noted")))),
-    user_question="what is my code?", evaluation_criteria="must say ZZ-9 (the newer code)",
-    expected_behavior="gives ZZ-9")
+    test_id="layer1_99_x",
+    layer="layer1",
+    title="t",
+    description="d",
+    histories=(
+        History("c2", "2024-03-01 09:00:00", (Message("user", "new code ZZ-9"),)),
+        History("c1", "2024-01-02 10:00:00", (Message("user", "my code is AB-12"), Message("assistant", "noted"))),
+    ),
+    user_question="what is my code?",
+    evaluation_criteria="must say ZZ-9 (the newer code)",
+    expected_behavior="gives ZZ-9",
+)
 
 
 def verdict(p=4, r=3, reasoning=3, pro=2, veto=False, drop_evidence=None, veto_evidence="x"):
-    out = {d: {"grade": g, "evidence": f"answer says ZZ-9; c2 says ZZ-9 ({d})", "boundary": "b"}
-           for d, g in (("precision", p), ("recall", r), ("reasoning", reasoning), ("proactivity", pro))}
+    out = {
+        d: {"grade": g, "evidence": f"answer says ZZ-9; c2 says ZZ-9 ({d})", "boundary": "b"}
+        for d, g in (("precision", p), ("recall", r), ("reasoning", reasoning), ("proactivity", pro))
+    }
     if drop_evidence:
         out[drop_evidence]["evidence"] = " "
     out["hallucination"] = {"veto": veto, "evidence": veto_evidence if veto else ""}
@@ -81,11 +89,14 @@ def test_hallucination_veto_zeroes_the_reward(server):
     assert res.reward == 0.0 and res.success is False and res.verdict.veto_evidence == "invents code QQ-1"
 
 
-@pytest.mark.parametrize("reply,reason", [
-    (verdict(drop_evidence="recall"), "verdict discarded: recall: verdict without evidence"),
-    (verdict(veto=True, veto_evidence=""), "verdict discarded: hallucination: veto without evidence"),
-    (verdict(p=5), "verdict discarded: precision: grade must be 1-4"),
-])
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        (verdict(drop_evidence="recall"), "verdict discarded: recall: verdict without evidence"),
+        (verdict(veto=True, veto_evidence=""), "verdict discarded: hallucination: veto without evidence"),
+        (verdict(p=5), "verdict discarded: precision: grade must be 1-4"),
+    ],
+)
 def test_verdict_without_evidence_or_valid_grade_is_ungraded(reply, reason, server):
     with scripted(server, lambda body: reply) as srv:
         res = judge_for(srv).grade(CASE, "ZZ-9")
@@ -107,7 +118,9 @@ def test_unreadable_reply_is_asked_again_then_ungraded(server):
     assert res.reward == pytest.approx(8 / 12) and res.attempts == 2
     with scripted(server, lambda body: "no json here") as srv:
         res = judge_for(srv, parse_attempts=3).grade(CASE, "ZZ-9")
-    assert res.reward is None and res.ungraded_reason == "no JSON verdict in the judge's reply" and len(srv.requests) == 3
+    assert (
+        res.reward is None and res.ungraded_reason == "no JSON verdict in the judge's reply" and len(srv.requests) == 3
+    )
 
 
 def test_labels_accepted_as_grades():
@@ -127,8 +140,11 @@ def test_judge_refuses_nonzero_temperature():
 
 def test_ungraded_cases_are_counted_separately_in_the_layer_table(server):
     suite = load_booksuite(SUITE)
-    answers = {"layer1_01_bank_account": "good", "layer1_02_insurance_claim": "bad",
-               "layer2_01_multiple_vehicles": "good"}
+    answers = {
+        "layer1_01_bank_account": "good",
+        "layer1_02_insurance_claim": "bad",
+        "layer2_01_multiple_vehicles": "good",
+    }
 
     def responder(body):
         text = body["messages"][1]["content"]
@@ -144,17 +160,39 @@ def test_ungraded_cases_are_counted_separately_in_the_layer_table(server):
 
 def test_compare_with_judge_metric_over_loopback(tmp_path, capsys, server):
     p = tmp_path / "r.json"
-    p.write_text(json.dumps({"a": {"layer3_01_travel_coordination": "renew your passport"},
-                             "b": {"layer3_01_travel_coordination": "no idea"}}))
+    p.write_text(
+        json.dumps(
+            {
+                "a": {"layer3_01_travel_coordination": "renew your passport"},
+                "b": {"layer3_01_travel_coordination": "no idea"},
+            }
+        )
+    )
 
     def responder(body):
         ans = body["messages"][1]["content"].rstrip()
         return verdict(4, 3, 3, 4) if ans.endswith("passport") else verdict(1, 1, 1, 1)
 
     with scripted(server, responder) as srv:
-        rc = main(["compare", "--suite", str(SUITE), "--metric", "judge", "--responses", str(p),
-                   "--judge-url", srv.base_url, "--judge-model", "jm", "--judge-key-env", "MEMEVAL_NO_KEY",
-                   "--out", str(tmp_path / "o.jsonl")])
+        rc = main(
+            [
+                "compare",
+                "--suite",
+                str(SUITE),
+                "--metric",
+                "judge",
+                "--responses",
+                str(p),
+                "--judge-url",
+                srv.base_url,
+                "--judge-model",
+                "jm",
+                "--judge-key-env",
+                "MEMEVAL_NO_KEY",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
     assert rc == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("Overall"))
@@ -177,8 +215,22 @@ def test_score_answers_with_judge_without_json_mode(tmp_path, capsys, server):
     p = tmp_path / "a.json"
     p.write_text(json.dumps({"layer1_01_bank_account": "4429853327"}))
     with scripted(server, lambda body: verdict(4, 2, 3, 3)) as srv:
-        rc = main(["score-answers", "--suite", str(SUITE), "--answers", str(p), "--metric", "judge",
-                   "--judge-url", srv.base_url, "--judge-model", "jm", "--no-judge-json-mode"])
+        rc = main(
+            [
+                "score-answers",
+                "--suite",
+                str(SUITE),
+                "--answers",
+                str(p),
+                "--metric",
+                "judge",
+                "--judge-url",
+                srv.base_url,
+                "--judge-model",
+                "jm",
+                "--no-judge-json-mode",
+            ]
+        )
     assert rc == 0 and "response_format" not in srv.requests[0]
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("layer1_01_bank_account"))
     assert line.split()[1:4] == ["layer1", f"{(3 + 1 + 2 + 2) / 12:.3f}", "no"]

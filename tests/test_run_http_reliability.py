@@ -31,8 +31,9 @@ def bench(tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "memeval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "memeval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def _scores(run_dir):
@@ -284,13 +285,17 @@ class _Trickle:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
-        reply = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{"memories": ["' + b"x" * 22 + b'"]}'
+        reply = (
+            b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{"memories": ["'
+            + b"x" * 22
+            + b'"]}'
+        )
         try:
             conn.recv(65536)
             for i in range(0, len(reply), 2):
                 if self.stop.wait(0.5):
                     break
-                conn.sendall(reply[i:i + 2])
+                conn.sendall(reply[i : i + 2])
         except OSError:
             pass
         finally:
@@ -351,8 +356,20 @@ def test_ctrl_c_reaches_requests_in_flight_within_a_second_or_so(bench, tmp_path
     out = tmp_path / "r"
     try:
         _Stall.queries = 0
-        p = _cli("run", "--bench", bench, "--system", url, "--out", str(out), "--no-progress", "--http-timeout", "60",
-                 "--concurrency", str(concurrency))
+        p = _cli(
+            "run",
+            "--bench",
+            bench,
+            "--system",
+            url,
+            "--out",
+            str(out),
+            "--no-progress",
+            "--http-timeout",
+            "60",
+            "--concurrency",
+            str(concurrency),
+        )
         _wait(lambda: _Stall.queries >= concurrency, what="queries in flight")
         time.sleep(0.3)
         t0 = time.monotonic()
@@ -395,26 +412,46 @@ class _Fixed(BaseHTTPRequestHandler):
 BIG = 300_000
 
 
-@pytest.mark.parametrize("body,reason", [
-    (b'{"memories": "Dr Okafor Biscuit 52 dollars"}', "'memories' must be a list of strings or memory objects, got a string"),
-    (b'{"memories": {"Dr Okafor": 1, "Biscuit": 2}}', "'memories' must be a list of strings or memory objects, got an object"),
-    (b'{"memories": ["Dr Okafor", 52]}', "'memories[1]' must be a string or an object with a string 'text', got an integer"),
-    (b'{"memories": [{"text": 5}]}', "'memories[0]' must be a string or an object with a string 'text', got an object"),
-    (b'["Dr Okafor"]', "reply must be a JSON object, got a list"),
-    (b'{"memories": ["Dr Okafor"], "turn_ids": ["one"]}', "'turn_ids' must be a list of integers"),
-    (b'{"memories": ["Dr Okafor"], "answer": 7}', "'answer' must be a string, got an integer"),
-    (b'{"answer": "Dr Okafor"}', "'memories' must be a list of strings or memory objects, got null"),
-    (b'not json', "reply is not JSON"),
-    (b'{"memories": ["' + b"Dr Okafor " * (BIG // 10) + b'"]}', "above the cap of 100000 bytes"),
-])
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (
+            b'{"memories": "Dr Okafor Biscuit 52 dollars"}',
+            "'memories' must be a list of strings or memory objects, got a string",
+        ),
+        (
+            b'{"memories": {"Dr Okafor": 1, "Biscuit": 2}}',
+            "'memories' must be a list of strings or memory objects, got an object",
+        ),
+        (
+            b'{"memories": ["Dr Okafor", 52]}',
+            "'memories[1]' must be a string or an object with a string 'text', got an integer",
+        ),
+        (
+            b'{"memories": [{"text": 5}]}',
+            "'memories[0]' must be a string or an object with a string 'text', got an object",
+        ),
+        (b'["Dr Okafor"]', "reply must be a JSON object, got a list"),
+        (b'{"memories": ["Dr Okafor"], "turn_ids": ["one"]}', "'turn_ids' must be a list of integers"),
+        (b'{"memories": ["Dr Okafor"], "answer": 7}', "'answer' must be a string, got an integer"),
+        (b'{"answer": "Dr Okafor"}', "'memories' must be a list of strings or memory objects, got null"),
+        (b"not json", "reply is not JSON"),
+        (b'{"memories": ["' + b"Dr Okafor " * (BIG // 10) + b'"]}', "above the cap of 100000 bytes"),
+    ],
+)
 def test_malformed_or_oversize_replies_are_error_records_never_scores(bench, tmp_path, body, reason):
     handler = type("H", (_Fixed,), {"body": body})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        rd = run_system(bench, f"http://127.0.0.1:{server.server_address[1]}", out=tmp_path / "r", progress=False,
-                        http_options={"max_reply_bytes": 100_000, "max_attempts": 1})
+        rd = run_system(
+            bench,
+            f"http://127.0.0.1:{server.server_address[1]}",
+            out=tmp_path / "r",
+            progress=False,
+            http_options={"max_reply_bytes": 100_000, "max_attempts": 1},
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -451,8 +488,18 @@ def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path):
         summary = _cli("summary", str(run_dir))
         s_out, s_err = summary.communicate(timeout=60)
         assert summary.returncode == 0, s_err
-    down = _cli("run", "--bench", bench, "--system", url, "--out", str(tmp_path / "down"), "--no-progress",
-                "--http-attempts", "1")  # the server is gone: the one-line error must not name them either
+    down = _cli(
+        "run",
+        "--bench",
+        bench,
+        "--system",
+        url,
+        "--out",
+        str(tmp_path / "down"),
+        "--no-progress",
+        "--http-attempts",
+        "1",
+    )  # the server is gone: the one-line error must not name them either
     _, d_err = down.communicate(timeout=60)
     assert down.returncode == 1 and "gave up" in d_err
     report = tmp_path / "traces.html"
@@ -477,7 +524,9 @@ def test_user_info_in_a_judge_url_is_sent_but_not_in_its_identity():
         seen.append(request.headers.get("authorization"))
         return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
 
-    c = ChatClient("http://jdg:jpw-DONOTLEAK@judge.test/v1", "m", api_key_env=None, transport=httpx.MockTransport(handler))
+    c = ChatClient(
+        "http://jdg:jpw-DONOTLEAK@judge.test/v1", "m", api_key_env=None, transport=httpx.MockTransport(handler)
+    )
     c.chat([{"role": "user", "content": "hi"}])
     assert seen[0] == "Basic " + base64.b64encode(b"jdg:jpw-DONOTLEAK").decode()
     assert "DONOTLEAK" not in json.dumps(c.identity()) and "jdg" not in json.dumps(c.identity())

@@ -29,7 +29,8 @@ def test_every_tier_question_recorded_and_baselines_bracket(bench, tmp_path):
     for rd in runs.values():
         recs = read_records(rd)
         assert sorted((r["tier"], r["qid"]) for r in recs) == sorted(
-            (t, q) for t in ("core", "big") for q in ("Q1", "Q2", "Q3", "Q4"))
+            (t, q) for t in ("core", "big") for q in ("Q1", "Q2", "Q3", "Q4")
+        )
         assert read_manifest(rd)["status"] == "complete"
         assert all(isinstance(r["chars_returned"], int) for r in recs)
     oracle = {(r["tier"], r["qid"]): r for r in read_records(runs["oracle"])}
@@ -109,8 +110,15 @@ def test_latency_minus_rtt_recovers_a_40ms_service_delay(bench, tmp_path):
 def test_faults_every_question_scored_or_error_with_reason(bench, tmp_path):
     faults = Faults(error_rate=0.10, drop_rate=0.05, stall_rate=0.05, stall_ms=400, seed=11)
     with ReferenceServer(BM25(k=3), faults=faults) as srv:
-        rd = run_system(bench, srv.url, epochs=10, concurrency=4, out=tmp_path / "f", progress=False,
-                        http_options={"timeout": 0.2, "max_attempts": 2, "backoff": 0.001})
+        rd = run_system(
+            bench,
+            srv.url,
+            epochs=10,
+            concurrency=4,
+            out=tmp_path / "f",
+            progress=False,
+            http_options={"timeout": 0.2, "max_attempts": 2, "backoff": 0.001},
+        )
         counts = dict(srv.counts)
     recs = read_records(rd)
     assert len(recs) == 80 and len({(r["tier"], r["qid"], r["epoch"]) for r in recs}) == 80
@@ -126,8 +134,9 @@ def test_faults_every_question_scored_or_error_with_reason(bench, tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "memeval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "memeval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def _wait_records(path, n, timeout=30):
@@ -182,9 +191,20 @@ def test_named_question_set_runs_apart_from_the_main_set(tmp_path):
     root = tmp_path / "b"
     make_minibench(root)
     b = load_bench(root)
-    write_questions(root / "probes_big.jsonl", [
-        Question("P1", "FALSE_MEMORY", "When did the user's beagle win the dog show?", "", kind="ghost",
-                 false_claim_en="the beagle won a dog show", asked_at="2026-06-01")])
+    write_questions(
+        root / "probes_big.jsonl",
+        [
+            Question(
+                "P1",
+                "FALSE_MEMORY",
+                "When did the user's beagle win the dog show?",
+                "",
+                kind="ghost",
+                false_claim_en="the beagle won a dog show",
+                asked_at="2026-06-01",
+            )
+        ],
+    )
     tiers = (b.tiers[0], replace(b.tiers[1], question_sets={"probes": "probes_big.jsonl"}))
     save_bench(replace(b, tiers=tiers))
     rd = run_system(root, "bm25", question_set="probes", out=tmp_path / "p", progress=False)
@@ -206,8 +226,10 @@ def test_question_without_gold_is_ungraded_in_dry_mode_not_zero(tmp_path):
     qs = read_questions(root / "questions_core.jsonl")
     write_questions(root / "questions_core.jsonl", [replace(qs[0], gold_answer="")] + qs[1:])
     save_bench(b)
-    recs = {r["qid"]: r for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r",
-                                                         progress=False))}
+    recs = {
+        r["qid"]: r
+        for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r", progress=False))
+    }
     assert recs["Q1"]["score"] is None and recs["Q1"]["ungraded_reason"].startswith("no gold answer")
     assert recs["Q2"]["score"] == 1.0 and recs["Q4"]["rule"] == "abstain:idk"  # abstention keeps its rule
 
@@ -224,8 +246,11 @@ def test_book_suite_questions_are_scored_by_keyword_recall_in_dry_mode(tmp_path)
     qs[0] = replace(qs[0], extra={"required_facts": ["okafor", ["Elm Road", "Elm Rd"]]})
     write_questions(root / "questions_core.jsonl", qs)
     save_bench(load_bench(root))
-    rec = next(r for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r", progress=False))
-               if r["qid"] == "Q1")
+    rec = next(
+        r
+        for r in read_records(run_system(root, "oracle", tiers=["core"], out=tmp_path / "r", progress=False))
+        if r["qid"] == "Q1"
+    )
     assert (rec["score"], rec["verdict"], rec["rule"]) == (0.5, "partial", "keyword-recall")
 
 
@@ -236,8 +261,18 @@ def test_unreachable_http_system_is_one_line_error_and_resumable_state(bench, tm
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens here
     out = tmp_path / "down"
-    p = _cli("run", "--bench", bench, "--system", f"http://127.0.0.1:{port}", "--out", str(out), "--no-progress",
-             "--http-attempts", "1")
+    p = _cli(
+        "run",
+        "--bench",
+        bench,
+        "--system",
+        f"http://127.0.0.1:{port}",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--http-attempts",
+        "1",
+    )
     _, err = p.communicate(timeout=60)
     assert p.returncode == 1 and len(err.strip().splitlines()) == 1, err
     assert "GET /health: gave up after 1 attempts (connection error" in err and "rerun the same command" in err

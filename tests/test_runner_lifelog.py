@@ -27,8 +27,22 @@ def test_every_tier_question_recorded_oracle_ceiling_and_floor(tiny, tmp_path):
     for rd in runs.values():
         assert {(r["tier"], r["qid"]) for r in read_records(rd)} == expected
     table = tier_axis_table(load_records(list(runs.values())))
-    text_axes = ["BASIC", "PARAPHRASE", "XLING_QUERY", "XLING_STORE", "TEMPORAL", "UPDATE", "GATHER", "RECONCILE",
-                 "MULTI", "IMPLICIT", "CROSS", "CONFLICT", "STALE", "CONTRADICT"]
+    text_axes = [
+        "BASIC",
+        "PARAPHRASE",
+        "XLING_QUERY",
+        "XLING_STORE",
+        "TEMPORAL",
+        "UPDATE",
+        "GATHER",
+        "RECONCILE",
+        "MULTI",
+        "IMPLICIT",
+        "CROSS",
+        "CONFLICT",
+        "STALE",
+        "CONTRADICT",
+    ]
     oracle = table.filter((pl.col("system") == "oracle") & pl.col("axis").is_in(text_axes))
     assert oracle.height >= len(text_axes) and oracle["score"].min() >= 0.9, oracle
     floor = table.filter(pl.col("system") == "no_memory")
@@ -43,8 +57,9 @@ def _free_port() -> int:
 
 def test_memeval_serve_gives_the_in_process_scores(tiny, tmp_path):
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "memeval", "serve", "bm25:k=5", "--port", str(port)],
-                              stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memeval", "serve", "bm25:k=5", "--port", str(port)], stderr=subprocess.PIPE, text=True
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(200):

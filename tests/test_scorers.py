@@ -23,8 +23,14 @@ def test_every_model_backed_grader_is_one_judge_protocol():
     assert not isinstance(Reader(CLIENT), JudgeProtocol)  # a reader answers; it does not grade
 
 
-@pytest.mark.parametrize("mode,names", [("dry", ["retrieval", "dry"]), ("memory", ["retrieval", "judge-memory"]),
-                                        ("answer", ["retrieval", "judge-answer", "official"])])
+@pytest.mark.parametrize(
+    "mode,names",
+    [
+        ("dry", ["retrieval", "dry"]),
+        ("memory", ["retrieval", "judge-memory"]),
+        ("answer", ["retrieval", "judge-answer", "official"]),
+    ],
+)
 def test_each_mode_names_its_scorers(mode, names):
     found = scorers.scorers_for(mode, Judge(CLIENT), Reader(CLIENT))
     assert [s.spec()["name"] for s in found] == names

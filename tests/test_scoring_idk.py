@@ -108,9 +108,18 @@ def test_not_idk(text):
 
 
 def test_idk_covers_all_ten_languages():
-    by_lang = {"es": "No sé", "fr": "Je ne sais pas", "de": "Ich weiß nicht", "pt": "Não sei",
-               "it": "Non lo so", "zh": "不知道", "ja": "わかりません", "ko": "모르겠습니다",
-               "ru": "Не знаю", "ar": "لا أعرف"}
+    by_lang = {
+        "es": "No sé",
+        "fr": "Je ne sais pas",
+        "de": "Ich weiß nicht",
+        "pt": "Não sei",
+        "it": "Non lo so",
+        "zh": "不知道",
+        "ja": "わかりません",
+        "ko": "모르겠습니다",
+        "ru": "Не знаю",
+        "ar": "لا أعرف",
+    }
     assert {lang for lang, text in by_lang.items() if is_idk(text)} == set(by_lang)
 
 
@@ -119,34 +128,40 @@ def test_idk_is_case_and_apostrophe_insensitive():
     assert is_idk("YOU NEVER MENTIONED IT") is True
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("You never said that.", True),
-    ("That didn't happen.", True),
-    ("I have no record of you going skydiving.", True),
-    ("Actually, your dentist is Dr Lee, not Dr Kim.", True),
-    ("You said Dr Lee, not Dr Kim.", True),
-    ("That's not right.", True),
-    ("That is incorrect.", True),
-    ("You never went to Peru.", True),
-    ("Eso no pasó.", True),
-    ("Такого не было.", True),
-    ("No, it was sunny.", False),  # a bare "No," goes along with a ghost event
-    ("Actually, the weather was not great that day.", False),  # goes along, despite "actually … not"
-    ("Yes, Dr Kim.", False),
-    ("It was great fun", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("You never said that.", True),
+        ("That didn't happen.", True),
+        ("I have no record of you going skydiving.", True),
+        ("Actually, your dentist is Dr Lee, not Dr Kim.", True),
+        ("You said Dr Lee, not Dr Kim.", True),
+        ("That's not right.", True),
+        ("That is incorrect.", True),
+        ("You never went to Peru.", True),
+        ("Eso no pasó.", True),
+        ("Такого не было.", True),
+        ("No, it was sunny.", False),  # a bare "No," goes along with a ghost event
+        ("Actually, the weather was not great that day.", False),  # goes along, despite "actually … not"
+        ("Yes, Dr Kim.", False),
+        ("It was great fun", False),
+        ("", False),
+    ],
+)
 def test_denies_premise(text, expected):
     assert denies_premise(text) is expected
 
 
-@pytest.mark.parametrize("gold, expected", [
-    ("for months and never said anything", True),
-    ("I don't leave things when I don't know why", True),
-    ("Dr Lee", False),
-    ("", False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    "gold, expected",
+    [
+        ("for months and never said anything", True),
+        ("I don't leave things when I don't know why", True),
+        ("Dr Lee", False),
+        ("", False),
+        (None, False),
+    ],
+)
 def test_gold_is_idk(gold, expected):
     assert gold_is_idk(gold) is expected
 
@@ -163,11 +178,32 @@ def test_phrase_set_agrees_with_re_search():
     assert expand_leading(r"(?:a|b)+c") == [r"(?:a|b)+c"]  # a repeated group stays
     assert literal_prefix(r"dont? know") == "don"
     assert literal_prefix(r"n[aã]o sei") == "n"
-    patterns = [r"\bnever (?:said|told)\b", r"\b(?:don't|do not) know\b", r"(?:ich )?weiss nicht", r"\bno\b|\bnot\b",
-                r"^\W*unknown\W*$", r"\bcontradic"]
-    texts = ["whenever said", "I never said", "xdon't know", "I don't know", "weiss nicht", "ich weiss nicht",
-             "piano", "nothing", "no", "cannot", " unknown.", "the unknown caller", "noncontradiction", "contradicts",
-             "", "not"]
+    patterns = [
+        r"\bnever (?:said|told)\b",
+        r"\b(?:don't|do not) know\b",
+        r"(?:ich )?weiss nicht",
+        r"\bno\b|\bnot\b",
+        r"^\W*unknown\W*$",
+        r"\bcontradic",
+    ]
+    texts = [
+        "whenever said",
+        "I never said",
+        "xdon't know",
+        "I don't know",
+        "weiss nicht",
+        "ich weiss nicht",
+        "piano",
+        "nothing",
+        "no",
+        "cannot",
+        " unknown.",
+        "the unknown caller",
+        "noncontradiction",
+        "contradicts",
+        "",
+        "not",
+    ]
     ours = PhraseSet(patterns)
     for t in texts:
         expected = any(re.search(p, t) for p in patterns)

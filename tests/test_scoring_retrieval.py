@@ -18,9 +18,14 @@ def test_text_without_ids_contains_gold_alt_or_part():
     assert retrieval_hit(Q(), None, ["user: my dentist is Dr. Lee"]) is True
     assert retrieval_hit(Q(), [], ["user: my dentist is Dr. Kim"]) is False
     assert retrieval_hit(Q(gold="x", gold_alts=("Lyon",)), None, ["moved to Lyon"]) is True
-    assert retrieval_hit(Q("GATHER", gold="salad and soup", gold_parts=("salad", "soup")), None, ["soup at night"]) is True
+    assert (
+        retrieval_hit(Q("GATHER", gold="salad and soup", gold_parts=("salad", "soup")), None, ["soup at night"]) is True
+    )
     assert retrieval_hit(Q("CONFLICT", gold="No, they're metal pipe now."), None, ["replaced with metal pipe"]) is True
-    assert retrieval_hit(Q("CONTRADICT", gold="unclear", clash_a="March 13", clash_b="March 20"), None, ["on March 20"]) is True
+    assert (
+        retrieval_hit(Q("CONTRADICT", gold="unclear", clash_a="March 13", clash_b="March 20"), None, ["on March 20"])
+        is True
+    )
 
 
 def test_nothing_returned_is_a_miss_not_none():

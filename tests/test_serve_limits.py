@@ -78,7 +78,9 @@ def test_a_bad_content_length_is_400_and_never_hangs(value):
 
 def test_a_chunked_body_is_411():
     with ReferenceServer(NoMemory()) as srv:
-        reply = _raw(srv.url, b"POST /query HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+        reply = _raw(
+            srv.url, b"POST /query HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        )
         assert reply.startswith(b"HTTP/1.1 411")
 
 
@@ -90,8 +92,11 @@ def test_half_sent_requests_are_cut_at_the_header_and_body_deadlines():
         socks = []
         for i in range(40):  # half the headers, or the headers and half the body
             s = socket.create_connection((host, int(port)), timeout=15)
-            s.sendall(b"POST /query HTTP/1.1\r\nhost: x\r\n" if i % 2 else
-                      b"POST /query HTTP/1.1\r\ncontent-length: 100\r\n\r\n{\"question\": ")
+            s.sendall(
+                b"POST /query HTTP/1.1\r\nhost: x\r\n"
+                if i % 2
+                else b'POST /query HTTP/1.1\r\ncontent-length: 100\r\n\r\n{"question": '
+            )
             socks.append(s)
         t0 = time.monotonic()
         stop = threading.Event()
@@ -140,8 +145,16 @@ def test_limits_are_stated_in_help_and_openapi(capsys):
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    for flag in ("--token-env", "--max-body-bytes", "--header-timeout", "--body-timeout", "--idle-timeout",
-                 "--backlog", "--drop-after-rate", "--fault-routes"):
+    for flag in (
+        "--token-env",
+        "--max-body-bytes",
+        "--header-timeout",
+        "--body-timeout",
+        "--idle-timeout",
+        "--backlog",
+        "--drop-after-rate",
+        "--fault-routes",
+    ):
         assert flag in help_text, flag
     assert "Idempotency-Key" in help_text and "413" in help_text
     desc = OPENAPI["info"]["description"]
@@ -156,8 +169,12 @@ def test_serve_cli_with_token_env(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    p = subprocess.Popen([sys.executable, "-m", "memeval", "serve", "bm25", "--port", str(port), "--token-env",
-                          "SERVE_TOKEN"], stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memeval", "serve", "bm25", "--port", str(port), "--token-env", "SERVE_TOKEN"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         line = p.stderr.readline()
         assert "bearer token required" in line and "tok-cli" not in line
@@ -167,7 +184,11 @@ def test_serve_cli_with_token_env(tmp_path):
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(10)
-    missing = subprocess.run([sys.executable, "-m", "memeval", "serve", "bm25", "--token-env", "NO_SUCH_VAR_X"],
-                             capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "memeval", "serve", "bm25", "--token-env", "NO_SUCH_VAR_X"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 1 and "NO_SUCH_VAR_X" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1

@@ -69,7 +69,9 @@ def test_http_adapter_against_reference_server_matches_in_process(monkeypatch):
             sys_.ingest(sess)
         a, b = h.query("where is the spare key", "2026-02-01"), local.query("where is the spare key", "2026-02-01")
         assert (a.memories, a.turn_ids) == (b.memories, b.turn_ids)
-        assert a.response_bytes == len(httpx.post(srv.url + "/query", json={"question": "where is the spare key"}).content)
+        assert a.response_bytes == len(
+            httpx.post(srv.url + "/query", json={"question": "where is the spare key"}).content
+        )
         assert httpx.get(srv.url + "/openapi.json").json()["paths"]["/query"]["post"]
         assert "sk-test-777" not in str(h.params)
         h.close()
@@ -93,6 +95,7 @@ def test_http_adapter_honours_retry_after():
         return httpx.Response(200, json={"memories": ["m"], "turn_ids": [1]})
 
     import time
+
     h = HttpSystem("http://memory.test", transport=httpx.MockTransport(handler), backoff=0.0)
     t0 = time.perf_counter()
     r = h.query("q", None)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.analysis.workbench import ensure_bench, run_systems
+from memeval.workbench import ensure_bench, run_systems
 from memeval.cli import main
 from memeval.run import run_system
 from tests.browser import load_html, require_chromium
@@ -25,8 +25,9 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("view")
     bench = ensure_bench(None, "tiny", 1, data_root=root / "data")
     runs = run_systems(bench, ["bm25", "no_memory", "oracle"], runs_root=root / "runs")
-    runs.append(run_system(bench, "recent:tokens=200", tiers=["core"], name=EVIL, runs_root=root / "runs",
-                           progress=False))
+    runs.append(
+        run_system(bench, "recent:tokens=200", tiers=["core"], name=EVIL, runs_root=root / "runs", progress=False)
+    )
     assert main(["view", str(root / "runs"), "--out", str(root / "site"), "--no-progress"]) == 0
     return root, runs
 
@@ -46,9 +47,11 @@ def test_index_links_every_run_and_escapes_names(site):
 def test_site_opens_offline_in_chromium(site, tmp_path):
     require_chromium()
     root, runs = site
-    index = load_html(root / "site" / "index.html", tmp_path / "index.png",
-                      evaluate={"pwned": "typeof window.__pwned",
-                                "links": "document.querySelectorAll('#runs tbody a').length"})
+    index = load_html(
+        root / "site" / "index.html",
+        tmp_path / "index.png",
+        evaluate={"pwned": "typeof window.__pwned", "links": "document.querySelectorAll('#runs tbody a').length"},
+    )
     assert not index.console_errors and not index.page_errors and not index.blocked_requests
     assert index.values == {"pwned": "undefined", "links": 4}
     for page in sorted((root / "site" / "runs").glob("*.html")):
@@ -64,11 +67,17 @@ def test_site_opens_offline_in_chromium(site, tmp_path):
 def test_filters_hide_rows(site, tmp_path):
     require_chromium()
     root, _ = site
-    rep = load_html(root / "site" / "index.html", tmp_path / "f.png", evaluate={"shown": """(() => {
+    rep = load_html(
+        root / "site" / "index.html",
+        tmp_path / "f.png",
+        evaluate={
+            "shown": """(() => {
         const s = document.querySelector('select[name=system]'); s.value = 'oracle';
         s.dispatchEvent(new Event('change'));
         return Array.from(document.querySelectorAll('#runs tbody tr')).filter(r => r.style.display !== 'none').length;
-    })()"""})
+    })()"""
+        },
+    )
     assert rep.values["shown"] == 1
 
 
@@ -77,9 +86,24 @@ def test_serve_on_loopback(site):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "memeval", "view", str(root / "runs"), "--out", str(root / "site2"),
-                             "--serve", "--port", str(port), "--no-progress"],
-                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memeval",
+            "view",
+            str(root / "runs"),
+            "--out",
+            str(root / "site2"),
+            "--serve",
+            "--port",
+            str(port),
+            "--no-progress",
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

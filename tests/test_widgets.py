@@ -9,8 +9,14 @@ PAYLOAD = "<script>window.__pwned=1</script>"
 
 
 def test_render_escapes_all_bench_text():
-    row = record(question_asked=f"Q {PAYLOAD}?", gold_answer="<b>Lyon</b>", answer=f"x {PAYLOAD}",
-                 memories_returned=[f"turn text {PAYLOAD}"], retrieved_turns=[3], error="<i>boom</i>")
+    row = record(
+        question_asked=f"Q {PAYLOAD}?",
+        gold_answer="<b>Lyon</b>",
+        answer=f"x {PAYLOAD}",
+        memories_returned=[f"turn text {PAYLOAD}"],
+        retrieved_turns=[3],
+        error="<i>boom</i>",
+    )
     out = render_trace_html(row)
     assert "<script>" not in out and "<b>Lyon</b>" not in out and "<i>boom</i>" not in out
     assert html.escape(PAYLOAD) in out
@@ -18,8 +24,11 @@ def test_render_escapes_all_bench_text():
 
 
 def test_render_marks_evidence_by_turn_id():
-    row = record(memories_returned=["I moved to Lyon.", "Weather chat.", "Lyon again"], retrieved_turns=[7, 3, 9],
-                 evidence_turns=[3, 9])
+    row = record(
+        memories_returned=["I moved to Lyon.", "Weather chat.", "Lyon again"],
+        retrieved_turns=[7, 3, 9],
+        evidence_turns=[3, 9],
+    )
     assert evidence_flags(row) == ([False, True, True], "turn id in evidence_turns")
     out = render_trace_html(row)
     assert out.count('class="memory evidence"') == 2
@@ -52,7 +61,7 @@ def test_worst_questions_table_orders_and_escapes():
     ]
     out = worst_questions_table(records_frame(rows), n=3)
     assert "<script>" not in out and html.escape(PAYLOAD) in out
-    order = [out.index(f"<td style=\"vertical-align:top;text-align:left\">{q}</td>") for q in ("Q2", "Q1", "Q3")]
+    order = [out.index(f'<td style="vertical-align:top;text-align:left">{q}</td>') for q in ("Q2", "Q1", "Q3")]
     assert order == sorted(order)  # weight 3 before weight 1 at equal score; then the 0.5
     assert "Q4" not in out and "Q5" not in out
     assert "3 lowest-scoring of 4 graded records (1 ungraded or errored, not ranked)" in out
@@ -100,7 +109,7 @@ def test_html_table_escapes_and_formats():
 
 
 def test_label_systems_renames_by_run_folder(tmp_path):
-    from memeval.analysis.workbench import label_systems
+    from memeval.workbench import label_systems
 
     df = records_frame([record(system="http://127.0.0.1:5", run_id="r1"), record(system="bm25", run_id="r2")])
     out = label_systems(df, {"bm25 over HTTP": tmp_path / "r1"})
@@ -111,7 +120,9 @@ def test_render_shows_evidence_not_returned_greyed_with_its_text():
     row = record(memories_returned=["chat"], retrieved_turns=[7], evidence_turns=[3, 7, 9], haystack=None)
     out = render_trace_html(row, {("core", None, 3): "I moved to <Lyon>.", ("core", None, 9): "Lyon, still."})
     assert "evidence not returned</b> (2)" in out
-    assert 'class="memory missed"' in out and "turn 3: I moved to &lt;Lyon&gt;." in out and "turn 9: Lyon, still." in out
+    assert (
+        'class="memory missed"' in out and "turn 3: I moved to &lt;Lyon&gt;." in out and "turn 9: Lyon, still." in out
+    )
     assert "turn 7: chat" in out and out.count('class="memory missed"') == 2
     assert "text not loaded" in render_trace_html(row)  # without the bench: ids only, said so
 
@@ -124,8 +135,10 @@ def test_render_abstention_shows_what_was_expected():
 
 def test_worst_table_is_varied_across_systems_and_axes():
     rows = [record(system="bm25", qid=f"Q{i}", axis="MULTI", score=0.0) for i in range(10)]
-    rows += [record(system="recent", qid="R1", axis="BASIC", score=0.0),
-             record(system="bm25", qid="B1", axis="BASIC", score=0.0)]
+    rows += [
+        record(system="recent", qid="R1", axis="BASIC", score=0.0),
+        record(system="bm25", qid="B1", axis="BASIC", score=0.0),
+    ]
     out = worst_questions_table(records_frame(rows), n=3)
     cells = [f'<td style="vertical-align:top;text-align:left">{q}</td>' for q in ("Q0", "B1", "R1")]
     assert all(c in out for c in cells)  # one per system × axis before a second of any
@@ -134,11 +147,13 @@ def test_worst_table_is_varied_across_systems_and_axes():
 
 
 def test_browser_search_jump_and_flip_filters():
-    rows = [record(system="bm25", tier="core", qid="Q1", score=1.0, question_asked="Where is the taproom?"),
-            record(system="bm25", tier="small", qid="Q1", score=0.0, question_asked="Where is the taproom?"),
-            record(system="bm25", tier="core", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
-            record(system="bm25", tier="small", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
-            record(system="recent", tier="core", qid="Q2", score=0.0, question_asked="Who is Vesna?")]
+    rows = [
+        record(system="bm25", tier="core", qid="Q1", score=1.0, question_asked="Where is the taproom?"),
+        record(system="bm25", tier="small", qid="Q1", score=0.0, question_asked="Where is the taproom?"),
+        record(system="bm25", tier="core", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
+        record(system="bm25", tier="small", qid="Q2", score=1.0, question_asked="Who is Vesna?"),
+        record(system="recent", tier="core", qid="Q2", score=0.0, question_asked="Who is Vesna?"),
+    ]
     b = TraceBrowser(records_frame(rows))
     b.flips.value = "flipped between tiers"
     assert {(r["system"], r["tier"], r["qid"]) for r in b.matches} == {("bm25", "core", "Q1"), ("bm25", "small", "Q1")}
@@ -157,10 +172,16 @@ def test_browser_search_jump_and_flip_filters():
 def test_trace_reads_memory_objects_date_and_speaker_apart_from_content():
     """Records keep memories as {text, timestamp, speaker}: the trace shows the date and speaker as
     metadata, and without turn ids a memory is evidence only when its content holds the gold."""
-    row = record(memories_returned=["[2022-04-15] Ana: We moved last spring.", "[2022-05-01] Ana: 2022-04-15 it was"],
-                 memories=[{"text": "We moved last spring.", "timestamp": "2022-04-15", "speaker": "Ana"},
-                           {"text": "2022-04-15 it was", "timestamp": "2022-05-01", "speaker": "Ana"}],
-                 retrieved_turns=None, gold_answer="2022-04-15", evidence_turns=[1])
+    row = record(
+        memories_returned=["[2022-04-15] Ana: We moved last spring.", "[2022-05-01] Ana: 2022-04-15 it was"],
+        memories=[
+            {"text": "We moved last spring.", "timestamp": "2022-04-15", "speaker": "Ana"},
+            {"text": "2022-04-15 it was", "timestamp": "2022-05-01", "speaker": "Ana"},
+        ],
+        retrieved_turns=None,
+        gold_answer="2022-04-15",
+        evidence_turns=[1],
+    )
     assert evidence_flags(row)[0] == [False, True]
     html_out = render_trace_html(row)
     assert '<small class="memory-meta" style="color:#666">[2022-04-15] Ana:</small> We moved last spring.' in html_out

@@ -19,9 +19,23 @@ from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 from ..audit.validity import gate_line
 
-__all__ = ["load_records", "record_schema", "tier_axis_table", "overall_table", "latency_table", "WEIGHT_TABLE", "FLOOR", "CEILING",
-           "question_set", "retrieval_table", "RETRIEVAL_METRICS", "dry_validity_gate",
-           "official_table", "ceiling_gaps", "ceiling_gap_line"]
+__all__ = [
+    "load_records",
+    "record_schema",
+    "tier_axis_table",
+    "overall_table",
+    "latency_table",
+    "WEIGHT_TABLE",
+    "FLOOR",
+    "CEILING",
+    "question_set",
+    "retrieval_table",
+    "RETRIEVAL_METRICS",
+    "dry_validity_gate",
+    "official_table",
+    "ceiling_gaps",
+    "ceiling_gap_line",
+]
 
 #: One column per ranked-retrieval metric (``turn_recall_any@1`` ... ``session_ndcg@10``).
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
@@ -31,9 +45,17 @@ WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEI
 
 #: polars type of each element kind of :class:`memeval.run.records.Record`
 _MEMORY = pl.Struct({"text": pl.Utf8, "timestamp": pl.Utf8, "speaker": pl.Utf8})
-_KIND_DTYPES = {"str": pl.Utf8, "int": pl.Int32, "long": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
-                "json": pl.Utf8, "list[str]": pl.List(pl.Utf8), "list[long]": pl.List(pl.Int64),
-                "memories": pl.List(_MEMORY)}
+_KIND_DTYPES = {
+    "str": pl.Utf8,
+    "int": pl.Int32,
+    "long": pl.Int64,
+    "float": pl.Float64,
+    "bool": pl.Boolean,
+    "json": pl.Utf8,
+    "list[str]": pl.List(pl.Utf8),
+    "list[long]": pl.List(pl.Int64),
+    "memories": pl.List(_MEMORY),
+}
 
 
 def record_schema() -> dict:
@@ -72,8 +94,13 @@ def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
             i, t = tiers.get(r["tier"], (None, {}))
             row = {k: r.get(k) for k in _SCHEMA}
             row.update(r.get("retrieval_metrics") or {})
-            row.update(tier_index=i, tier_turns=t.get("n_turns"), tier_tokens=t.get("n_tokens"),
-                       grader=_grader_label(r.get("grader")), memories=record_memories(r))
+            row.update(
+                tier_index=i,
+                tier_turns=t.get("n_turns"),
+                tier_tokens=t.get("n_tokens"),
+                grader=_grader_label(r.get("grader")),
+                memories=record_memories(r),
+            )
             rows.append(row)
     df = pl.DataFrame(rows, schema=_SCHEMA)
     return with_question_set(df)
@@ -83,7 +110,9 @@ def with_question_set(df: pl.DataFrame) -> pl.DataFrame:
     """Add ``in_all_tiers``: the question id occurs in every tier its run covers (the core set)."""
     n_tiers = df.group_by("run_id").agg(pl.col("tier").n_unique().alias("_n"))
     per_q = df.group_by("run_id", "qid").agg(pl.col("tier").n_unique().alias("_q"))
-    flags = per_q.join(n_tiers, on="run_id").select("run_id", "qid", (pl.col("_q") == pl.col("_n")).alias("in_all_tiers"))
+    flags = per_q.join(n_tiers, on="run_id").select(
+        "run_id", "qid", (pl.col("_q") == pl.col("_n")).alias("in_all_tiers")
+    )
     return df.join(flags, on=["run_id", "qid"], how="left")
 
 
@@ -99,17 +128,21 @@ def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
 _graded = pl.col("score").is_not_null()
 #: Ranked evidence retrieval beside every score (means over questions with evidence turns; the full
 #: set of k and levels is in ``retrieval_table``).
-_RETRIEVAL_HEADLINE = (pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
-                       pl.col("turn_ndcg@10").mean().alias("ndcg@10"))
+_RETRIEVAL_HEADLINE = (
+    pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
+    pl.col("turn_ndcg@10").mean().alias("ndcg@10"),
+)
 
 
-def _with_intervals(t: pl.DataFrame, df: pl.DataFrame, by: list[str], columns: dict[str, str | None],
-                    n_resamples: int) -> pl.DataFrame:
+def _with_intervals(
+    t: pl.DataFrame, df: pl.DataFrame, by: list[str], columns: dict[str, str | None], n_resamples: int
+) -> pl.DataFrame:
     """Join 95% bootstrap bounds ``<column>_lo``/``<column>_hi`` (``intervals.bootstrap_means``: whole
     questions, or haystacks, resampled) for each mean column; ``columns`` maps it to its weight column."""
     for col, weight in columns.items():
         ci = bootstrap_means(df, by, weight=weight, n_resamples=n_resamples).select(
-            *by, pl.col("lo").alias(f"{col}_lo"), pl.col("hi").alias(f"{col}_hi"))
+            *by, pl.col("lo").alias(f"{col}_lo"), pl.col("hi").alias(f"{col}_hi")
+        )
         t = t.join(ci, on=by, how="left")
     return t
 
@@ -118,38 +151,62 @@ def tier_axis_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> p
     """Per system × tier × axis: mean score, n, graded, ungraded, errors, retrieval hit rate, turn-level
     evidence recall_any@5 and NDCG@10, median chars returned; ``score_lo``/``score_hi``: the score's 95%
     bootstrap interval (``n_resamples``)."""
-    t = (df.group_by("system", "tier_index", "tier", "axis")
-            .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"), _graded.sum().alias("graded"),
-                 pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
-                 pl.col("error").is_not_null().sum().alias("errors"),
-                 pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
-                 *_RETRIEVAL_HEADLINE,
-                 pl.col("chars_returned").median().alias("median_chars"))
-            .sort("system", "tier_index", "axis"))
+    t = (
+        df.group_by("system", "tier_index", "tier", "axis")
+        .agg(
+            pl.col("score").mean().alias("score"),
+            pl.len().alias("n"),
+            _graded.sum().alias("graded"),
+            pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
+            pl.col("error").is_not_null().sum().alias("errors"),
+            pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+            *_RETRIEVAL_HEADLINE,
+            pl.col("chars_returned").median().alias("median_chars"),
+        )
+        .sort("system", "tier_index", "axis")
+    )
     t = _with_intervals(t, df, ["system", "tier", "axis"], {"score": None}, n_resamples)
-    return t.select(*t.columns[:5], "score_lo", "score_hi", *[c for c in t.columns[5:] if c not in ("score_lo", "score_hi")])
+    return t.select(
+        *t.columns[:5], "score_lo", "score_hi", *[c for c in t.columns[5:] if c not in ("score_lo", "score_hi")]
+    )
 
 
 def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.DataFrame:
     """Per system × tier: weighted and unweighted mean side by side, each with its 95% bootstrap interval
     (``weighted_lo``/``weighted_hi``, ``unweighted_lo``/``unweighted_hi``; ``n_resamples``), with floor
     and ceiling beside each system."""
-    t = (df.group_by("system", "tier_index", "tier")
-         .agg(((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
-              pl.col("score").mean().alias("unweighted"), pl.len().alias("n"), _graded.sum().alias("graded"),
-              pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
-              pl.col("error").is_not_null().sum().alias("errors"),
-              pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
-              *_RETRIEVAL_HEADLINE,
-              pl.col("chars_returned").median().alias("median_chars"))
-         .sort("system", "tier_index"))
+    t = (
+        df.group_by("system", "tier_index", "tier")
+        .agg(
+            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
+            pl.col("score").mean().alias("unweighted"),
+            pl.len().alias("n"),
+            _graded.sum().alias("graded"),
+            pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
+            pl.col("error").is_not_null().sum().alias("errors"),
+            pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+            *_RETRIEVAL_HEADLINE,
+            pl.col("chars_returned").median().alias("median_chars"),
+        )
+        .sort("system", "tier_index")
+    )
     t = _with_intervals(t, df, ["system", "tier"], {"weighted": "weight", "unweighted": None}, n_resamples)
-    lead = ["system", "tier_index", "tier", "weighted", "weighted_lo", "weighted_hi", "unweighted", "unweighted_lo",
-            "unweighted_hi"]
+    lead = [
+        "system",
+        "tier_index",
+        "tier",
+        "weighted",
+        "weighted_lo",
+        "weighted_hi",
+        "unweighted",
+        "unweighted_lo",
+        "unweighted_hi",
+    ]
     t = t.select(*lead, *[c for c in t.columns if c not in lead])
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
-        ref = t.filter(pl.col("system") == name).select("tier", pl.col("weighted").alias(f"{label}_weighted"),
-                                                         pl.col("unweighted").alias(f"{label}_unweighted"))
+        ref = t.filter(pl.col("system") == name).select(
+            "tier", pl.col("weighted").alias(f"{label}_weighted"), pl.col("unweighted").alias(f"{label}_unweighted")
+        )
         t = t.join(ref, on="tier", how="left")
     return t
 
@@ -158,28 +215,38 @@ def latency_table(df: pl.DataFrame) -> pl.DataFrame:
     """Per system: latency-minus-RTT percentiles over measured questions, mean speed points, exclusions."""
     lmr = pl.col("latency_minus_rtt_ms")
     measured = pl.col("speed_status").is_in(["measured", "in_process"])
-    return (df.filter(pl.col("error").is_null())
-            .group_by("system")
-            .agg(pl.col("speed_status").filter(measured).first().alias("status"),
-                 measured.sum().alias("n"),
-                 lmr.filter(measured).quantile(0.5, "linear").alias("p50"),
-                 lmr.filter(measured).quantile(0.9, "linear").alias("p90"),
-                 lmr.filter(measured).quantile(0.95, "linear").alias("p95"),
-                 lmr.filter(measured).quantile(0.99, "linear").alias("p99"),
-                 lmr.filter(measured).max().alias("max"),
-                 pl.col("network_ms").median().alias("network_ms"),
-                 pl.col("speed_points").filter(measured).mean().alias("speed_points"),
-                 (pl.col("speed_status") == "unmeasurable").sum().alias("unmeasurable"),
-                 pl.col("speed_reason").filter(pl.col("speed_status") == "unmeasurable").unique().alias("reasons"))
-            .sort("system"))
+    return (
+        df.filter(pl.col("error").is_null())
+        .group_by("system")
+        .agg(
+            pl.col("speed_status").filter(measured).first().alias("status"),
+            measured.sum().alias("n"),
+            lmr.filter(measured).quantile(0.5, "linear").alias("p50"),
+            lmr.filter(measured).quantile(0.9, "linear").alias("p90"),
+            lmr.filter(measured).quantile(0.95, "linear").alias("p95"),
+            lmr.filter(measured).quantile(0.99, "linear").alias("p99"),
+            lmr.filter(measured).max().alias("max"),
+            pl.col("network_ms").median().alias("network_ms"),
+            pl.col("speed_points").filter(measured).mean().alias("speed_points"),
+            (pl.col("speed_status") == "unmeasurable").sum().alias("unmeasurable"),
+            pl.col("speed_reason").filter(pl.col("speed_status") == "unmeasurable").unique().alias("reasons"),
+        )
+        .sort("system")
+    )
 
 
 def manifest_summary(run_dir) -> dict:
     m = read_manifest(run_dir)
     c = m["config"]
-    return {"run_id": m["run_id"], "status": m["status"], "system": c["system"]["spec"], "mode": c["mode"],
-            "bench": f"{c['bench']['name']} {c['bench']['version']}", "grader": json.dumps(c["grader"]),
-            "network_floor_ms": m.get("network_floor_ms")}
+    return {
+        "run_id": m["run_id"],
+        "status": m["status"],
+        "system": c["system"]["spec"],
+        "mode": c["mode"],
+        "bench": f"{c['bench']['name']} {c['bench']['version']}",
+        "grader": json.dumps(c["grader"]),
+        "network_floor_ms": m.get("network_floor_ms"),
+    }
 
 
 def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
@@ -190,11 +257,16 @@ def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
         raise ValueError(f"level is one of {LEVELS}")
     cols = [f"{level}_{m}@{k}" for m in METRICS for k in KS]
     has = pl.col(cols[0]).is_not_null()
-    return (df.filter(pl.col("error").is_null())
-            .group_by("system", "tier_index", "tier")
-            .agg(has.sum().alias("n"), (~has).sum().alias("excluded"),
-                 *[pl.col(c).mean().alias(c.removeprefix(level + "_")) for c in cols])
-            .sort("system", "tier_index"))
+    return (
+        df.filter(pl.col("error").is_null())
+        .group_by("system", "tier_index", "tier")
+        .agg(
+            has.sum().alias("n"),
+            (~has).sum().alias("excluded"),
+            *[pl.col(c).mean().alias(c.removeprefix(level + "_")) for c in cols],
+        )
+        .sort("system", "tier_index")
+    )
 
 
 def dry_validity_gate(run_dirs: Iterable | str | Path) -> str | None:
@@ -216,18 +288,28 @@ def official_table(df: pl.DataFrame) -> pl.DataFrame:
     LongMemEval's judge, named with its prompt and hash), mean over the records that carry it (n)."""
     d = df.filter(pl.col("official_metric").is_not_null())
     metric = pl.col("official_metric").str.split(":").list.first().alias("metric")
-    return (d.with_columns(metric).group_by("system", "tier_index", "tier", "metric")
-            .agg(pl.col("official_score").mean().alias("score"), pl.col("official_score").is_not_null().sum().alias("n"),
-                 pl.col("official_score").is_null().sum().alias("ungraded"))
-            .sort("system", "tier_index", "metric"))
+    return (
+        d.with_columns(metric)
+        .group_by("system", "tier_index", "tier", "metric")
+        .agg(
+            pl.col("official_score").mean().alias("score"),
+            pl.col("official_score").is_not_null().sum().alias("n"),
+            pl.col("official_score").is_null().sum().alias("ungraded"),
+        )
+        .sort("system", "tier_index", "metric")
+    )
 
 
 def ceiling_gaps(df: pl.DataFrame, ceiling: str = CEILING) -> pl.DataFrame:
     """The axes where the ceiling system (``oracle``) scores below 1 over all tiers: what the ceiling
     cannot reach (for a text-only oracle in dry mode, IMAGE questions about photos), with n."""
     d = df.filter((pl.col("system") == ceiling) & pl.col("score").is_not_null())
-    return (d.group_by("axis").agg(pl.col("score").mean().alias("score"), pl.len().alias("n"))
-            .filter(pl.col("score") < 1).sort("score", "axis"))
+    return (
+        d.group_by("axis")
+        .agg(pl.col("score").mean().alias("score"), pl.len().alias("n"))
+        .filter(pl.col("score") < 1)
+        .sort("score", "axis")
+    )
 
 
 def ceiling_gap_line(df: pl.DataFrame, ceiling: str = CEILING) -> str | None:

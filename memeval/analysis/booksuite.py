@@ -23,8 +23,15 @@ from ..scoring.booksuite_scores import CaseScore, LayerRow, keyword_scores_from_
 from ..run import read_records, run_system
 from ..text.names import slug
 
-__all__ = ["default_suite_dir", "run_builtin_systems", "builtin_runs", "stored_scores", "layer_frame", "case_frame",
-           "layer_figure"]
+__all__ = [
+    "default_suite_dir",
+    "run_builtin_systems",
+    "builtin_runs",
+    "stored_scores",
+    "layer_frame",
+    "case_frame",
+    "layer_figure",
+]
 
 
 def default_suite_dir() -> Path:
@@ -48,8 +55,9 @@ def builtin_runs(suite, systems: Iterable[str], work_dir) -> dict[str, Path]:
                 suite.write_bench(tmp)
         else:
             import_booksuite(suite, bench, force=True)
-    return {spec: run_system(bench, spec, mode="dry", out=work / "runs" / _slug(spec), progress=False)
-            for spec in systems}
+    return {
+        spec: run_system(bench, spec, mode="dry", out=work / "runs" / _slug(spec), progress=False) for spec in systems
+    }
 
 
 def run_builtin_systems(suite, systems: Iterable[str], work_dir) -> dict[str, dict[str, str]]:
@@ -78,9 +86,10 @@ def layer_frame(rows: Sequence[LayerRow]) -> pl.DataFrame:
 
 def case_frame(scores: Sequence[CaseScore]) -> pl.DataFrame:
     """One row per case, one column per system: its score (null when missing or ungraded)."""
-    long = pl.DataFrame([{"test_id": s.test_id, "layer": s.layer, "system": s.system, "score": s.reward}
-                         for s in scores],
-                        schema={"test_id": pl.String, "layer": pl.String, "system": pl.String, "score": pl.Float64})
+    long = pl.DataFrame(
+        [{"test_id": s.test_id, "layer": s.layer, "system": s.system, "score": s.reward} for s in scores],
+        schema={"test_id": pl.String, "layer": pl.String, "system": pl.String, "score": pl.Float64},
+    )
     return long.pivot(on="system", index=["test_id", "layer"], values="score", maintain_order=True)
 
 
@@ -91,10 +100,19 @@ def layer_figure(rows: Sequence[LayerRow], title: str, metric: str = "keyword re
     fig = go.Figure()
     systems = list(rows[0].means) if rows else []
     for s in systems:
-        fig.add_bar(name=s, x=[r.title for r in rows], y=[r.means[s] for r in rows],
-                    text=["—" if r.means[s] is None else f"{r.means[s]:.3f}" for r in rows],
-                    customdata=[r.counts[s] for r in rows],
-                    hovertemplate="%{x}<br>" + s + ": %{y:.3f} (n=%{customdata})<extra></extra>")
-    fig.update_layout(title=title, barmode="group", yaxis=dict(title=metric, range=[0, 1.05]),
-                      legend_title_text="system", template="plotly_white")
+        fig.add_bar(
+            name=s,
+            x=[r.title for r in rows],
+            y=[r.means[s] for r in rows],
+            text=["—" if r.means[s] is None else f"{r.means[s]:.3f}" for r in rows],
+            customdata=[r.counts[s] for r in rows],
+            hovertemplate="%{x}<br>" + s + ": %{y:.3f} (n=%{customdata})<extra></extra>",
+        )
+    fig.update_layout(
+        title=title,
+        barmode="group",
+        yaxis=dict(title=metric, range=[0, 1.05]),
+        legend_title_text="system",
+        template="plotly_white",
+    )
     return fig

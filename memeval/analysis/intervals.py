@@ -45,8 +45,9 @@ def _group_seed(seed: int, key: tuple) -> int:
     return (seed * 1_000_003 + zlib.crc32(repr(key).encode("utf-8"))) % 2**32
 
 
-def _percentile_interval(num: np.ndarray, den: np.ndarray, n_resamples: int, level: float,
-                         seed: int) -> tuple[float, float]:
+def _percentile_interval(
+    num: np.ndarray, den: np.ndarray, n_resamples: int, level: float, seed: int
+) -> tuple[float, float]:
     """Percentile interval of ``sum(num[c]) / sum(den[c])`` over clusters ``c`` drawn with replacement."""
     rng = np.random.default_rng(seed)
     k = len(num)
@@ -66,8 +67,16 @@ def _percentile_interval(num: np.ndarray, den: np.ndarray, n_resamples: int, lev
     return float(lo), float(hi)
 
 
-def bootstrap_means(df: pl.DataFrame, by: list[str], *, value: str = "score", weight: str | None = None,
-                    n_resamples: int = DEFAULT_RESAMPLES, level: float = 0.95, seed: int = 0) -> pl.DataFrame:
+def bootstrap_means(
+    df: pl.DataFrame,
+    by: list[str],
+    *,
+    value: str = "score",
+    weight: str | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
     """Per group of ``by``: the mean of ``value`` (weighted by ``weight`` if given) over non-null rows,
     its ``level`` percentile-bootstrap interval ``lo``/``hi``, ``n`` rows and ``clusters`` resampled.
 
@@ -76,11 +85,16 @@ def bootstrap_means(df: pl.DataFrame, by: list[str], *, value: str = "score", we
     """
     keep = df.filter(pl.col(value).is_not_null())
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
-    per_cluster = (keep.with_columns(_cluster=cluster_column(keep), _w=w)
-                   .group_by([*by, "_cluster"])
-                   .agg((pl.col(value).cast(pl.Float64) * pl.col("_w")).sum().alias("_num"),
-                        pl.col("_w").sum().alias("_den"), pl.len().alias("_n"))
-                   .sort([*by, "_cluster"]))  # a fixed cluster order: the same draws give the same interval
+    per_cluster = (
+        keep.with_columns(_cluster=cluster_column(keep), _w=w)
+        .group_by([*by, "_cluster"])
+        .agg(
+            (pl.col(value).cast(pl.Float64) * pl.col("_w")).sum().alias("_num"),
+            pl.col("_w").sum().alias("_den"),
+            pl.len().alias("_n"),
+        )
+        .sort([*by, "_cluster"])
+    )  # a fixed cluster order: the same draws give the same interval
     rows = []
     for key, g in per_cluster.group_by(by, maintain_order=True):
         num, den = g["_num"].to_numpy(), g["_den"].to_numpy()
@@ -89,10 +103,17 @@ def bootstrap_means(df: pl.DataFrame, by: list[str], *, value: str = "score", we
             lo = hi = mean
         else:
             lo, hi = _percentile_interval(num, den, n_resamples, level, _group_seed(seed, tuple(key)))
-        rows.append({**dict(zip(by, key)), "mean": mean, "lo": lo, "hi": hi, "n": int(g["_n"].sum()),
-                     "clusters": len(g)})
-    schema = {**{c: df.schema[c] for c in by}, "mean": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
-              "n": pl.Int64, "clusters": pl.Int64}
+        rows.append(
+            {**dict(zip(by, key)), "mean": mean, "lo": lo, "hi": hi, "n": int(g["_n"].sum()), "clusters": len(g)}
+        )
+    schema = {
+        **{c: df.schema[c] for c in by},
+        "mean": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+        "n": pl.Int64,
+        "clusters": pl.Int64,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row").sort(by) if rows else pl.DataFrame(schema=schema)
 
 
@@ -111,8 +132,16 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def paired_differences(a: pl.DataFrame, b: pl.DataFrame, by: list[str], *, correct_at: float = 1.0,
-                       n_resamples: int = DEFAULT_RESAMPLES, level: float = 0.95, seed: int = 0) -> pl.DataFrame:
+def paired_differences(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    by: list[str],
+    *,
+    correct_at: float = 1.0,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
     """Run A minus run B on the (tier, question, epoch) keys both graded, per group of ``by``.
 
     Columns: ``n`` shared graded records, ``mean_a``, ``mean_b``, ``diff`` with its paired-bootstrap
@@ -122,18 +151,28 @@ def paired_differences(a: pl.DataFrame, b: pl.DataFrame, by: list[str], *, corre
     """
     keys = ["tier", "qid", "epoch"]
     cols = [*dict.fromkeys([*by, *keys, *(["haystack"] if "haystack" in a.columns else [])]), "score"]
-    joined = (a.select(cols).rename({"score": "score_a"})
-              .join(b.select([*keys, "score"]).rename({"score": "score_b"}), on=keys, how="inner")
-              .filter(pl.col("score_a").is_not_null() & pl.col("score_b").is_not_null())
-              .with_columns((pl.col("score_a") - pl.col("score_b")).alias("_diff"),
-                            (pl.col("score_a") >= correct_at).alias("_ra"),
-                            (pl.col("score_b") >= correct_at).alias("_rb")))
+    joined = (
+        a.select(cols)
+        .rename({"score": "score_a"})
+        .join(b.select([*keys, "score"]).rename({"score": "score_b"}), on=keys, how="inner")
+        .filter(pl.col("score_a").is_not_null() & pl.col("score_b").is_not_null())
+        .with_columns(
+            (pl.col("score_a") - pl.col("score_b")).alias("_diff"),
+            (pl.col("score_a") >= correct_at).alias("_ra"),
+            (pl.col("score_b") >= correct_at).alias("_rb"),
+        )
+    )
     diffs = bootstrap_means(joined, by, value="_diff", n_resamples=n_resamples, level=level, seed=seed)
-    counts = (joined.group_by(by)
-              .agg(pl.col("score_a").mean().alias("mean_a"), pl.col("score_b").mean().alias("mean_b"),
-                   (pl.col("_ra") & ~pl.col("_rb")).sum().alias("a_only"),
-                   (~pl.col("_ra") & pl.col("_rb")).sum().alias("b_only")))
+    counts = joined.group_by(by).agg(
+        pl.col("score_a").mean().alias("mean_a"),
+        pl.col("score_b").mean().alias("mean_b"),
+        (pl.col("_ra") & ~pl.col("_rb")).sum().alias("a_only"),
+        (~pl.col("_ra") & pl.col("_rb")).sum().alias("b_only"),
+    )
     out = diffs.rename({"mean": "diff"}).drop("clusters").join(counts, on=by, how="left")
     p = [mcnemar_exact(x, y) for x, y in zip(out["a_only"].to_list(), out["b_only"].to_list())]
-    return (out.with_columns(pl.Series("p", p, dtype=pl.Float64))
-            .select(*by, "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p").sort(by))
+    return (
+        out.with_columns(pl.Series("p", p, dtype=pl.Float64))
+        .select(*by, "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p")
+        .sort(by)
+    )

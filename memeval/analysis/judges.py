@@ -21,8 +21,18 @@ from ..errors import InputError
 from ..run.records import run_identity
 from .aggregate import load_records
 
-__all__ = ["VERDICTS", "cohen_kappa", "verdict_expr", "paired_verdicts", "agreement_table", "confusion_table",
-           "leniency_table", "load_judge_pair", "confusion_heatmap", "acceptance_bars"]
+__all__ = [
+    "VERDICTS",
+    "cohen_kappa",
+    "verdict_expr",
+    "paired_verdicts",
+    "agreement_table",
+    "confusion_table",
+    "leniency_table",
+    "load_judge_pair",
+    "confusion_heatmap",
+    "acceptance_bars",
+]
 
 VERDICTS: tuple[str, ...] = ("correct", "partial", "wrong")
 
@@ -36,9 +46,17 @@ def verdict_expr() -> pl.Expr:
     ['partial', None, 'correct']
     """
     score, v = pl.col("score"), pl.col("verdict").str.strip_chars().str.to_lowercase()
-    return (pl.when(score.is_null()).then(None).when(v.is_in(VERDICTS)).then(v)
-            .when(score >= 1).then(pl.lit("correct")).when(score <= 0).then(pl.lit("wrong"))
-            .otherwise(pl.lit("partial")))
+    return (
+        pl.when(score.is_null())
+        .then(None)
+        .when(v.is_in(VERDICTS))
+        .then(v)
+        .when(score >= 1)
+        .then(pl.lit("correct"))
+        .when(score <= 0)
+        .then(pl.lit("wrong"))
+        .otherwise(pl.lit("partial"))
+    )
 
 
 def cohen_kappa(pairs: Iterable[Sequence[str]]) -> float | None:
@@ -74,20 +92,34 @@ def _summary(p: pl.DataFrame) -> dict:
     both = p.filter(pl.col("a").is_not_null() & pl.col("b").is_not_null())
     pairs = list(zip(both["a"].to_list(), both["b"].to_list()))
     agree = sum(x == y for x, y in pairs)
-    return {"n": len(pairs), "agreement": agree / len(pairs) if pairs else None, "kappa": cohen_kappa(pairs),
-            "ungraded_a_only": p.filter(pl.col("a").is_null() & pl.col("b").is_not_null()).height,
-            "ungraded_b_only": p.filter(pl.col("b").is_null() & pl.col("a").is_not_null()).height,
-            "ungraded_both": p.filter(pl.col("a").is_null() & pl.col("b").is_null()).height}
+    return {
+        "n": len(pairs),
+        "agreement": agree / len(pairs) if pairs else None,
+        "kappa": cohen_kappa(pairs),
+        "ungraded_a_only": p.filter(pl.col("a").is_null() & pl.col("b").is_not_null()).height,
+        "ungraded_b_only": p.filter(pl.col("b").is_null() & pl.col("a").is_not_null()).height,
+        "ungraded_both": p.filter(pl.col("a").is_null() & pl.col("b").is_null()).height,
+    }
 
 
 def agreement_table(pairs: pl.DataFrame) -> pl.DataFrame:
     """Per axis, then ``ALL``: ``n`` (both graded), agreement, kappa, and the ungraded counted apart."""
-    rows = [{"axis": ax, **_summary(pairs.filter(pl.col("axis") == ax))}
-            for ax in sorted(pairs["axis"].unique().to_list())]
+    rows = [
+        {"axis": ax, **_summary(pairs.filter(pl.col("axis") == ax))} for ax in sorted(pairs["axis"].unique().to_list())
+    ]
     rows.append({"axis": "ALL", **_summary(pairs)})
-    return pl.DataFrame(rows, schema={"axis": pl.Utf8, "n": pl.Int64, "agreement": pl.Float64, "kappa": pl.Float64,
-                                      "ungraded_a_only": pl.Int64, "ungraded_b_only": pl.Int64,
-                                      "ungraded_both": pl.Int64})
+    return pl.DataFrame(
+        rows,
+        schema={
+            "axis": pl.Utf8,
+            "n": pl.Int64,
+            "agreement": pl.Float64,
+            "kappa": pl.Float64,
+            "ungraded_a_only": pl.Int64,
+            "ungraded_b_only": pl.Int64,
+            "ungraded_both": pl.Int64,
+        },
+    )
 
 
 def confusion_table(pairs: pl.DataFrame, axis: str | None = None) -> pl.DataFrame:
@@ -103,11 +135,18 @@ def leniency_table(graded: pl.DataFrame, by: Sequence[str] = ("judge", "trap")) 
     partial), ``full`` (correct), ``acceptance`` = accepted / n, and ``ungraded`` counted apart.
     ``graded`` has one row per (judge, probe) with ``score`` (None = ungraded)."""
     s = pl.col("score")
-    return (graded.group_by(*by)
-            .agg(s.is_not_null().sum().cast(pl.Int64).alias("n"), (s > 0).sum().cast(pl.Int64).alias("accepted"),
-                 (s >= 1).sum().cast(pl.Int64).alias("full"), s.is_null().sum().cast(pl.Int64).alias("ungraded"))
-            .with_columns(pl.when(pl.col("n") > 0).then(pl.col("accepted") / pl.col("n")).alias("acceptance"))
-            .select(*by, "n", "accepted", "acceptance", "full", "ungraded").sort(*by))
+    return (
+        graded.group_by(*by)
+        .agg(
+            s.is_not_null().sum().cast(pl.Int64).alias("n"),
+            (s > 0).sum().cast(pl.Int64).alias("accepted"),
+            (s >= 1).sum().cast(pl.Int64).alias("full"),
+            s.is_null().sum().cast(pl.Int64).alias("ungraded"),
+        )
+        .with_columns(pl.when(pl.col("n") > 0).then(pl.col("accepted") / pl.col("n")).alias("acceptance"))
+        .select(*by, "n", "accepted", "acceptance", "full", "ungraded")
+        .sort(*by)
+    )
 
 
 def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
@@ -117,19 +156,34 @@ def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
     ca, hash_a, set_a = run_identity(run_a)
     cb, hash_b, set_b = run_identity(run_b)
     if hash_a != hash_b:
-        raise InputError(f"{run_b}/manifest.json", None, "config.bench.content_hash",
-                         f"bench content hash {hash_b[:19]} differs from {run_a}'s {hash_a[:19]}: "
-                         "not the same questions, refusing to compare judges")
+        raise InputError(
+            f"{run_b}/manifest.json",
+            None,
+            "config.bench.content_hash",
+            f"bench content hash {hash_b[:19]} differs from {run_a}'s {hash_a[:19]}: "
+            "not the same questions, refusing to compare judges",
+        )
     if set_a != set_b:
-        raise InputError(f"{run_b}/manifest.json", None, "config.question_set",
-                         f"question set {set_b!r} differs from {run_a}'s {set_a!r}: refusing to compare judges")
+        raise InputError(
+            f"{run_b}/manifest.json",
+            None,
+            "config.question_set",
+            f"question set {set_b!r} differs from {run_a}'s {set_a!r}: refusing to compare judges",
+        )
     pairs = paired_verdicts(load_records([run_a]), load_records([run_b]))
     if pairs.is_empty():
-        raise InputError(f"{run_b}/records.jsonl", None, None, f"no question in common with {run_a}: nothing to compare")
+        raise InputError(
+            f"{run_b}/records.jsonl", None, None, f"no question in common with {run_a}: nothing to compare"
+        )
     differ = pairs.filter(~pl.col("same_text")).height
     if differ:
-        raise InputError(f"{run_b}/records.jsonl", None, "answer", f"{differ} of {pairs.height} shared questions hold a different answer than in "
-                         f"{run_a}: not two gradings of the same answers, refusing to compare judges")
+        raise InputError(
+            f"{run_b}/records.jsonl",
+            None,
+            "answer",
+            f"{differ} of {pairs.height} shared questions hold a different answer than in "
+            f"{run_a}: not two gradings of the same answers, refusing to compare judges",
+        )
     return pairs, _label(ca), _label(cb)
 
 
@@ -148,10 +202,24 @@ def confusion_heatmap(conf: pl.DataFrame, label_a: str = "judge A", label_b: str
     rows = conf["A \\ B"].to_list()
     cols = [c for c in conf.columns if c != "A \\ B"]
     z = [[conf.row(i, named=True)[c] for c in cols] for i in range(conf.height)]
-    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, colorscale="Blues", text=z, texttemplate="%{text}",
-                               hovertemplate=f"{label_a}: %{{y}}<br>{label_b}: %{{x}}<br>n = %{{z}}<extra></extra>"))
-    fig.update_layout(title=title or f"Confusion (n = {sum(map(sum, z))} records)", height=420,
-                      xaxis_title=label_b, yaxis_title=label_a, yaxis_autorange="reversed")
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=cols,
+            y=rows,
+            colorscale="Blues",
+            text=z,
+            texttemplate="%{text}",
+            hovertemplate=f"{label_a}: %{{y}}<br>{label_b}: %{{x}}<br>n = %{{z}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title or f"Confusion (n = {sum(map(sum, z))} records)",
+        height=420,
+        xaxis_title=label_b,
+        yaxis_title=label_a,
+        yaxis_autorange="reversed",
+    )
     return fig
 
 
@@ -162,10 +230,18 @@ def acceptance_bars(table: pl.DataFrame, by: str = "trap", title: str = ""):
     fig = go.Figure()
     for judge in sorted(table["judge"].unique().to_list()):
         t = table.filter(pl.col("judge") == judge).sort(by)
-        fig.add_bar(x=t[by].to_list(), y=t["acceptance"].to_list(), name=judge,
-                    text=[f"{a}/{n}" for a, n in zip(t["accepted"].to_list(), t["n"].to_list())],
-                    textposition="outside",
-                    hovertemplate=f"{judge}<br>%{{x}}: %{{y:.3f}} accepted (%{{text}})<extra></extra>")
-    fig.update_layout(barmode="group", title=title or f"Acceptance of trap answers per {by} (accepted/n)",
-                      yaxis=dict(title="acceptance (0 = strict)", range=[0, 1.15]), height=420)
+        fig.add_bar(
+            x=t[by].to_list(),
+            y=t["acceptance"].to_list(),
+            name=judge,
+            text=[f"{a}/{n}" for a, n in zip(t["accepted"].to_list(), t["n"].to_list())],
+            textposition="outside",
+            hovertemplate=f"{judge}<br>%{{x}}: %{{y:.3f}} accepted (%{{text}})<extra></extra>",
+        )
+    fig.update_layout(
+        barmode="group",
+        title=title or f"Acceptance of trap answers per {by} (accepted/n)",
+        yaxis=dict(title="acceptance (0 = strict)", range=[0, 1.15]),
+        height=420,
+    )
     return fig

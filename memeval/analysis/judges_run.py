@@ -28,32 +28,55 @@ Endpoint = tuple[str, str]
 @contextlib.contextmanager
 def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
     """The scripted ``strict`` and ``lenient`` judges and the scripted ``reader`` on loopback."""
-    with ScriptedChatServer(judge_responder("strict")) as s, ScriptedChatServer(judge_responder("lenient")) as l, \
-            ScriptedChatServer(reader_responder) as r:
-        yield {"strict": (s.base_url, "strict-stub"), "lenient": (l.base_url, "lenient-stub"),
-               "reader": (r.base_url, "reader-stub")}
+    with (
+        ScriptedChatServer(judge_responder("strict")) as s,
+        ScriptedChatServer(judge_responder("lenient")) as l,
+        ScriptedChatServer(reader_responder) as r,
+    ):
+        yield {
+            "strict": (s.base_url, "strict-stub"),
+            "lenient": (l.base_url, "lenient-stub"),
+            "reader": (r.base_url, "reader-stub"),
+        }
 
 
 def _client(ep: Endpoint, key_env: str | None):
     return ChatClient(ep[0], ep[1], api_key_env=key_env)
 
 
-def two_gradings(bench_dir, system: str, tiers: Sequence[str] | None, judges: Sequence[Endpoint], reader: Endpoint,
-                 runs_root="runs", key_env: str | None = "OPENAI_API_KEY") -> list[Path]:
+def two_gradings(
+    bench_dir,
+    system: str,
+    tiers: Sequence[str] | None,
+    judges: Sequence[Endpoint],
+    reader: Endpoint,
+    runs_root="runs",
+    key_env: str | None = "OPENAI_API_KEY",
+) -> list[Path]:
     """One ``answer``-mode run per judge, each in a new folder under ``runs_root``, with the same
     system and reader (deterministic: the same answers, graded by each judge)."""
     Path(runs_root).mkdir(parents=True, exist_ok=True)
     out = []
     for i, ep in enumerate(judges):
         folder = Path(tempfile.mkdtemp(prefix=f"judges-{i}-", dir=runs_root))
-        out.append(run_system(bench_dir, system, tiers=list(tiers) if tiers else None, mode="answer",
-                              judge=Judge(_client(ep, key_env)), reader=Reader(_client(reader, key_env)),
-                              out=folder / "run", progress=False))
+        out.append(
+            run_system(
+                bench_dir,
+                system,
+                tiers=list(tiers) if tiers else None,
+                mode="answer",
+                judge=Judge(_client(ep, key_env)),
+                reader=Reader(_client(reader, key_env)),
+                out=folder / "run",
+                progress=False,
+            )
+        )
     return out
 
 
-def grade_leniency(probes, judges: Sequence[Endpoint], key_env: str | None = "OPENAI_API_KEY",
-                   concurrency: int = 4) -> pl.DataFrame:
+def grade_leniency(
+    probes, judges: Sequence[Endpoint], key_env: str | None = "OPENAI_API_KEY", concurrency: int = 4
+) -> pl.DataFrame:
     """One row per (judge, probe): the judge's verdict on the trap answer (``score`` None = ungraded)."""
     rows = []
     for ep in judges:

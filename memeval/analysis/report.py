@@ -22,16 +22,28 @@ from ..atomic import write_text
 from ..errors import InputError, MemevalError
 from .._version import __version__
 
-__all__ = ["PLOTLY_RENDERER", "ReportError", "setup_notebook", "execute_notebook", "to_offline_html",
-           "render_report", "parse_parameter", "provenance_cell",
-           "check_figures", "notebook_parameters", "check_parameters"]
+__all__ = [
+    "PLOTLY_RENDERER",
+    "ReportError",
+    "setup_notebook",
+    "execute_notebook",
+    "to_offline_html",
+    "render_report",
+    "parse_parameter",
+    "provenance_cell",
+    "check_figures",
+    "notebook_parameters",
+    "check_parameters",
+]
 
 #: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
 #: plotly.js copy the renderer embeds once per notebook when it activates.
 PLOTLY_RENDERER = "plotly_mimetype+memeval_offline"
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
-WIDGET_NOTE = ("<p><em>[interactive widget: it runs in a live Jupyter session only; "
-               "this report shows static tables instead]</em></p>")
+WIDGET_NOTE = (
+    "<p><em>[interactive widget: it runs in a live Jupyter session only; "
+    "this report shows static tables instead]</em></p>"
+)
 
 # The lab template minus everything it would fetch from a CDN.
 _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
@@ -80,10 +92,18 @@ def _offline_renderer():
 
     class OfflineNotebookRenderer(NotebookRenderer):
         def to_mimebundle(self, fig_dict):
-            return {"text/html": to_html(
-                fig_dict, config=self.config, include_plotlyjs=False, include_mathjax=False, full_html=False,
-                default_width="100%", default_height=525, validate=False,
-            )}
+            return {
+                "text/html": to_html(
+                    fig_dict,
+                    config=self.config,
+                    include_plotlyjs=False,
+                    include_mathjax=False,
+                    full_html=False,
+                    default_width="100%",
+                    default_height=525,
+                    validate=False,
+                )
+            }
 
     return OfflineNotebookRenderer(connected=False)
 
@@ -152,10 +172,13 @@ def check_parameters(nb: nbformat.NotebookNode, parameters: Mapping[str, Any], p
     known = notebook_parameters(nb)
     unknown = sorted(set(parameters) - set(known))
     if unknown:
-        raise ReportError(f"{path}: unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                          f"this notebook takes: {', '.join(known) or 'no parameters'}")
-    return {k: [v] if known[k] and v is not None and not isinstance(v, (list, tuple)) else v
-            for k, v in parameters.items()}
+        raise ReportError(
+            f"{path}: unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"this notebook takes: {', '.join(known) or 'no parameters'}"
+        )
+    return {
+        k: [v] if known[k] and v is not None and not isinstance(v, (list, tuple)) else v for k, v in parameters.items()
+    }
 
 
 def _cell_label(source: str) -> str:
@@ -163,9 +186,14 @@ def _cell_label(source: str) -> str:
     return first if len(first) <= 70 else first[:69] + "…"
 
 
-def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | None = None,
-                     kernel_name: str = "python3", cwd: str | os.PathLike | None = None,
-                     timeout: float | None = None, progress: bool = False) -> nbformat.NotebookNode:
+def execute_notebook(
+    path: str | os.PathLike,
+    parameters: Mapping[str, Any] | None = None,
+    kernel_name: str = "python3",
+    cwd: str | os.PathLike | None = None,
+    timeout: float | None = None,
+    progress: bool = False,
+) -> nbformat.NotebookNode:
     """Run the notebook with papermill (parameters injected after the ``parameters`` cell); unknown
     parameter names are refused before anything runs (:func:`check_parameters`)."""
     import papermill as pm
@@ -183,16 +211,24 @@ def execute_notebook(path: str | os.PathLike, parameters: Mapping[str, Any] | No
         nbformat.write(nb, src)
         try:
             return pm.execute_notebook(
-                str(src), str(dst), parameters=dict(parameters or {}), kernel_name=kernel_name, language="python",
-                cwd=str(cwd or os.getcwd()), progress_bar=progress, log_output=False, execution_timeout=timeout,
+                str(src),
+                str(dst),
+                parameters=dict(parameters or {}),
+                kernel_name=kernel_name,
+                language="python",
+                cwd=str(cwd or os.getcwd()),
+                progress_bar=progress,
+                log_output=False,
+                execution_timeout=timeout,
                 # the kernel listens on loopback; keep its start-up warnings out of the command's output
                 extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except PapermillExecutionError as e:
             # papermill counts its injected-parameters cell; report the cell as the author sees it
             cell = _source_index(nb, e.source, e.cell_index)
-            raise ReportError(f"{path}: cell {cell} ({_cell_label(e.source)!r}) failed: {e.ename}: "
-                              f"{_one_line(e.evalue)}") from None
+            raise ReportError(
+                f"{path}: cell {cell} ({_cell_label(e.source)!r}) failed: {e.ename}: {_one_line(e.evalue)}"
+            ) from None
         except Exception as e:
             if type(e).__name__ == "NoSuchKernel":
                 raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
@@ -219,8 +255,10 @@ def check_figures(nb: nbformat.NotebookNode, path="notebook") -> None:
         for out in cell.get("outputs", []):
             data = out.get("data") or {}
             if PLOTLY_MIMETYPE in data and "text/html" not in data:
-                raise ReportError(f"{path}: cell {i} ({_cell_label(cell.source)!r}) shows a plotly figure the HTML "
-                                  "report would drop: call memeval.analysis.report.setup_notebook() first")
+                raise ReportError(
+                    f"{path}: cell {i} ({_cell_label(cell.source)!r}) shows a plotly figure the HTML "
+                    "report would drop: call memeval.analysis.report.setup_notebook() first"
+                )
 
 
 def _strip_widgets(nb: nbformat.NotebookNode) -> None:
@@ -241,9 +279,12 @@ def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") ->
     _strip_widgets(nb)
     nb.metadata["title"] = title
     exporter = HTMLExporter(
-        template_name="lab", template_file="memeval_offline.html.j2",
+        template_name="lab",
+        template_file="memeval_offline.html.j2",
         extra_loaders=[DictLoader({"memeval_offline.html.j2": _OFFLINE_TEMPLATE})],
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
     )
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     head, sep, tail = body.rpartition("</body>")
@@ -257,18 +298,29 @@ def provenance_cell(notebook, parameters: Mapping[str, Any] | None) -> nbformat.
 
     params = ", ".join(f"{k}={v!r}" for k, v in (parameters or {}).items()) or "notebook defaults"
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    text = (f"Rendered by memeval {__version__} from {Path(notebook).name} at {when}; parameters: {params}. "
-            "Every figure here is recomputable from the run records.")
+    text = (
+        f"Rendered by memeval {__version__} from {Path(notebook).name} at {when}; parameters: {params}. "
+        "Every figure here is recomputable from the run records."
+    )
     cell = nbformat.v4.new_code_cell("")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/html": f'<hr><p class="memeval-provenance"><small>{html.escape(text)}</small></p>'})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": f'<hr><p class="memeval-provenance"><small>{html.escape(text)}</small></p>'},
+        )
+    ]
     return cell
 
 
-def render_report(notebook: str | os.PathLike, out: str | os.PathLike,
-                  parameters: Mapping[str, Any] | None = None, kernel_name: str = "python3",
-                  cwd: str | os.PathLike | None = None, timeout: float | None = None,
-                  progress: bool = False) -> Path:
+def render_report(
+    notebook: str | os.PathLike,
+    out: str | os.PathLike,
+    parameters: Mapping[str, Any] | None = None,
+    kernel_name: str = "python3",
+    cwd: str | os.PathLike | None = None,
+    timeout: float | None = None,
+    progress: bool = False,
+) -> Path:
     """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically
     (``progress``: a bar over the notebook's cells on stderr)."""
     out = Path(out)

@@ -46,10 +46,18 @@ def run_info(run_dir: str | Path) -> RunInfo:
     c = m["config"]
     b = c.get("bench") or {}
     spec = str(c["system"].get("spec"))
-    return RunInfo(Path(run_dir), str(m.get("run_id", Path(run_dir).name)), spec,
-                   str(c["system"].get("label") or spec), f"{b.get('name')} {b.get('version')}",
-                   str(b.get("content_hash") or ""), str(c.get("mode")), str(c.get("question_set") or "main"),
-                   str(m.get("status")), str(m.get("created_at") or ""))
+    return RunInfo(
+        Path(run_dir),
+        str(m.get("run_id", Path(run_dir).name)),
+        spec,
+        str(c["system"].get("label") or spec),
+        f"{b.get('name')} {b.get('version')}",
+        str(b.get("content_hash") or ""),
+        str(c.get("mode")),
+        str(c.get("question_set") or "main"),
+        str(m.get("status")),
+        str(m.get("created_at") or ""),
+    )
 
 
 def find_runs(root: str | Path) -> list[RunInfo]:
@@ -75,8 +83,13 @@ def sibling_bounds(run_dirs: Iterable[str | Path]) -> list[Path]:
     for parent in dict.fromkeys(Path(d).resolve().parent for d in run_dirs):
         for r in find_runs(parent):
             want = (r.key, r.system)
-            if r.system in (FLOOR, CEILING) and any(r.key == g.key for g in given) and want not in have \
-                    and want not in out and r.status == "complete":
+            if (
+                r.system in (FLOOR, CEILING)
+                and any(r.key == g.key for g in given)
+                and want not in have
+                and want not in out
+                and r.status == "complete"
+            ):
                 out[want] = r.path
     return list(out.values())
 
@@ -85,13 +98,19 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
     """Per system × tier: weighted and unweighted mean over graded records, n, graded, errors and
     retries (extra HTTP attempts)."""
     graded = pl.col("score").is_not_null()
-    retries = (pl.col("attempts").fill_null(1) - 1).clip(lower_bound=0).sum() if "attempts" in df.columns \
-        else pl.lit(0)
-    return (df.group_by("system", "tier_index", "tier")
-            .agg(((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
-                 pl.col("score").mean().alias("unweighted"), pl.len().alias("n"), graded.sum().alias("graded"),
-                 pl.col("error").is_not_null().sum().alias("errors"), retries.alias("retries"))
-            .sort("system", "tier_index"))
+    retries = (pl.col("attempts").fill_null(1) - 1).clip(lower_bound=0).sum() if "attempts" in df.columns else pl.lit(0)
+    return (
+        df.group_by("system", "tier_index", "tier")
+        .agg(
+            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
+            pl.col("score").mean().alias("unweighted"),
+            pl.len().alias("n"),
+            graded.sum().alias("graded"),
+            pl.col("error").is_not_null().sum().alias("errors"),
+            retries.alias("retries"),
+        )
+        .sort("system", "tier_index")
+    )
 
 
 def headline_lines(run_dir: str | Path) -> list[str]:
@@ -103,16 +122,36 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     info = run_info(run_dir)
     if not recs:
         return [f"{info.label}: no records yet"]
-    rows = [{"system": r.get("system"), "tier": r.get("tier"), "score": r.get("score"), "weight": r.get("weight"),
-             "error": r.get("error"), "attempts": r.get("attempts")} for r in recs]
+    rows = [
+        {
+            "system": r.get("system"),
+            "tier": r.get("tier"),
+            "score": r.get("score"),
+            "weight": r.get("weight"),
+            "error": r.get("error"),
+            "attempts": r.get("attempts"),
+        }
+        for r in recs
+    ]
     order = {t: i for i, t in enumerate(dict.fromkeys(r["tier"] for r in rows))}
-    df = pl.DataFrame(rows, schema={"system": pl.Utf8, "tier": pl.Utf8, "score": pl.Float64, "weight": pl.Int32,
-                                    "error": pl.Utf8, "attempts": pl.Int64})
+    df = pl.DataFrame(
+        rows,
+        schema={
+            "system": pl.Utf8,
+            "tier": pl.Utf8,
+            "score": pl.Float64,
+            "weight": pl.Int32,
+            "error": pl.Utf8,
+            "attempts": pl.Int64,
+        },
+    )
     df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
     lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
     for r in headline_table(df).iter_rows(named=True):
         w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
         u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
-        lines.append(f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
-                     f"errors={r['errors']} retries={r['retries']}")
+        lines.append(
+            f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
+            f"errors={r['errors']} retries={r['retries']}"
+        )
     return lines

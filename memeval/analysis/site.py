@@ -78,8 +78,10 @@ def page_name(run_dir: Path) -> str:
 def _page(title: str, body: str, plotly_src: str | None, extra_js: str = "") -> str:
     script = f'<script src="{plotly_src}"></script>' if plotly_src else ""
     js = f"<script>{extra_js}</script>" if extra_js else ""
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f"<style>{_STYLE}</style>{script}</head><body>{body}{js}</body></html>\n")
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+        f"<style>{_STYLE}</style>{script}</head><body>{body}{js}</body></html>\n"
+    )
 
 
 def _headline(df: pl.DataFrame) -> dict:
@@ -91,43 +93,74 @@ def _headline(df: pl.DataFrame) -> dict:
     last = graded.sort("tier_index")["tier"][-1]
     b = bootstrap_means(graded.filter(pl.col("tier") == last), ["tier"], weight="weight", n_resamples=500)
     r = b.row(0, named=True)
-    return {"tier": last, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-            "errors": int(df["error"].is_not_null().sum())}
+    return {
+        "tier": last,
+        "mean": r["mean"],
+        "lo": r["lo"],
+        "hi": r["hi"],
+        "n": r["n"],
+        "errors": int(df["error"].is_not_null().sum()),
+    }
 
 
 def _fmt_score(h: dict) -> str:
     if h["mean"] is None:
         return '<span class="muted">no graded questions</span>'
-    return f"{h['mean']:.3f} [{h['lo']:.3f}, {h['hi']:.3f}] <span class=\"muted\">n={h['n']}</span>"
+    return f'{h["mean"]:.3f} [{h["lo"]:.3f}, {h["hi"]:.3f}] <span class="muted">n={h["n"]}</span>'
 
 
 def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, plotly_src: str) -> str:
 
     both = df if bounds_df is None else pl.concat([df, bounds_df], how="vertical_relaxed")
     overall = overall_table(both).filter(pl.col("system").is_in(df["system"].unique().to_list()))
-    overall = overall.select([c for c in ("system", "tier", "weighted", "unweighted", "n", "graded", "ungraded", "errors",
-                                          "recall_any@5", "floor_weighted", "ceiling_weighted") if c in overall.columns])
+    overall = overall.select(
+        [
+            c
+            for c in (
+                "system",
+                "tier",
+                "weighted",
+                "unweighted",
+                "n",
+                "graded",
+                "ungraded",
+                "errors",
+                "recall_any@5",
+                "floor_weighted",
+                "ceiling_weighted",
+            )
+            if c in overall.columns
+        ]
+    )
     axis = tier_axis_table(df).drop("tier_index")
-    parts = [f'<p><a href="../index.html">← all runs</a></p><h1>{_e(info.label)}</h1>',
-             f"<p>bench <b>{_e(info.bench)}</b> · mode <b>{_e(info.mode)}</b> · question set "
-             f"<b>{_e(info.question_set)}</b> · status <b class=\"status-{_e(info.status)}\">{_e(info.status)}</b> · "
-             f"created {_e(info.created_at)}<br><span class=\"muted\">run folder {_e(info.path)}</span></p>"]
+    parts = [
+        f'<p><a href="../index.html">← all runs</a></p><h1>{_e(info.label)}</h1>',
+        f"<p>bench <b>{_e(info.bench)}</b> · mode <b>{_e(info.mode)}</b> · question set "
+        f'<b>{_e(info.question_set)}</b> · status <b class="status-{_e(info.status)}">{_e(info.status)}</b> · '
+        f'created {_e(info.created_at)}<br><span class="muted">run folder {_e(info.path)}</span></p>',
+    ]
     bound_note = "" if bounds_df is not None else " (no floor/ceiling runs found beside this run)"
-    parts.append('<div class="scroll">' + html_table(overall, caption="Overall: weighted and unweighted mean per "
-                                                                      f"tier, floor and ceiling{bound_note}") + "</div>")
+    parts.append(
+        '<div class="scroll">'
+        + html_table(overall, caption=f"Overall: weighted and unweighted mean per tier, floor and ceiling{bound_note}")
+        + "</div>"
+    )
     if df["tier"].n_unique() > 1:
         try:
             fig = plots.degradation_curve(both)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
         except (ValueError, pl.exceptions.PolarsError) as e:  # a run too small to draw: say so
-            parts.append(f"<p class=\"muted\">no degradation curve ({_e(e)})</p>")
+            parts.append(f'<p class="muted">no degradation curve ({_e(e)})</p>')
     parts.append('<div class="scroll">' + html_table(axis, caption="Per tier × axis") + "</div>")
     lat = latency_table(df).with_columns(pl.col("reasons").list.join("; "))
     parts.append('<div class="scroll">' + html_table(lat, caption="Latency minus round trip (ms)") + "</div>")
     parts.append("<h2>Worst questions</h2>" + '<div class="scroll">' + worst_questions_table(df, n=20) + "</div>")
-    worst = (df.filter(pl.col("score").is_not_null()).sort("score", "weight", descending=[False, True]).head(30))
-    traces = "".join(f"<details><summary>{_e(r['tier'])} · {_e(r['qid'])} · {_e(r['axis'])} · score "
-                     f"{_e(r['score'])}</summary>{render_trace_html(r)}</details>" for r in worst.iter_rows(named=True))
+    worst = df.filter(pl.col("score").is_not_null()).sort("score", "weight", descending=[False, True]).head(30)
+    traces = "".join(
+        f"<details><summary>{_e(r['tier'])} · {_e(r['qid'])} · {_e(r['axis'])} · score "
+        f"{_e(r['score'])}</summary>{render_trace_html(r)}</details>"
+        for r in worst.iter_rows(named=True)
+    )
     parts.append(f"<h2>Traces (30 lowest scores)</h2>{traces or '<p>none graded</p>'}")
     return _page(f"{info.label} — memeval run", "".join(parts), plotly_src)
 
@@ -135,7 +168,6 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
 def build_site(runs_dir: str | Path, out_dir: str | Path, progress=None) -> SiteResult:
     """Write the run browser for every run under ``runs_dir`` into ``out_dir``; returns what was written."""
     from plotly.offline import get_plotlyjs
-
 
     out = Path(out_dir)
     (out / "runs").mkdir(parents=True, exist_ok=True)
@@ -163,24 +195,41 @@ def build_site(runs_dir: str | Path, out_dir: str | Path, progress=None) -> Site
 
 def _index(rows, runs_dir: Path, skipped: list[str]) -> str:
     values = {f: sorted({getattr(info, "label" if f == "system" else f) for info, _, _ in rows}) for f in FILTERS}
-    filters = "".join(f'<label>{f} <select name="{f}"><option value="">all</option>'
-                      + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values[f]) + "</select></label>"
-                      for f in FILTERS)
+    filters = "".join(
+        f'<label>{f} <select name="{f}"><option value="">all</option>'
+        + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values[f])
+        + "</select></label>"
+        for f in FILTERS
+    )
     body_rows = []
     for info, name, h in rows:
         data = " ".join(f'data-{f}="{_e(info.label if f == "system" else getattr(info, f))}"' for f in FILTERS)
         body_rows.append(
-            f"<tr {data}><td>{_e(info.bench)}</td><td><a href=\"runs/{_e(name)}\">{_e(info.label)}</a></td>"
+            f'<tr {data}><td>{_e(info.bench)}</td><td><a href="runs/{_e(name)}">{_e(info.label)}</a></td>'
             f"<td>{_e(info.mode)}</td><td>{_e(info.question_set)}</td><td>{_e(info.created_at[:19])}</td>"
             f"<td>{_e(h['tier'] or '–')}</td><td>{_fmt_score(h)}</td><td>{h['errors']}</td>"
-            f"<td class=\"status-{_e(info.status)}\">{_e(info.status)}</td></tr>")
-    head = "".join(f"<th>{c}</th>" for c in ("bench", "system", "mode", "question set", "created (UTC)", "largest tier",
-                                             "weighted score [95% CI]", "errors", "status"))
+            f'<td class="status-{_e(info.status)}">{_e(info.status)}</td></tr>'
+        )
+    head = "".join(
+        f"<th>{c}</th>"
+        for c in (
+            "bench",
+            "system",
+            "mode",
+            "question set",
+            "created (UTC)",
+            "largest tier",
+            "weighted score [95% CI]",
+            "errors",
+            "status",
+        )
+    )
     skip = "".join(f"<li>{_e(s)}</li>" for s in skipped)
-    body = (f"<h1>memeval runs</h1><p class=\"muted\">{len(rows)} runs in {_e(runs_dir)}; scores are weighted means "
-            "over graded questions on each run's largest tier, with a 95% bootstrap interval and n.</p>"
-            f'<div class="filters">{filters} <span class="muted"><span id="shown">{len(rows)}</span> shown</span></div>'
-            f'<div class="scroll"><table id="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(body_rows)}'
-            "</tbody></table></div>"
-            + (f"<h2>Not shown</h2><ul>{skip}</ul>" if skip else ""))
+    body = (
+        f'<h1>memeval runs</h1><p class="muted">{len(rows)} runs in {_e(runs_dir)}; scores are weighted means '
+        "over graded questions on each run's largest tier, with a 95% bootstrap interval and n.</p>"
+        f'<div class="filters">{filters} <span class="muted"><span id="shown">{len(rows)}</span> shown</span></div>'
+        f'<div class="scroll"><table id="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(body_rows)}'
+        "</tbody></table></div>" + (f"<h2>Not shown</h2><ul>{skip}</ul>" if skip else "")
+    )
     return _page("memeval runs", body, None, _FILTER_JS)

@@ -66,10 +66,12 @@ def with_interval_text(df: pl.DataFrame, column: str, n: str = "graded") -> pl.D
     >>> with_interval_text(df, "score")["score"].to_list()
     ['0.500 [0.00–1.00] n=2']
     """
+
     def fmt(row: dict) -> str:
         if row[column] is None:
             return f"– n={row[n]}"
         return f"{row[column]:.3f} [{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}] n={row[n]}"
 
-    return df.with_columns(pl.struct(column, f"{column}_lo", f"{column}_hi", n)
-                           .map_elements(fmt, return_dtype=pl.Utf8).alias(column))
+    return df.with_columns(
+        pl.struct(column, f"{column}_lo", f"{column}_hi", n).map_elements(fmt, return_dtype=pl.Utf8).alias(column)
+    )

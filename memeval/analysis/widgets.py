@@ -16,8 +16,16 @@ import ipywidgets as widgets
 import polars as pl
 from ..bench.io import load_bench, read_turns
 
-__all__ = ["ALL", "FLIPS", "render_trace_html", "worst_questions_table", "evidence_flags", "with_flips",
-           "evidence_texts", "TraceBrowser"]
+__all__ = [
+    "ALL",
+    "FLIPS",
+    "render_trace_html",
+    "worst_questions_table",
+    "evidence_flags",
+    "with_flips",
+    "evidence_texts",
+    "TraceBrowser",
+]
 
 ALL = "(all)"
 _UNGRADED = "ungraded"
@@ -68,8 +76,10 @@ def evidence_flags(row: dict) -> tuple[list[bool], str]:
     if ids is not None and len(ids) == len(memories):
         return [i in evidence for i in ids], "turn id in evidence_turns"
     gold = (row.get("gold_answer") or "").strip().casefold()
-    return ([bool(gold) and gold in text.casefold() for text, _, _ in memories],
-            "contains the gold answer (no turn ids)")
+    return (
+        [bool(gold) and gold in text.casefold() for text, _, _ in memories],
+        "contains the gold answer (no turn ids)",
+    )
 
 
 def _expects_abstention(row: dict) -> bool:
@@ -87,10 +97,14 @@ def _missed_evidence_html(row: dict, evidence_text: dict | None) -> str:
     for t in missed:
         text = (evidence_text or {}).get((row.get("tier"), row.get("haystack"), t))
         body = _e(text) if text is not None else "<em>(text not loaded: pass the bench to see it)</em>"
-        items.append(f'<li class="memory missed" style="{_MISSED_STYLE}padding:2px 6px;margin:2px 0;'
-                     f'white-space:pre-wrap">turn {_e(t)}: {body}</li>')
-    return (f"<div><b>evidence not returned</b> ({len(missed)})</div>"
-            f"<ul style=\"list-style:none;padding-left:1em\">{''.join(items)}</ul>")
+        items.append(
+            f'<li class="memory missed" style="{_MISSED_STYLE}padding:2px 6px;margin:2px 0;'
+            f'white-space:pre-wrap">turn {_e(t)}: {body}</li>'
+        )
+    return (
+        f"<div><b>evidence not returned</b> ({len(missed)})</div>"
+        f'<ul style="list-style:none;padding-left:1em">{"".join(items)}</ul>'
+    )
 
 
 def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
@@ -108,8 +122,10 @@ def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
         tid = f"turn {_e(ids[k])}: " if ids is not None and len(ids) == len(memories) else ""
         badge = ' <b style="color:#a66b00">[evidence]</b>' if is_ev else ""
         style = _EVIDENCE_STYLE if is_ev else _PLAIN_STYLE
-        items.append(f'<li class="memory{" evidence" if is_ev else ""}" style="{style}padding:2px 6px;'
-                     f'margin:2px 0;white-space:pre-wrap">{tid}{meta_html}{_e(text)}{badge}</li>')
+        items.append(
+            f'<li class="memory{" evidence" if is_ev else ""}" style="{style}padding:2px 6px;'
+            f'margin:2px 0;white-space:pre-wrap">{tid}{meta_html}{_e(text)}{badge}</li>'
+        )
     mem_html = f"<ol>{''.join(items)}</ol>" if items else "<p><em>no memories returned</em></p>"
     score = row.get("score")
     score_txt = "ungraded" if score is None else f"{score:g}"
@@ -126,32 +142,58 @@ def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
         hit = "no evidence turns: nothing to retrieve"
     else:
         gold = _e(row.get("gold_answer"))
-        hit = (f"hit: {_e(row.get('retrieval_hit'))}; evidence turns: "
-               f"{_e(', '.join(str(t) for t in evidence) or 'none')}")
+        hit = (
+            f"hit: {_e(row.get('retrieval_hit'))}; evidence turns: {_e(', '.join(str(t) for t in evidence) or 'none')}"
+        )
     fields = [
         ("question as asked", f"{_e(row.get('question_asked'))} <small>({_e(row.get('query_lang') or 'en')})</small>"),
         ("gold answer", gold),
         ("answer", _e(row.get("answer"))),
-        ("score", f"{_e(score_txt)} — verdict <b>{_e(verdict)}</b> <small>(grader {_e(row.get('grader'))})</small>"
-                  + (f"<br><small>ungraded: {_e(why)}</small>" if why else "")),
+        (
+            "score",
+            f"{_e(score_txt)} — verdict <b>{_e(verdict)}</b> <small>(grader {_e(row.get('grader'))})</small>"
+            + (f"<br><small>ungraded: {_e(why)}</small>" if why else ""),
+        ),
         ("retrieval", f"{hit}; chars returned: {_e(row.get('chars_returned'))}"),
-        ("latency", f"{_e('-' if latency is None else f'{latency:.1f}')} ms total, "
-                    f"{_e('-' if lmr is None else f'{lmr:.1f}')} ms minus round trip "
-                    f"<small>({_e(row.get('speed_status'))})</small>"),
+        (
+            "latency",
+            f"{_e('-' if latency is None else f'{latency:.1f}')} ms total, "
+            f"{_e('-' if lmr is None else f'{lmr:.1f}')} ms minus round trip "
+            f"<small>({_e(row.get('speed_status'))})</small>",
+        ),
     ]
     if err:
         fields.append(("error", f'<span style="color:#b00">{_e(err)}</span>'))
-    body = "".join(f'<tr><th style="text-align:left;vertical-align:top;padding-right:1em">{k}</th>'
-                   f'<td style="text-align:left">{v}</td></tr>' for k, v in fields)
-    head = (f"{_e(row.get('qid'))} · {_e(row.get('system'))} · tier {_e(row.get('tier'))} · "
-            f"{_e(row.get('axis'))} (weight {_e(row.get('weight'))}) · epoch {_e(row.get('epoch'))}")
-    return (f'<div class="trace"><h4 style="margin:4px 0">{head}</h4><table>{body}</table>'
-            f"<div><b>memories returned</b> ({len(memories)}; evidence marked when {_e(rule)})</div>"
-            f"{mem_html}{_missed_evidence_html(row, evidence_text)}</div>")
+    body = "".join(
+        f'<tr><th style="text-align:left;vertical-align:top;padding-right:1em">{k}</th>'
+        f'<td style="text-align:left">{v}</td></tr>'
+        for k, v in fields
+    )
+    head = (
+        f"{_e(row.get('qid'))} · {_e(row.get('system'))} · tier {_e(row.get('tier'))} · "
+        f"{_e(row.get('axis'))} (weight {_e(row.get('weight'))}) · epoch {_e(row.get('epoch'))}"
+    )
+    return (
+        f'<div class="trace"><h4 style="margin:4px 0">{head}</h4><table>{body}</table>'
+        f"<div><b>memories returned</b> ({len(memories)}; evidence marked when {_e(rule)})</div>"
+        f"{mem_html}{_missed_evidence_html(row, evidence_text)}</div>"
+    )
 
 
-_WORST_COLUMNS = ("system", "tier", "qid", "axis", "weight", "score", "verdict", "question_asked", "gold_answer",
-                  "answer", "retrieval_hit", "top memory")
+_WORST_COLUMNS = (
+    "system",
+    "tier",
+    "qid",
+    "axis",
+    "weight",
+    "score",
+    "verdict",
+    "question_asked",
+    "gold_answer",
+    "answer",
+    "retrieval_hit",
+    "top memory",
+)
 
 
 def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, varied: bool = True) -> str:
@@ -167,20 +209,32 @@ def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, 
     order = (["score", "weight", "tier_index", "system", "qid"], [False, True, True, False, False])
     ranked = graded.sort(*order[:1], descending=order[1])
     if varied:
-        ranked = (ranked.with_columns(pl.int_range(pl.len()).over("system", "axis").alias("_rank"))
-                  .sort(["_rank", *order[0]], descending=[False, *order[1]]).drop("_rank"))
+        ranked = (
+            ranked.with_columns(pl.int_range(pl.len()).over("system", "axis").alias("_rank"))
+            .sort(["_rank", *order[0]], descending=[False, *order[1]])
+            .drop("_rank")
+        )
     worst = ranked.head(n)
     head = "".join(f"<th>{_e(c)}</th>" for c in _WORST_COLUMNS)
     rows = []
     for r in worst.to_dicts():
         mems = r.get("memories_returned") or []
         cells = {**r, "top memory": _memory_text(mems[0]) if mems else "", "score": f"{r['score']:g}"}
-        rows.append("<tr>" + "".join(f'<td style="vertical-align:top;text-align:left">{_e(_clip(cells.get(c), text_limit))}</td>'
-                                     for c in _WORST_COLUMNS) + "</tr>")
-    caption = (f"{len(rows)} lowest-scoring of {graded.height} graded records"
-               f" ({n_ungraded} ungraded or errored, not ranked)")
-    return (f'<table class="worst-questions"><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td style="vertical-align:top;text-align:left">{_e(_clip(cells.get(c), text_limit))}</td>'
+                for c in _WORST_COLUMNS
+            )
+            + "</tr>"
+        )
+    caption = (
+        f"{len(rows)} lowest-scoring of {graded.height} graded records ({n_ungraded} ungraded or errored, not ranked)"
+    )
+    return (
+        f'<table class="worst-questions"><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def with_flips(df: pl.DataFrame) -> pl.DataFrame:
@@ -234,18 +288,20 @@ class TraceBrowser(widgets.VBox):
         for r in self._rows:
             r["_haystack_text"] = " ".join(
                 [str(r.get(k) or "") for k in ("qid", "question_asked", "gold_answer", "answer")]
-                + [_memory_text(m) for m in r.get("memories_returned") or []]).casefold()
+                + [_memory_text(m) for m in r.get("memories_returned") or []]
+            ).casefold()
         tiers = df.select("tier", "tier_index").unique().sort("tier_index")["tier"].to_list()
         self.system = widgets.Dropdown(description="system", options=_options(df["system"].unique(maintain_order=True)))
         self.tier = widgets.Dropdown(description="tier", options=_options(tiers))
         self.axis = widgets.Dropdown(description="axis", options=_options(sorted(df["axis"].unique().to_list())))
-        self.verdict = widgets.Dropdown(description="verdict",
-                                        options=_options(["correct", "partial", "wrong", _UNGRADED]))
+        self.verdict = widgets.Dropdown(
+            description="verdict", options=_options(["correct", "partial", "wrong", _UNGRADED])
+        )
         self.flips = widgets.Dropdown(description="flips", options=_options(FLIPS))
-        self.search = widgets.Text(description="search", placeholder="text in question, gold, answer, memories",
-                                   continuous_update=False)
-        self.jump = widgets.Text(description="go to id", placeholder="question id, e.g. Q0042",
-                                 continuous_update=False)
+        self.search = widgets.Text(
+            description="search", placeholder="text in question, gold, answer, memories", continuous_update=False
+        )
+        self.jump = widgets.Text(description="go to id", placeholder="question id, e.g. Q0042", continuous_update=False)
         self.previous = widgets.Button(description="◀ previous")
         self.next = widgets.Button(description="next ▶")
         self.position = widgets.Label()
@@ -257,21 +313,30 @@ class TraceBrowser(widgets.VBox):
         self.jump.observe(lambda change: self.go_to(change["new"]), names="value")
         self.previous.on_click(lambda _: self.step(-1))
         self.next.on_click(lambda _: self.step(1))
-        super().__init__([
-            widgets.HBox([self.system, self.tier]), widgets.HBox([self.axis, self.verdict]),
-            widgets.HBox([self.flips, self.search]), widgets.HBox([self.jump]),
-            widgets.HBox([self.previous, self.position, self.next]), self.view,
-        ])
+        super().__init__(
+            [
+                widgets.HBox([self.system, self.tier]),
+                widgets.HBox([self.axis, self.verdict]),
+                widgets.HBox([self.flips, self.search]),
+                widgets.HBox([self.jump]),
+                widgets.HBox([self.previous, self.position, self.next]),
+                self.view,
+            ]
+        )
         self._refilter()
 
     def _keep(self, r: dict) -> bool:
         verdict = r.get("verdict") or _UNGRADED
-        return all((
-            self.system.value in (ALL, r["system"]), self.tier.value in (ALL, r["tier"]),
-            self.axis.value in (ALL, r["axis"]), self.verdict.value in (ALL, verdict),
-            self.flips.value == ALL or r.get(FLIPS[self.flips.value]),
-            self.search.value.strip().casefold() in r["_haystack_text"],
-        ))
+        return all(
+            (
+                self.system.value in (ALL, r["system"]),
+                self.tier.value in (ALL, r["tier"]),
+                self.axis.value in (ALL, r["axis"]),
+                self.verdict.value in (ALL, verdict),
+                self.flips.value == ALL or r.get(FLIPS[self.flips.value]),
+                self.search.value.strip().casefold() in r["_haystack_text"],
+            )
+        )
 
     def _on_filter(self, _change) -> None:
         self._refilter()
@@ -306,5 +371,8 @@ class TraceBrowser(widgets.VBox):
         self.position.value = f"{self.index + 1} / {n}" if n else "0 / 0"
         self.previous.disabled = self.index <= 0
         self.next.disabled = self.index >= n - 1
-        self.view.value = (render_trace_html(self.current, self._evidence_text) if n
-                           else "<p><em>no record matches these filters</em></p>")
+        self.view.value = (
+            render_trace_html(self.current, self._evidence_text)
+            if n
+            else "<p><em>no record matches these filters</em></p>"
+        )

@@ -77,8 +77,17 @@ from .report import CEILING_MIN, CHECKS, IDK_FLOOR_MAX, AuditReport, CheckResult
 from .scored import Bars
 from .structural import Structure
 
-__all__ = ["CHECKS", "IDK_ANSWERS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult",
-           "AuditReport", "audit", "image_ref_kind"]
+__all__ = [
+    "CHECKS",
+    "IDK_ANSWERS",
+    "IDK_FLOOR_MAX",
+    "CEILING_MIN",
+    "Finding",
+    "CheckResult",
+    "AuditReport",
+    "audit",
+    "image_ref_kind",
+]
 
 
 class _Audit(Loading, Structure):
@@ -150,8 +159,9 @@ class _Audit(Loading, Structure):
         return AuditReport(self.bench.name, str(self.root), tiers, tuple(checks), tuple(self.findings), elapsed)
 
 
-def audit(bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 100,
-          bounds_only: bool = False) -> AuditReport:
+def audit(
+    bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 100, bounds_only: bool = False
+) -> AuditReport:
     """Audit the bench folder ``bench_dir`` (all tiers, or the named ones in manifest order).
 
     ``bounds_only`` runs the ``bounds`` check alone (what a dry run's validity gate reads): every other
@@ -166,8 +176,12 @@ def audit(bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 
         wanted = list(dict.fromkeys(tiers))
         unknown = [t for t in wanted if t not in bench.tier_names]
         if unknown:
-            raise InputError(Path(bench_dir) / MANIFEST, None, "tiers",
-                             f"no tier {unknown[0]!r} (tiers: {', '.join(bench.tier_names)})")
+            raise InputError(
+                Path(bench_dir) / MANIFEST,
+                None,
+                "tiers",
+                f"no tier {unknown[0]!r} (tiers: {', '.join(bench.tier_names)})",
+            )
         selected = tuple(t for t in bench.tiers if t.name in wanted)
     else:
         selected = bench.tiers

@@ -31,6 +31,5 @@ def check_bounds(run, data) -> None:
         label = name if qset == "main" else f"{name}/{qset}"
         run.numbers[CHECK][label] = b.as_numbers()
         for problem in order_problems(b):
-            run.fail(CHECK, name, None, f"floor <= always-IDK <= ceiling does not hold: {problem} "
-                     f"over {b.n} questions")
+            run.fail(CHECK, name, None, f"floor <= always-IDK <= ceiling does not hold: {problem} over {b.n} questions")
     run.qset = "main"

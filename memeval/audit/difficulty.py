@@ -41,11 +41,21 @@ TEXT_AXES: tuple[str, ...] = tuple(a for a in ANSWERABLE_AXES if a not in {"IMAG
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     "the a an of in on at to for is was were are did do does and or that this with it they them their he "
-    "his she her i my you your we our be been have has had there from what how when where which who why s t"
-    .split())
+    "his she her i my you your we our be been have has had there from what how when where which who why s t".split()
+)
 
-__all__ = ["CHECK", "GLASSHOUSE_CORE", "TEXT_AXES", "content_words", "overlap", "gold_in_evidence",
-           "text_questions", "bm25_probe", "measure", "check_difficulty"]
+__all__ = [
+    "CHECK",
+    "GLASSHOUSE_CORE",
+    "TEXT_AXES",
+    "content_words",
+    "overlap",
+    "gold_in_evidence",
+    "text_questions",
+    "bm25_probe",
+    "measure",
+    "check_difficulty",
+]
 
 
 def content_words(text: str) -> list[str]:
@@ -115,9 +125,13 @@ def measure(turns: Sequence[Turn], questions: Sequence[Question], evidence) -> d
         ov.append(overlap(q.question_en, texts))
         gold += gold_in_evidence(q.gold_answer, texts)
     bm, n_bm = bm25_probe(turns, questions)
-    return {"overlap": round(sum(ov) / len(ov), 3) if ov else None,
-            "gold_in_ev": round(gold / len(ov), 3) if ov else None, "n_text": len(ov),
-            "bm25_top10": round(bm, 3), "n_bm25": n_bm}
+    return {
+        "overlap": round(sum(ov) / len(ov), 3) if ov else None,
+        "gold_in_ev": round(gold / len(ov), 3) if ov else None,
+        "n_text": len(ov),
+        "bm25_top10": round(bm, 3),
+        "n_bm25": n_bm,
+    }
 
 
 def check_difficulty(run, data) -> None:

@@ -39,25 +39,35 @@ def turn_text(t: Turn) -> str:
 _LETTERS = re.compile(r"[^\W\d_]+")
 _INDEX_WORD = re.compile(r"[^\W\d_]{3,}")  # probes are 3+ letters: shorter words need no index
 _DIGIT_RUN = re.compile(r"\d+")
-_NUMBER_WORDS = ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
-                 "forty fifty sixty seventy eighty ninety hundred thousand million billion dozen once twice "
-                 "thrice half halves quarter quarters third thirds").split()
-_NUMBER_WORDS += ("first third fourth fourths fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-                  "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth").split()
+_NUMBER_WORDS = (
+    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
+    "forty fifty sixty seventy eighty ninety hundred thousand million billion dozen once twice "
+    "thrice half halves quarter quarters third thirds"
+).split()
+_NUMBER_WORDS += (
+    "first third fourth fourths fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth"
+).split()
 # number words of the bench languages that the scorer writes as digits (as they read folded)
-_NUMBER_WORDS += ("dos tres cuatro cinco seis siete ocho nueve diez doce veinte deux trois quatre cinq huit dix "
-                  "douze vingt zwei drei vier funf sechs sieben acht neun zehn zwolf zwanzig dois duas quatro "
-                  "sete oito nove dez vinte tre quattro cinque sette dieci dodici venti один одна два две три "
-                  "четыре пять шесть семь восемь девять десять двенадцать двадцать").split()
+_NUMBER_WORDS += (
+    "dos tres cuatro cinco seis siete ocho nueve diez doce veinte deux trois quatre cinq huit dix "
+    "douze vingt zwei drei vier funf sechs sieben acht neun zehn zwolf zwanzig dois duas quatro "
+    "sete oito nove dez vinte tre quattro cinque sette dieci dodici venti один одна два две три "
+    "четыре пять шесть семь восемь девять десять двенадцать двадцать"
+).split()
 _UNIT_WORDS = "zero one two three four five six seven eight nine".split()
 _FRACTION_ISH = re.compile(r"\d\s*/\s*\d")
 # Words the scorer may rewrite or drop, so they cannot serve as a probe.
-_UNSAFE_PROBES = frozenset("""
+_UNSAFE_PROBES = frozenset(
+    """
 a an the and or of to in on at for with by from as is are was were be been it its this that these those
 i me my mine we us our ours you your yours he him his she her hers they them their theirs
 per cent percent percentage dollar dollars usd bucks euro euros eur about around nearly roughly
 approximately almost some
-""".split() + _NUMBER_WORDS + _UNIT_WORDS)
+""".split()
+    + _NUMBER_WORDS
+    + _UNIT_WORDS
+)
 
 
 #: The audit's coarse fold (``memeval.text.fold.fold_marks``).
@@ -84,8 +94,7 @@ def probe(value: str) -> tuple[str, str] | None:
 class Haystack:
     """One haystack of a tier: its turns in file order and the look-ups the checks need."""
 
-    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts", "_words", "_vocab", "_wordy",
-                 "_normalized")
+    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts", "_words", "_vocab", "_wordy", "_normalized")
 
     def __init__(self, hid):
         self.hid = hid
@@ -147,16 +156,22 @@ class Haystack:
             i += 1
         if len(lists) == 1:
             lst = lists[0]
-            return lst[bisect.bisect_left(lst, start):]
-        return sorted({p for lst in lists for p in lst[bisect.bisect_left(lst, start):]})
+            return lst[bisect.bisect_left(lst, start) :]
+        return sorted({p for lst in lists for p in lst[bisect.bisect_left(lst, start) :]})
 
     def _wordy_turns(self, units: bool) -> list[int]:
         """Turns where number words or fractions may turn into digits in the scorer's normal form."""
         if units not in self._wordy:
             found = set(self._scan("/", 0))
-            found = {p for p in found if _FRACTION_ISH.search(self._folded, self._starts[p],
-                                                              self._starts[p + 1] if p + 1 < len(self._starts)
-                                                              else len(self._folded))}
+            found = {
+                p
+                for p in found
+                if _FRACTION_ISH.search(
+                    self._folded,
+                    self._starts[p],
+                    self._starts[p + 1] if p + 1 < len(self._starts) else len(self._folded),
+                )
+            }
             for w in _NUMBER_WORDS + (_UNIT_WORDS if units else []):
                 found.update(self._words.get(w, ()))
             self._wordy[units] = sorted(found)
@@ -179,7 +194,7 @@ class Haystack:
         # number words and fractions become digits only in the scorer's normal form
         wordy = self._wordy_turns(len(needle) == 1)
         extra = []
-        for p in wordy[bisect.bisect_left(wordy, start):]:
+        for p in wordy[bisect.bisect_left(wordy, start) :]:
             norm = self._normalized.get(p)
             if norm is None:
                 norm = self._normalized[p] = normalize(turn_text(self.turns[p]))

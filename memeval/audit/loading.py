@@ -47,8 +47,7 @@ def _turn(obj: dict, path, n: int) -> Turn:
     if obj.keys() == _PLAIN_TURN:
         tid, sid = obj["turn_id"], obj["session_id"]
         sp, text, date = obj["speaker"], obj["text"], obj["date"]
-        if (type(tid) is int and type(sid) in (int, str) and type(sp) is str and type(text) is str
-                and type(date) is str):
+        if type(tid) is int and type(sid) in (int, str) and type(sp) is str and type(text) is str and type(date) is str:
             return Turn(tid, sid, sp, text, date)
     return turn_from_dict(obj, path, n)
 
@@ -82,14 +81,22 @@ class Loading:
             actual = hash_files(self.root, dict.fromkeys(files))
             self.numbers["manifest-hash"]["files"] = len(dict.fromkeys(files))
             if actual != b.content_hash:
-                self.fail("manifest-hash", None, None,
-                          f"content_hash {b.content_hash} in {MANIFEST} does not match the files ({actual})")
+                self.fail(
+                    "manifest-hash",
+                    None,
+                    None,
+                    f"content_hash {b.content_hash} in {MANIFEST} does not match the files ({actual})",
+                )
         owners: dict[str, str] = {}
         for t in b.tiers:  # a named set's file may be shared by tiers (glasshouse: one probe file)
             for f in (t.turns_file, t.questions_file):
                 if f in owners and owners[f] != t.name:
-                    self.fail("manifest-consistent", t.name, None,
-                              f"file {f!r} is also named by tier {owners[f]}: a file belongs to one tier")
+                    self.fail(
+                        "manifest-consistent",
+                        t.name,
+                        None,
+                        f"file {f!r} is also named by tier {owners[f]}: a file belongs to one tier",
+                    )
                 owners.setdefault(f, t.name)
 
     def load_tier(self, tier: Tier) -> TierData:
@@ -111,9 +118,13 @@ class Loading:
                 n_sessions += 1
                 prev_sess = sess
             if t.turn_id in h.pos:
-                self.fail("ids-unique", tier.name, None,
-                          f"{tier.turns_file}:{n}: turn_id {t.turn_id} repeats"
-                          + (f" in haystack {t.haystack!r}" if t.haystack is not None else ""))
+                self.fail(
+                    "ids-unique",
+                    tier.name,
+                    None,
+                    f"{tier.turns_file}:{n}: turn_id {t.turn_id} repeats"
+                    + (f" in haystack {t.haystack!r}" if t.haystack is not None else ""),
+                )
             else:
                 h.pos[t.turn_id] = len(h.turns)
             h.turns.append(t)
@@ -123,9 +134,13 @@ class Loading:
             else:
                 prev = last_date.get(t.haystack)
                 if prev is not None and t.date < prev[0]:
-                    self.fail("dates-chronological", tier.name, None,
-                              f"{tier.turns_file}:{n}: turn {t.turn_id} dated {t.date} comes after a turn "
-                              f"dated {prev[0]} (line {prev[1]})")
+                    self.fail(
+                        "dates-chronological",
+                        tier.name,
+                        None,
+                        f"{tier.turns_file}:{n}: turn {t.turn_id} dated {t.date} comes after a turn "
+                        f"dated {prev[0]} (line {prev[1]})",
+                    )
                 last_date[t.haystack] = (t.date, n)
             kind = None if t.image is None else image_ref_kind(t.image)
             if kind == "remote":
@@ -134,22 +149,31 @@ class Loading:
                 self.add("images-resolve", "data_url_images_not_checked")  # inline base64 (LoCoMo)
             elif kind == "escapes":
                 self.add("images-resolve", "paths_outside_bench")
-                self.fail("images-resolve", tier.name, None,
-                          f"{tier.turns_file}:{n}: image {short(t.image)} is outside the bench folder "
-                          "(absolute or '..'); not read")
+                self.fail(
+                    "images-resolve",
+                    tier.name,
+                    None,
+                    f"{tier.turns_file}:{n}: image {short(t.image)} is outside the bench folder "
+                    "(absolute or '..'); not read",
+                )
             elif t.image is not None:
                 if t.image not in img_seen:
                     problem = _image_problem(self.root, t.image)
                     img_seen[t.image] = problem is None
                     if problem:
-                        self.fail("images-resolve", tier.name, None,
-                                  f"{tier.turns_file}:{n}: image {t.image!r} {problem}")
+                        self.fail(
+                            "images-resolve", tier.name, None, f"{tier.turns_file}:{n}: image {t.image!r} {problem}"
+                        )
                 self.add("images-resolve", "image_turns")
         if bad_dates:
             n, d = bad_dates[0]
-            self.fail("dates-chronological", tier.name, None,
-                      f"{len(bad_dates)} turn date(s) not ISO (YYYY-MM-DD…), cannot be ordered; "
-                      f"first at {tier.turns_file}:{n}: {d!r}")
+            self.fail(
+                "dates-chronological",
+                tier.name,
+                None,
+                f"{len(bad_dates)} turn date(s) not ISO (YYYY-MM-DD…), cannot be ordered; "
+                f"first at {tier.turns_file}:{n}: {d!r}",
+            )
         self.add("dates-chronological", "turns", n_turns)
 
         questions = self.load_questions(tier, "main")
@@ -160,8 +184,9 @@ class Loading:
         for key, actual in (("n_turns", n_turns), ("n_sessions", n_sessions), ("n_questions", len(questions))):
             stated = getattr(tier, key)
             if stated and stated != actual:
-                self.fail("manifest-consistent", tier.name, None,
-                          f"{MANIFEST} says {key}={stated}, the files hold {actual}")
+                self.fail(
+                    "manifest-consistent", tier.name, None, f"{MANIFEST} says {key}={stated}, the files hold {actual}"
+                )
         return TierData(tier, hays, questions, n_turns, n_sessions, sets)
 
     def load_questions(self, tier: Tier, qset: str) -> list[Question]:
@@ -172,8 +197,9 @@ class Loading:
         for n, obj in iter_jsonl(qpath):
             q = question_from_dict(obj, qpath, n)
             if q.id in seen:
-                self.fail("ids-unique", tier.name, q.id,
-                          f"{fname}:{n}: question id repeats (first at line {seen[q.id]})")
+                self.fail(
+                    "ids-unique", tier.name, q.id, f"{fname}:{n}: question id repeats (first at line {seen[q.id]})"
+                )
                 continue
             seen[q.id] = n
             questions.append(q)

@@ -13,9 +13,21 @@ from typing import Any, Mapping
 __all__ = ["CHECKS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult", "AuditReport", "short"]
 
 CHECKS: tuple[str, ...] = (
-    "manifest-hash", "manifest-consistent", "ids-unique", "dates-chronological", "evidence-resolves",
-    "images-resolve", "evidence-contains-gold", "tiers-nested", "story-identical",
-    "reconcile-not-in-one-turn", "contradict-unresolved", "idk-floor", "evidence-ceiling", "bounds", "difficulty",
+    "manifest-hash",
+    "manifest-consistent",
+    "ids-unique",
+    "dates-chronological",
+    "evidence-resolves",
+    "images-resolve",
+    "evidence-contains-gold",
+    "tiers-nested",
+    "story-identical",
+    "reconcile-not-in-one-turn",
+    "contradict-unresolved",
+    "idk-floor",
+    "evidence-ceiling",
+    "bounds",
+    "difficulty",
 )
 IDK_FLOOR_MAX = 0.20
 CEILING_MIN = 0.90

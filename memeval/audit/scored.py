@@ -76,18 +76,30 @@ class Bars:
             run.numbers["idk-floor"][label] = {"weighted": weighted, "unweighted": unweighted, "n": nq}
             if weighted > IDK_FLOOR_MAX and self.qset == "main":
                 top = ", ".join(f"{a} {v / self.floor_den:.1%}" for a, v in self.idk_by_axis.most_common(3) if v)
-                run.fail("idk-floor", name, None,
-                         f"answering IDK to all {nq} questions scores {weighted:.1%} weighted "
-                         f"({unweighted:.1%} unweighted), above {IDK_FLOOR_MAX:.0%}; from {top}")
+                run.fail(
+                    "idk-floor",
+                    name,
+                    None,
+                    f"answering IDK to all {nq} questions scores {weighted:.1%} weighted "
+                    f"({unweighted:.1%} unweighted), above {IDK_FLOOR_MAX:.0%}; from {top}",
+                )
         if self.ceil_scores:
             weighted, unweighted = self.ceil_num / self.ceil_den, sum(self.ceil_scores) / len(self.ceil_scores)
-            run.numbers["evidence-ceiling"][label] = {"weighted": weighted, "unweighted": unweighted,
-                                                      "n": len(self.ceil_scores)}
+            run.numbers["evidence-ceiling"][label] = {
+                "weighted": weighted,
+                "unweighted": unweighted,
+                "n": len(self.ceil_scores),
+            }
             if min(weighted, unweighted) < CEILING_MIN and self.qset == "main":
                 self.ceil_low.sort()
                 worst = ", ".join(f"{qid} ({s:g})" for s, qid in self.ceil_low[:8])
-                by_axis = ", ".join(f"{a} {sum(v) / len(v):.2f}" for a, v in sorted(self.ceil_axes.items())
-                                    if sum(v) < len(v))
-                run.fail("evidence-ceiling", name, None,
-                         f"evidence turns as the answer score {weighted:.3f} weighted, {unweighted:.3f} "
-                         f"unweighted, below {CEILING_MIN}; weak axes: {by_axis}; lowest: {worst}")
+                by_axis = ", ".join(
+                    f"{a} {sum(v) / len(v):.2f}" for a, v in sorted(self.ceil_axes.items()) if sum(v) < len(v)
+                )
+                run.fail(
+                    "evidence-ceiling",
+                    name,
+                    None,
+                    f"evidence turns as the answer score {weighted:.3f} weighted, {unweighted:.3f} "
+                    f"unweighted, below {CEILING_MIN}; weak axes: {by_axis}; lowest: {worst}",
+                )

@@ -23,15 +23,21 @@ class Structure:
             if q.haystack is not None:
                 self.fail(check, tier, q.id, f"haystack {q.haystack!r} has no turns in this tier")
             else:
-                self.fail(check, tier, q.id, f"question has no haystack id but the tier has "
-                          f"{len(data.haystacks)} haystacks")
+                self.fail(
+                    check, tier, q.id, f"question has no haystack id but the tier has {len(data.haystacks)} haystacks"
+                )
             return None
         self.add(check, "evidence_turns", len(q.evidence_turns))
         missing = [i for i in q.evidence_turns if i not in h.pos]
         if missing:
-            self.fail(check, tier, q.id, f"evidence turns {missing} not in the tier's turns"
-                      + (f" (haystack {h.hid!r})" if h.hid is not None else "")
-                      + (f", which end at turn {h.turns[-1].turn_id}" if h.turns else ""))
+            self.fail(
+                check,
+                tier,
+                q.id,
+                f"evidence turns {missing} not in the tier's turns"
+                + (f" (haystack {h.hid!r})" if h.hid is not None else "")
+                + (f", which end at turn {h.turns[-1].turn_id}" if h.turns else ""),
+            )
         missing_s = [s for s in q.evidence_sessions if str(s) not in h.sessions]
         if missing_s:
             self.fail(check, tier, q.id, f"evidence sessions {missing_s} not in the tier's turns")
@@ -41,16 +47,23 @@ class Structure:
                 if tid in h.pos:
                     key = h.turns[h.pos[tid]].session_key(self.session_field)
                     if str(key) not in cited:
-                        self.fail(check, tier, q.id, f"evidence turn {tid} is in {self.session_field} {key}, "
-                                  f"not in evidence_sessions {list(q.evidence_sessions)}")
+                        self.fail(
+                            check,
+                            tier,
+                            q.id,
+                            f"evidence turn {tid} is in {self.session_field} {key}, "
+                            f"not in evidence_sessions {list(q.evidence_sessions)}",
+                        )
                         break
         answerable = q.expect != "no_memory" and q.axis not in EXEMPT_GOLD
         if answerable and not q.evidence_turns and q.extra.get("has_gold") is False:
             # the book suite's cases without gold facts: expected, not a fault of the import
             self.add(check, "no_gold_expected")
-            self.notes[check] = (f"{self.numbers[check]['no_gold_expected']} cases without gold facts have no "
-                                 "evidence turns: expected for this suite (the chapter ships gold facts for only "
-                                 "some cases; they are graded by the judge, not by keyword recall)")
+            self.notes[check] = (
+                f"{self.numbers[check]['no_gold_expected']} cases without gold facts have no "
+                "evidence turns: expected for this suite (the chapter ships gold facts for only "
+                "some cases; they are graded by the judge, not by keyword recall)"
+            )
         elif answerable and not q.evidence_turns:
             self.fail(check, tier, q.id, f"{q.axis} question has no evidence turns")
         return h.evidence(q.evidence_turns)
@@ -106,8 +119,12 @@ class Structure:
             t = h.turns[p]
             txt = turn_text(t)
             if self.contains(txt, q.side_a) and self.contains(txt, q.side_b):
-                self.fail(check, tier, q.id, f"turn {t.turn_id} holds both sides {short(q.side_a, 40)} "
-                          f"and {short(q.side_b, 40)}")
+                self.fail(
+                    check,
+                    tier,
+                    q.id,
+                    f"turn {t.turn_id} holds both sides {short(q.side_a, 40)} and {short(q.side_b, 40)}",
+                )
 
     def check_contradict(self, tier: str, q: Question, h: Haystack, ev: list[Turn]) -> None:
         check = "contradict-unresolved"
@@ -122,8 +139,13 @@ class Structure:
                 if p >= after and p not in hits and self.contains(turn_text(h.turns[p]), v):
                     hits[p] = v
         for p in sorted(hits):
-            self.fail(check, tier, q.id, f"turn {h.turns[p].turn_id} mentions clash value {short(hits[p], 40)} "
-                      f"after the later clash turn {later}")
+            self.fail(
+                check,
+                tier,
+                q.id,
+                f"turn {h.turns[p].turn_id} mentions clash value {short(hits[p], 40)} "
+                f"after the later clash turn {later}",
+            )
 
     def story_identical(self, tier: str, q: Question, ev: list[Turn] | None, qset: str = "main") -> None:
         check = "story-identical"
@@ -136,8 +158,12 @@ class Structure:
         self.add(check, "shared_questions")
         t0, texts0, axis0, gold0 = first
         if axis0 != q.axis or gold0 != q.gold_answer:
-            self.fail(check, tier, q.id, f"axis/gold {q.axis} {short(q.gold_answer, 40)} differ from tier {t0} "
-                      f"({axis0} {short(gold0, 40)})")
+            self.fail(
+                check,
+                tier,
+                q.id,
+                f"axis/gold {q.axis} {short(q.gold_answer, 40)} differ from tier {t0} ({axis0} {short(gold0, 40)})",
+            )
         elif texts is not None and texts0 is not None and texts != texts0:
             diff = next((i for i, (a, b) in enumerate(zip(texts, texts0)) if a != b), min(len(texts), len(texts0)))
             which = f"turn {q.evidence_turns[diff]}" if diff < len(q.evidence_turns) else "the evidence list"
@@ -162,15 +188,21 @@ class Structure:
                 if turn_key(t) in ukeys:
                     present.append(t)
                 else:
-                    self.fail(check, up, None, f"{lo}{hay} turn {t.turn_id} (session {t.session_id}, {t.date}) "
-                              f"has no turn with the same text, speaker and date in {up}")
+                    self.fail(
+                        check,
+                        up,
+                        None,
+                        f"{lo}{hay} turn {t.turn_id} (session {t.session_id}, {t.date}) "
+                        f"has no turn with the same text, speaker and date in {up}",
+                    )
             j, uturns = 0, uh.turns
             for t in present:
                 k = turn_key(t)
                 while j < len(uturns) and turn_key(uturns[j]) != k:
                     j += 1
                 if j == len(uturns):
-                    self.fail(check, up, None, f"{lo}{hay} turns from turn {t.turn_id} on are not in the same "
-                              f"order in {up}")
+                    self.fail(
+                        check, up, None, f"{lo}{hay} turns from turn {t.turn_id} on are not in the same order in {up}"
+                    )
                     break
                 j += 1

@@ -31,17 +31,31 @@ def dry_validity(bench_dir, tiers: Iterable[str] | None = None) -> dict:
     try:
         rep = audit(bench_dir, tiers, bounds_only=True)  # the one check the gate reads
     except MemevalError as e:  # an audit that cannot read the bench leaves validity unknown, never blocks a run
-        return {"valid": None, "evidence_ceiling": {}, "threshold": VALID_MIN,
-                "reason": f"audit failed: {type(e).__name__}: {e}"}
+        return {
+            "valid": None,
+            "evidence_ceiling": {},
+            "threshold": VALID_MIN,
+            "reason": f"audit failed: {type(e).__name__}: {e}",
+        }
     nums = rep.check("bounds").numbers
-    ceil = {t: round(min(v["answerable_ceiling"]["weighted"], v["answerable_ceiling"]["unweighted"]), 4)
-            for t, v in nums.items() if "/" not in t and "answerable_ceiling" in v}
+    ceil = {
+        t: round(min(v["answerable_ceiling"]["weighted"], v["answerable_ceiling"]["unweighted"]), 4)
+        for t, v in nums.items()
+        if "/" not in t and "answerable_ceiling" in v
+    }
     if not ceil:
-        return {"valid": None, "evidence_ceiling": {}, "threshold": VALID_MIN,
-                "reason": "no answerable question graded by the dry rules with evidence turns"}
+        return {
+            "valid": None,
+            "evidence_ceiling": {},
+            "threshold": VALID_MIN,
+            "reason": "no answerable question graded by the dry rules with evidence turns",
+        }
     low = {t: v for t, v in ceil.items() if v < VALID_MIN}
-    reason = ("evidence ceiling " + ", ".join(f"{t} {v:.3f}" for t, v in low.items()) + f" < {VALID_MIN}"
-              if low else f"evidence ceiling >= {VALID_MIN} on every tier")
+    reason = (
+        "evidence ceiling " + ", ".join(f"{t} {v:.3f}" for t, v in low.items()) + f" < {VALID_MIN}"
+        if low
+        else f"evidence ceiling >= {VALID_MIN} on every tier"
+    )
     return {"valid": not low, "evidence_ceiling": ceil, "threshold": VALID_MIN, "reason": reason}
 
 
@@ -53,5 +67,7 @@ def gate_line(bench: str, validity: dict | None) -> str | None:
     """The one line every output shows where dry answer scores are not valid (else None)."""
     if not is_invalid(validity):
         return None
-    return (f"NOT VALID: dry answer scores on {bench} are not a measure of memory (its golds are not in the "
-            f"conversation's words: {validity['reason']}); read the evidence-retrieval metrics instead.")
+    return (
+        f"NOT VALID: dry answer scores on {bench} are not a measure of memory (its golds are not in the "
+        f"conversation's words: {validity['reason']}); read the evidence-retrieval metrics instead."
+    )

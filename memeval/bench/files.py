@@ -12,8 +12,21 @@ import yaml
 
 from ..errors import InputError, input_error_from
 
-__all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
-           "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "check_field_types"]
+__all__ = [
+    "loads_json",
+    "read_json",
+    "read_yaml",
+    "read_text",
+    "check_depth",
+    "as_int",
+    "confined",
+    "safe_name",
+    "MAX_DEPTH",
+    "is_file",
+    "iter_jsonl",
+    "iter_jsonl_lines",
+    "check_field_types",
+]
 
 
 #: deepest nesting of lists/objects a data file may hold (real formats need under ten levels; the
@@ -68,8 +81,9 @@ def loads_json(text: str, path, record=None):
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            raise InputError(path, record, None, "holds an escaped lone surrogate (\\ud800-\\udfff), "
-                                                 "which is not text") from None
+            raise InputError(
+                path, record, None, "holds an escaped lone surrogate (\\ud800-\\udfff), which is not text"
+            ) from None
     if isinstance(obj, (dict, list)) and text.count("[") + text.count("{") > MAX_DEPTH:
         check_depth(obj, path, record)
     return obj
@@ -103,8 +117,12 @@ def read_yaml(path):
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None)
-        raise InputError(path, None if mark is None else mark.line + 1, None,
-                         f"not valid YAML ({problem})" if problem else "not valid YAML") from None
+        raise InputError(
+            path,
+            None if mark is None else mark.line + 1,
+            None,
+            f"not valid YAML ({problem})" if problem else "not valid YAML",
+        ) from None
     except (RecursionError, ValueError, OverflowError) as e:
         err = input_error_from(e, path)
         if err is None:
@@ -133,8 +151,9 @@ def as_int(obj: dict, key: str, path, record=None, default: int = 0, lo: int = 0
 def safe_name(name: str, path, record=None, field=None) -> str:
     """A name used inside a file name (tier, question set): no path separators, not ``.``/``..``."""
     if not name or name in (".", "..") or any(c in name for c in "/\\\0") or name != name.strip():
-        raise InputError(path, record, field, f"{name!r} cannot be part of a file name "
-                                              "(no '/', '\\', '..' or surrounding spaces)")
+        raise InputError(
+            path, record, field, f"{name!r} cannot be part of a file name (no '/', '\\', '..' or surrounding spaces)"
+        )
     return name
 
 
@@ -152,8 +171,15 @@ def confined(root, rel, path, record=None, field=None) -> Path:
     root = Path(root)
     rel_s = str(rel)
     parts = rel_s.replace("\\", "/").split("/")
-    if (not isinstance(rel, (str, Path)) or not rel_s or "\0" in rel_s or Path(rel_s).is_absolute()
-            or rel_s.startswith(("/", "\\")) or ".." in parts or (len(rel_s) > 1 and rel_s[1] == ":")):
+    if (
+        not isinstance(rel, (str, Path))
+        or not rel_s
+        or "\0" in rel_s
+        or Path(rel_s).is_absolute()
+        or rel_s.startswith(("/", "\\"))
+        or ".." in parts
+        or (len(rel_s) > 1 and rel_s[1] == ":")
+    ):
         raise InputError(path, record, field, f"{rel_s!r} leaves the folder (absolute paths and '..' are refused)")
     full = root / rel_s
     try:
@@ -233,7 +259,7 @@ def check_field_types(obj: dict, path, n: int, types: dict[str, tuple], required
     ...
     memeval.errors.InputError: f.jsonl:3: field 'a': expected int, got bool
     """
-    bound = 2 ** int_bits
+    bound = 2**int_bits
     for k, kinds in types.items():
         if k not in obj:
             if k in required:

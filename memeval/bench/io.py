@@ -15,14 +15,45 @@ import yaml
 
 from ..atomic import write_jsonl, write_text
 from ..errors import InputError
-from .files import (MAX_DEPTH, as_int, check_depth, confined, is_file, iter_jsonl, iter_jsonl_lines, loads_json,
-                    read_json, read_text, read_yaml, safe_name)
+from .files import (
+    MAX_DEPTH,
+    as_int,
+    check_depth,
+    confined,
+    is_file,
+    iter_jsonl,
+    iter_jsonl_lines,
+    loads_json,
+    read_json,
+    read_text,
+    read_yaml,
+    safe_name,
+)
 from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
 from .axes import AXIS_WEIGHTS
 
-__all__ = ["loads_json", "read_json", "read_yaml", "read_text", "check_depth", "as_int", "confined", "safe_name",
-           "MAX_DEPTH", "is_file", "iter_jsonl", "iter_jsonl_lines", "read_turns", "read_questions", "write_turns", "write_questions",
-           "load_bench", "save_bench", "hash_files", "MANIFEST"]
+__all__ = [
+    "loads_json",
+    "read_json",
+    "read_yaml",
+    "read_text",
+    "check_depth",
+    "as_int",
+    "confined",
+    "safe_name",
+    "MAX_DEPTH",
+    "is_file",
+    "iter_jsonl",
+    "iter_jsonl_lines",
+    "read_turns",
+    "read_questions",
+    "write_turns",
+    "write_questions",
+    "load_bench",
+    "save_bench",
+    "hash_files",
+    "MANIFEST",
+]
 
 MANIFEST = "bench.yaml"
 
@@ -55,8 +86,9 @@ def _list(obj: dict, key: str, item, path, n) -> tuple:
     return tuple(v)
 
 
-_TURN_KNOWN = frozenset({"turn_id", "session_id", "speaker", "text", "date", "image", "image_no", "caption",
-                         "haystack"})
+_TURN_KNOWN = frozenset(
+    {"turn_id", "session_id", "speaker", "text", "date", "image", "image_no", "caption", "haystack"}
+)
 
 
 def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
@@ -87,8 +119,22 @@ def read_turns(path) -> list[Turn]:
     return turns
 
 
-_Q_STR = ("asked_at", "stale_answer", "clash_a", "clash_b", "side_a", "side_b", "question",
-          "query_lang", "store_lang", "source_id", "kind", "false_claim_en", "source_fact", "haystack")
+_Q_STR = (
+    "asked_at",
+    "stale_answer",
+    "clash_a",
+    "clash_b",
+    "side_a",
+    "side_b",
+    "question",
+    "query_lang",
+    "store_lang",
+    "source_id",
+    "kind",
+    "false_claim_en",
+    "source_fact",
+    "haystack",
+)
 _Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST_FIELDS, *_Q_STR}
 
 
@@ -118,8 +164,11 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
         evidence_sessions=_list(obj, "evidence_sessions", (int, str), path, n),
         gold_parts=tuple(str(p) for p in parts),
         extra={k: v for k, v in obj.items() if k not in _Q_KNOWN},
-        **{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-           for k in _Q_STR for v in [_opt(obj, k, (str, int, float), path, n)]},
+        **{
+            k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+            for k in _Q_STR
+            for v in [_opt(obj, k, (str, int, float), path, n)]
+        },
     )
     if q.query_lang and q.query_lang != "en" and not q.question:
         raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
@@ -171,10 +220,16 @@ def _tier_from(obj: Any, path, i: int) -> Tier:
         raise InputError(path, rec, "question_sets", "'main' is the tier's own questions file")
     for k in sets:
         safe_name(k, path, rec, "question_sets")
-    return Tier(name=obj["name"], turns_file=obj["turns"], questions_file=obj["questions"],
-                n_turns=as_int(obj, "n_turns", path, rec), n_sessions=as_int(obj, "n_sessions", path, rec),
-                n_tokens=as_int(obj, "n_tokens", path, rec), n_questions=as_int(obj, "n_questions", path, rec),
-                question_sets=dict(sets))
+    return Tier(
+        name=obj["name"],
+        turns_file=obj["turns"],
+        questions_file=obj["questions"],
+        n_turns=as_int(obj, "n_turns", path, rec),
+        n_sessions=as_int(obj, "n_sessions", path, rec),
+        n_tokens=as_int(obj, "n_tokens", path, rec),
+        n_questions=as_int(obj, "n_questions", path, rec),
+        question_sets=dict(sets),
+    )
 
 
 def load_bench(root) -> Bench:
@@ -204,13 +259,20 @@ def load_bench(root) -> Bench:
     names = [t.name for t in tiers]
     if len(set(names)) != len(names):
         raise InputError(path, "tiers", "name", "duplicate tier name")
-    known = {"name", "version", "license", "source", "tokenizer", "generator", "axis_map",
-             "content_hash", "tiers"}
-    return Bench(name=str(meta["name"]), version=str(meta["version"]), tiers=tiers, root=str(root),
-                 license=str(meta.get("license", "")), source=str(meta.get("source", "")),
-                 tokenizer=str(meta.get("tokenizer", "")), generator=meta.get("generator") or {},
-                 axis_map=meta.get("axis_map") or {}, content_hash=str(meta.get("content_hash", "")),
-                 extra={k: v for k, v in meta.items() if k not in known})
+    known = {"name", "version", "license", "source", "tokenizer", "generator", "axis_map", "content_hash", "tiers"}
+    return Bench(
+        name=str(meta["name"]),
+        version=str(meta["version"]),
+        tiers=tiers,
+        root=str(root),
+        license=str(meta.get("license", "")),
+        source=str(meta.get("source", "")),
+        tokenizer=str(meta.get("tokenizer", "")),
+        generator=meta.get("generator") or {},
+        axis_map=meta.get("axis_map") or {},
+        content_hash=str(meta.get("content_hash", "")),
+        extra={k: v for k, v in meta.items() if k not in known},
+    )
 
 
 def save_bench(bench: Bench, root=None) -> Path:
@@ -218,12 +280,24 @@ def save_bench(bench: Bench, root=None) -> Path:
     root = Path(root or bench.root)
     files = [f for t in bench.tiers for f in t.files]
     meta: dict[str, Any] = {
-        "name": bench.name, "version": bench.version, "license": bench.license, "source": bench.source,
+        "name": bench.name,
+        "version": bench.version,
+        "license": bench.license,
+        "source": bench.source,
         "tokenizer": bench.tokenizer,
-        "tiers": [{"name": t.name, "turns": t.turns_file, "questions": t.questions_file,
-                   "n_turns": t.n_turns, "n_sessions": t.n_sessions, "n_tokens": t.n_tokens,
-                   "n_questions": t.n_questions} | ({"question_sets": dict(t.question_sets)} if t.question_sets else {})
-                  for t in bench.tiers],
+        "tiers": [
+            {
+                "name": t.name,
+                "turns": t.turns_file,
+                "questions": t.questions_file,
+                "n_turns": t.n_turns,
+                "n_sessions": t.n_sessions,
+                "n_tokens": t.n_tokens,
+                "n_questions": t.n_questions,
+            }
+            | ({"question_sets": dict(t.question_sets)} if t.question_sets else {})
+            for t in bench.tiers
+        ],
         "content_hash": hash_files(root, dict.fromkeys(files)),
     }
     if bench.generator:

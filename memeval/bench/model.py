@@ -10,15 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-__all__ = ["Turn", "Session", "Question", "Tier", "Bench", "sessions_of", "haystacks_of", "EXPECT_VALUES",
-           "EXPECT_AXIS", "SESSION_FIELD_KEY"]
+__all__ = [
+    "Turn",
+    "Session",
+    "Question",
+    "Tier",
+    "Bench",
+    "sessions_of",
+    "haystacks_of",
+    "EXPECT_VALUES",
+    "EXPECT_AXIS",
+    "SESSION_FIELD_KEY",
+]
 
 #: ``expect`` values as published by glasshouse v0.1 (benchmark.md §2).
 EXPECT_VALUES: tuple[str, ...] = ("answer", "no_memory", "answer_or_abstain", "flag_conflict")
 #: The scoring rule an ``expect`` value calls for, whatever the row's axis (benchmark.md §4 rule 1;
 #: glasshouse's cross-language rows carry their original's expect under another axis name).
-EXPECT_AXIS: Mapping[str, str] = {"no_memory": "ABSTAIN", "answer_or_abstain": "STALE",
-                                  "flag_conflict": "CONTRADICT"}
+EXPECT_AXIS: Mapping[str, str] = {"no_memory": "ABSTAIN", "answer_or_abstain": "STALE", "flag_conflict": "CONTRADICT"}
 #: ``bench.yaml`` key naming the turn field that ``evidence_sessions`` refer to (default ``session_id``;
 #: glasshouse numbers them by ``core_session``).
 SESSION_FIELD_KEY = "evidence_session_field"
@@ -141,8 +150,17 @@ class Question:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         for k in QUESTION_LIST_FIELDS:
             d[k] = list(d[k])
-        keep = {"id", "axis", "question_en", "gold_answer", "need", "gold_alts", "expect",
-                "evidence_turns", "evidence_sessions"}
+        keep = {
+            "id",
+            "axis",
+            "question_en",
+            "gold_answer",
+            "need",
+            "gold_alts",
+            "expect",
+            "evidence_turns",
+            "evidence_sessions",
+        }
         out = {k: v for k, v in d.items() if k in keep or (v is not None and v != [])}
         out.update(self.extra)
         return out
@@ -168,8 +186,10 @@ class Tier:
         try:
             return self.question_sets[question_set]
         except KeyError:
-            raise KeyError(f"tier {self.name!r} has no question set {question_set!r} "
-                           f"(sets: main{''.join(', ' + k for k in self.question_sets)})") from None
+            raise KeyError(
+                f"tier {self.name!r} has no question set {question_set!r} "
+                f"(sets: main{''.join(', ' + k for k in self.question_sets)})"
+            ) from None
 
     @property
     def files(self) -> tuple[str, ...]:

@@ -79,8 +79,10 @@ class _HaystackFiller:
                 keys.add(key)
                 self.pool.append((h, s, key))
         if len(hays) < 2:
-            raise MemevalError("padding source 'haystacks' needs a bench with several haystacks "
-                               "(this one has one); use --source lifelog")
+            raise MemevalError(
+                "padding source 'haystacks' needs a bench with several haystacks "
+                "(this one has one); use --source lifelog"
+            )
 
     @staticmethod
     def key(s: Session) -> tuple:
@@ -95,8 +97,10 @@ class _HaystackFiller:
         else:
             left = [i for i, (h, _, key) in enumerate(pool) if h != target and key not in used]
             if not left:
-                raise MemevalError(f"padding: other haystacks ran out of evidence-free sessions for "
-                                   f"haystack {target!r}; use smaller sizes or --source lifelog")
+                raise MemevalError(
+                    f"padding: other haystacks ran out of evidence-free sessions for "
+                    f"haystack {target!r}; use smaller sizes or --source lifelog"
+                )
             h, s, key = pool[rng.choice(left)]
         used.add(key)
         return Session(s.session_id, s.date, _map_speakers(s.turns, target_speakers))
@@ -116,6 +120,7 @@ def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[str]], li
     def make(n_turns: int, haystack: str | None, round_no: int, dates: list[str]) -> list[Session]:
         sub = random.Random(f"{seed}|{haystack}|{round_no}").randrange(2**31)
         return list(filler_sessions(n_turns, sub, dates))
+
     return make
 
 
@@ -132,24 +137,39 @@ def _place(slots: list[_Slot], rng: random.Random, floor: date, turns: tuple[Tur
     return slot
 
 
-def _lifelog_round(slots: list[_Slot], need: int, make, h, round_no: int, rng: random.Random, floor: date,
-                   speakers: list[str]) -> list[_Slot]:
+def _lifelog_round(
+    slots: list[_Slot], need: int, make, h, round_no: int, rng: random.Random, floor: date, speakers: list[str]
+) -> list[_Slot]:
     """Place sessions shaped like the haystack's own (mean length), then ask the generator for them."""
     own = [len(x.turns) for x in slots if x.original]
     k = max(1, min(round(need / (sum(own) / len(own))), need // 2 or 1))
     holders = [_place(slots, rng, floor) for _ in range(k)]
     made = make(need, h, round_no, [p.day.isoformat() for p in holders])
     if sum(len(x.turns) for x in made) != need or len(made) != k:
-        raise MemevalError(f"padding: lifelog filler_sessions gave {sum(len(x.turns) for x in made)} turns "
-                           f"in {len(made)} sessions, asked for {need} in {k}")
-    fill = {id(p): _Slot(_map_speakers(tuple(replace(t, haystack=h, date=p.day.isoformat()) for t in m.turns),
-                                       speakers), p.day, False)
-            for p, m in zip(holders, made)}
+        raise MemevalError(
+            f"padding: lifelog filler_sessions gave {sum(len(x.turns) for x in made)} turns "
+            f"in {len(made)} sessions, asked for {need} in {k}"
+        )
+    fill = {
+        id(p): _Slot(
+            _map_speakers(tuple(replace(t, haystack=h, date=p.day.isoformat()) for t in m.turns), speakers),
+            p.day,
+            False,
+        )
+        for p, m in zip(holders, made)
+    }
     return [fill.get(id(x), x) for x in slots if id(x) not in fill or fill[id(x)].turns]
 
 
-def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[int], *,
-                  source: str = "haystacks", seed: int = 0, path="<turns>") -> list[tuple[list[Turn], list[Question]]]:
+def pad_haystacks(
+    turns: list[Turn],
+    questions: list[Question],
+    sizes: Sequence[int],
+    *,
+    source: str = "haystacks",
+    seed: int = 0,
+    path="<turns>",
+) -> list[tuple[list[Turn], list[Question]]]:
     """(turns, questions) per size, for a tier's turns and questions (in memory); ``sizes`` must
     increase (each tier is built on the one before, which is what makes them nest)."""
     if any(b <= a for a, b in zip(sizes, sizes[1:])):
@@ -207,10 +227,14 @@ def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[
                         remap[(h, t.turn_id)] = tid
                         smap.setdefault((h, t.session_id), sid)
                     new_turns.append(replace(t, turn_id=tid, session_id=sid, haystack=h))
-        new_qs = [replace(q, evidence_turns=tuple(remap[(q.haystack, e)] for e in q.evidence_turns
-                                                  if (q.haystack, e) in remap),
-                          evidence_sessions=tuple(smap.get((q.haystack, s), s) for s in q.evidence_sessions))
-                  for q in questions]
+        new_qs = [
+            replace(
+                q,
+                evidence_turns=tuple(remap[(q.haystack, e)] for e in q.evidence_turns if (q.haystack, e) in remap),
+                evidence_sessions=tuple(smap.get((q.haystack, s), s) for s in q.evidence_sessions),
+            )
+            for q in questions
+        ]
         for q, nq in zip(questions, new_qs):
             if len(nq.evidence_turns) != len(q.evidence_turns):
                 raise InputError(path, None, "evidence_turns", f"question {q.id!r}: evidence turn not in its haystack")
@@ -218,8 +242,18 @@ def pad_haystacks(turns: list[Turn], questions: list[Question], sizes: Sequence[
     return out
 
 
-def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 0, out=None, *,
-        tier: str | None = None, name: str | None = None, force: bool = False, progress=None) -> Bench:
+def pad(
+    bench_dir,
+    sizes: Sequence[int],
+    source: str = "haystacks",
+    seed: int = 0,
+    out=None,
+    *,
+    tier: str | None = None,
+    name: str | None = None,
+    force: bool = False,
+    progress=None,
+) -> Bench:
     """Write a bench at ``out``: the tier ``tier`` (default: the smallest) plus one padded tier per size.
     ``progress(step)`` is called with a short text as each step starts."""
     say = progress or (lambda _step: None)
@@ -242,8 +276,14 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
     say(f"padding {len(turns)} turns to {', '.join(map(str, sizes))} ({source})")
     padded = pad_haystacks(turns, everything, sizes, source=source, seed=seed, path=tpath)
     per_haystack = turns[0].haystack is not None
-    images = sorted({t.image for ts, _ in padded for t in ts
-                     if t.image and "://" not in t.image and is_file(confined(root, t.image, tpath, None, "image"))})
+    images = sorted(
+        {
+            t.image
+            for ts, _ in padded
+            for t in ts
+            if t.image and "://" not in t.image and is_file(confined(root, t.image, tpath, None, "image"))
+        }
+    )
     with staged_output(out, force) as tmp:
         link_or_copy(tpath, tmp / base.turns_file)
         for f in base.files[1:]:
@@ -258,27 +298,42 @@ def pad(bench_dir, sizes: Sequence[int], source: str = "haystacks", seed: int = 
             say(f"writing tier {tname}")
             tf, qf = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
             write_turns(tmp / tf, ts)
-            write_questions(tmp / qf, qs[:len(questions)])
+            write_questions(tmp / qf, qs[: len(questions)])
             named, at = {}, len(questions)
             for k, orig in set_qs.items():
                 named[k] = f"{k}_{tname}.jsonl"
-                write_questions(tmp / named[k], qs[at:at + len(orig)])
+                write_questions(tmp / named[k], qs[at : at + len(orig)])
                 at += len(orig)
             tier = TierCounter().add_all(ts).tier(tname, tf, qf, len(questions))
             tiers.append(replace(tier, question_sets=named))
         generator = dict(bench.generator)
-        generator["padding"] = {"source": source, "sizes": sizes, "seed": seed, "base_tier": base.name,
-                                "unit": "turns per haystack" if per_haystack else "turns per tier",
-                                "from_bench": f"{bench.name} {bench.version}",
-                                "from_content_hash": bench.content_hash}
+        generator["padding"] = {
+            "source": source,
+            "sizes": sizes,
+            "seed": seed,
+            "base_tier": base.name,
+            "unit": "turns per haystack" if per_haystack else "turns per tier",
+            "from_bench": f"{bench.name} {bench.version}",
+            "from_content_hash": bench.content_hash,
+        }
         extra = {k: v for k, v in bench.extra.items() if k not in ("tiers_nest", "questions_in_every_tier")}
         extra["tiers_nest"] = True
         extra["notes"] = [n for n in extra.get("notes", []) if "nest" not in n] + [
             f"tiers {', '.join(t.name for t in tiers[1:])} pad tier {base.name} with {source} filler "
             "(memeval pad): they nest, evidence turns are byte-identical, filler is never dated after "
-            "a haystack's last session"]
-        new = Bench(name=name or f"{bench.name}-padded", version=bench.version, tiers=tuple(tiers),
-                    root=str(out), license=bench.license, source=bench.source, tokenizer=bench.tokenizer,
-                    generator=generator, axis_map=bench.axis_map, extra=extra)
+            "a haystack's last session"
+        ]
+        new = Bench(
+            name=name or f"{bench.name}-padded",
+            version=bench.version,
+            tiers=tuple(tiers),
+            root=str(out),
+            license=bench.license,
+            source=bench.source,
+            tokenizer=bench.tokenizer,
+            generator=generator,
+            axis_map=bench.axis_map,
+            extra=extra,
+        )
         save_bench(new, tmp)
     return new

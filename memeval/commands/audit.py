@@ -16,11 +16,20 @@ HELP = "check a bench folder: evidence, golds, tier nesting, IDK floor and evide
 
 def add_arguments(parser) -> None:
     parser.add_argument("bench", metavar="DIR", help="bench folder (holds bench.yaml)")
-    parser.add_argument("--tiers", action="append", metavar="TIER[,TIER]",
-                        help="tiers to audit, comma-separated, option repeatable (default: all)")
+    parser.add_argument(
+        "--tiers",
+        action="append",
+        metavar="TIER[,TIER]",
+        help="tiers to audit, comma-separated, option repeatable (default: all)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
-    parser.add_argument("--max-findings", type=_positive, default=100, metavar="N",
-                        help="findings kept per check and tier (counts stay complete; default 100)")
+    parser.add_argument(
+        "--max-findings",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="findings kept per check and tier (counts stay complete; default 100)",
+    )
 
 
 def _positive(text: str) -> int:

@@ -19,11 +19,25 @@ from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
 from ..errors import InputError
 from ..run.records import read_manifest, read_records
-from ..scoring.booksuite_scores import (JUDGE, KEYWORD_RECALL, format_table, keyword_scores_from_records, layer_table,
-                                        score_answer_sets)
+from ..scoring.booksuite_scores import (
+    JUDGE,
+    KEYWORD_RECALL,
+    format_table,
+    keyword_scores_from_records,
+    layer_table,
+    score_answer_sets,
+)
 
-__all__ = ["HELP", "add_arguments", "run", "add_suite_arguments", "add_judge_arguments", "make_judge",
-           "suite_from_args", "run_name"]
+__all__ = [
+    "HELP",
+    "add_arguments",
+    "run",
+    "add_suite_arguments",
+    "add_judge_arguments",
+    "make_judge",
+    "suite_from_args",
+    "run_name",
+]
 
 HELP = "compare answer sets on the book suite by layer (keyword recall or rubric judge)"
 
@@ -40,20 +54,35 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("judge (for --metric judge)")
     g.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--judge-model", help="judge model name")
-    g.add_argument("--judge-key-env", default="OPENAI_API_KEY",
-                   help="environment variable holding the API key (sent only as a header)")
-    g.add_argument("--judge-json-mode", action=argparse.BooleanOptionalAction, default=True,
-                   help="ask for response_format json_object (turn off for servers that reject it)")
+    g.add_argument(
+        "--judge-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (sent only as a header)",
+    )
+    g.add_argument(
+        "--judge-json-mode",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask for response_format json_object (turn off for servers that reject it)",
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_suite_arguments(p)
-    p.add_argument("--responses", metavar="FILE",
-                   help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json), or "
-                        "the book's single-system batch file {test_id: answer}, named by its file stem")
-    p.add_argument("--run", action="append", default=[], metavar="RUN_DIR",
-                   help="also compare a memeval run over the imported suite, as NAME=RUN_DIR or RUN_DIR (named by its "
-                        "system spec); repeatable; added to the --responses answer sets")
+    p.add_argument(
+        "--responses",
+        metavar="FILE",
+        help="{system: {test_id: answer}} (default DIR/fixtures/system_responses.example.json), or "
+        "the book's single-system batch file {test_id: answer}, named by its file stem",
+    )
+    p.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="RUN_DIR",
+        help="also compare a memeval run over the imported suite, as NAME=RUN_DIR or RUN_DIR (named by its "
+        "system spec); repeatable; added to the --responses answer sets",
+    )
     p.add_argument("--systems", nargs="+", metavar="NAME", help="only these systems, in this order")
     add_judge_arguments(p)
 
@@ -73,8 +102,10 @@ def make_judge(args):
 
     if not args.judge_url or not args.judge_model:
         raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
-    return RubricJudge(ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env,
-                                  temperature=0), json_mode=args.judge_json_mode)
+    return RubricJudge(
+        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0),
+        json_mode=args.judge_json_mode,
+    )
 
 
 def run_name(run_dir) -> str:
@@ -116,8 +147,9 @@ def run(args) -> int:
         run_dir = folder if named else item
         name = label if named else run_name(run_dir)
         if name in responses or name in stored:
-            raise InputError(run_dir, None, None, f"system name {name!r} is already taken (name this run: "
-                                                  f"--run NAME={run_dir})")
+            raise InputError(
+                run_dir, None, None, f"system name {name!r} is already taken (name this run: --run NAME={run_dir})"
+            )
         run_names.append(name)
         held = _stored_scores(run_dir, suite, name, known) if args.metric == KEYWORD_RECALL and not args.gold else None
         if held is not None:
@@ -127,12 +159,18 @@ def run(args) -> int:
     if args.systems:
         for s in args.systems:
             if s not in responses and s not in stored:
-                raise InputError("<command line>", None, "--systems", f"no system {s!r} (have: {', '.join([*responses, *stored])})")
+                raise InputError(
+                    "<command line>", None, "--systems", f"no system {s!r} (have: {', '.join([*responses, *stored])})"
+                )
         stored = {s: stored[s] for s in args.systems if s in stored}
         responses = {s: responses[s] for s in args.systems if s in responses}
     if args.metric == KEYWORD_RECALL and not suite.gold:
-        raise InputError(args.gold or Path(args.suite) / "fixtures" / "gold_facts.json", None, None,
-                         "keyword recall needs gold facts")
+        raise InputError(
+            args.gold or Path(args.suite) / "fixtures" / "gold_facts.json",
+            None,
+            None,
+            "keyword recall needs gold facts",
+        )
     judge = make_judge(args) if args.metric == JUDGE else None
     scores = score_answer_sets(suite, responses, args.metric, judge, progress=_note_ungraded)
     scores += [x for held in stored.values() for x in held]

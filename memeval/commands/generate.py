@@ -13,10 +13,15 @@ def add_arguments(parser) -> None:
 
     parser.add_argument("--preset", choices=sorted(PRESETS), default="demo", help="size (default: demo)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default: 1, as the notebooks use)")
-    parser.add_argument("--out", type=Path, help="folder to write (created or replaced; default "
-                        "data/lifelog-PRESET-sSEED under the project root, where the notebooks look)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace a non-empty folder that is not a previous generation")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="folder to write (created or replaced; default "
+        "data/lifelog-PRESET-sSEED under the project root, where the notebooks look)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace a non-empty folder that is not a previous generation"
+    )
 
 
 def run(args) -> int:
@@ -26,14 +31,19 @@ def run(args) -> int:
     from ..workspace import anchored
 
     t0 = time.perf_counter()
-    out = generate(args.preset, args.seed, args.out or anchored("data") / f"lifelog-{args.preset}-s{args.seed}",
-                   force=args.force)
+    out = generate(
+        args.preset, args.seed, args.out or anchored("data") / f"lifelog-{args.preset}-s{args.seed}", force=args.force
+    )
     bench = load_bench(out)
-    print(f"wrote {bench.name} {bench.version} preset={args.preset} seed={args.seed} to {out} "
-          f"in {time.perf_counter() - t0:.2f} s")
+    print(
+        f"wrote {bench.name} {bench.version} preset={args.preset} seed={args.seed} to {out} "
+        f"in {time.perf_counter() - t0:.2f} s"
+    )
     for t in bench.tiers:
-        print(f"  {t.name:6} sessions={t.n_sessions:5} turns={t.n_turns:6} tokens={t.n_tokens:8} "
-              f"questions={t.n_questions:5}")
+        print(
+            f"  {t.name:6} sessions={t.n_sessions:5} turns={t.n_turns:6} tokens={t.n_tokens:8} "
+            f"questions={t.n_questions:5}"
+        )
     from ..bench.tokens import TOKENS_LABEL
 
     print(f"  token counts are {TOKENS_LABEL}")

@@ -13,16 +13,24 @@ HELP = "convert LongMemEval, LoCoMo, glasshouse or book-suite files into a bench
 
 def add_arguments(parser) -> None:
     parser.add_argument("format", choices=FORMATS, help="the source format")
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="longmemeval: any of longmemeval_oracle/_s/_m .json (one tier each); "
-                             "locomo: locomo10.json; glasshouse, booksuite: the folder")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="longmemeval: any of longmemeval_oracle/_s/_m .json (one tier each); "
+        "locomo: locomo10.json; glasshouse, booksuite: the folder",
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="bench folder to write")
     parser.add_argument("--name", help="bench name (default: the format)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty --out folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--pair", action="append", default=[], metavar="FILE=TIER[,TIER]",
-                        help="glasshouse: attach question FILE to these tiers (refused where its "
-                             "evidence does not resolve)")
+    parser.add_argument(
+        "--pair",
+        action="append",
+        default=[],
+        metavar="FILE=TIER[,TIER]",
+        help="glasshouse: attach question FILE to these tiers (refused where its evidence does not resolve)",
+    )
 
 
 def _pairs(items: list[str]) -> dict[str, list[str]]:
@@ -39,10 +47,13 @@ def run(args) -> int:
     from ._progress import Heartbeat
 
     with Heartbeat(f"importing {args.format} into {args.out}", enabled=not args.no_progress):
-        bench = import_bench(args.format, args.paths, args.out, force=args.force, name=args.name,
-                             pairs=_pairs(args.pair) or None)
+        bench = import_bench(
+            args.format, args.paths, args.out, force=args.force, name=args.name, pairs=_pairs(args.pair) or None
+        )
     print(f"wrote {args.out}: {bench.name} {bench.version}")
     for t in bench.tiers:
-        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
-              f"{t.n_questions} questions")
+        print(
+            f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
+            f"{t.n_questions} questions"
+        )
     return 0

@@ -22,11 +22,19 @@ def run(args) -> int:
     from ..analysis.judges import agreement_table, confusion_table, load_judge_pair
 
     pairs, la, lb = load_judge_pair(args.run_a, args.run_b)
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=120, float_precision=3,
-                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=120,
+        float_precision=3,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    ):
         print(f"A = {la}\nB = {lb}")
-        print("n = records both graded; agreement = same verdict (correct/partial/wrong); kappa = Cohen's; "
-              "ungraded counted apart\n")
+        print(
+            "n = records both graded; agreement = same verdict (correct/partial/wrong); kappa = Cohen's; "
+            "ungraded counted apart\n"
+        )
         print(agreement_table(pairs))
         print("\nConfusion, all axes (rows: A, columns: B)")
         print(confusion_table(pairs))

@@ -39,8 +39,11 @@ def _build(args) -> int:
     probes = build_probes(args.bench, args.tier, args.max_per_trap)
     if not probes:
         from ..errors import MemevalError
-        raise MemevalError(f"{args.bench}: no trap answer can be built from this tier (no STALE/UPDATE old values, "
-                           "CONTRADICT sides, FALSE_MEMORY claims or one-value questions with a sibling); nothing written")
+
+        raise MemevalError(
+            f"{args.bench}: no trap answer can be built from this tier (no STALE/UPDATE old values, "
+            "CONTRADICT sides, FALSE_MEMORY claims or one-value questions with a sibling); nothing written"
+        )
     n = write_probes(args.out, probes)
     per = Counter(p.trap for p in probes)
     print(f"{n} probes ({', '.join(f'{t} {k}' for t, k in sorted(per.items()))}) -> {args.out}")
@@ -58,7 +61,9 @@ def _grade(args) -> int:
     from ..scoring.leniency import grade_probes, read_probes
 
     if len(args.judge_url) != len(args.judge_model):
-        raise MemevalError(f"{len(args.judge_url)} --judge-url but {len(args.judge_model)} --judge-model: give them in pairs")
+        raise MemevalError(
+            f"{len(args.judge_url)} --judge-url but {len(args.judge_model)} --judge-model: give them in pairs"
+        )
     probes = read_probes(args.probes)
     rows = []
     for url, model in zip(args.judge_url, args.judge_model):
@@ -67,10 +72,19 @@ def _grade(args) -> int:
     if args.out:
         write_jsonl(args.out, rows)
     df = pl.DataFrame(rows, schema_overrides={"score": pl.Float64})
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=120, float_precision=3,
-                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, fmt_str_lengths=60):
-        print(f"{len(probes)} trap answers from {args.probes}; acceptance = share of graded traps given any credit "
-              "(correct or partial; a strict judge scores 0); ungraded counted apart\n")
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=120,
+        float_precision=3,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=60,
+    ):
+        print(
+            f"{len(probes)} trap answers from {args.probes}; acceptance = share of graded traps given any credit "
+            "(correct or partial; a strict judge scores 0); ungraded counted apart\n"
+        )
         print(leniency_table(df, ["judge"]))
         print("\nPer trap")
         print(leniency_table(df, ["judge", "trap"]))

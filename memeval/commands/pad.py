@@ -23,10 +23,15 @@ def _sizes(text: str) -> list[int]:
 
 def add_arguments(parser) -> None:
     parser.add_argument("bench", metavar="BENCH", help="bench folder (holds bench.yaml)")
-    parser.add_argument("--sizes", required=True, help="turns per haystack (or per tier for a "
-                                                        "one-haystack bench), comma-separated")
-    parser.add_argument("--source", choices=SOURCES, default="haystacks",
-                        help="filler: sessions of other haystacks of the bench, or the lifelog generator")
+    parser.add_argument(
+        "--sizes", required=True, help="turns per haystack (or per tier for a one-haystack bench), comma-separated"
+    )
+    parser.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="haystacks",
+        help="filler: sessions of other haystacks of the bench, or the lifelog generator",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tier", help="tier to pad (default: the smallest)")
     parser.add_argument("--name", help="name of the new bench (default: <name>-padded)")
@@ -45,10 +50,21 @@ def run(args) -> int:
         if not args.no_progress:
             print(f"[{time.perf_counter() - t0:6.1f} s] {step}", file=sys.stderr, flush=True)
 
-    bench = pad(args.bench, _sizes(args.sizes), args.source, args.seed, args.out, tier=args.tier,
-                name=args.name, force=args.force, progress=progress)
+    bench = pad(
+        args.bench,
+        _sizes(args.sizes),
+        args.source,
+        args.seed,
+        args.out,
+        tier=args.tier,
+        name=args.name,
+        force=args.force,
+        progress=progress,
+    )
     print(f"wrote {args.out}: {bench.name}")
     for t in bench.tiers:
-        print(f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
-              f"{t.n_questions} questions")
+        print(
+            f"  {t.name}: {t.n_turns} turns, {t.n_sessions} sessions, {t.n_tokens} {TOKENS_LABEL}, "
+            f"{t.n_questions} questions"
+        )
     return 0

@@ -13,14 +13,23 @@ def add_arguments(p) -> None:
     for role in ("judge", "reader"):
         p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
         p.add_argument(f"--{role}-model", help=f"{role} model name")
-        p.add_argument(f"--{role}-key-env", default="OPENAI_API_KEY",
-                       help=f"environment variable holding the {role}'s API key")
+        p.add_argument(
+            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
+        )
 
 
 def run(args) -> int:
     from ..run.regrade import regrade_run
     from .run import _client
 
-    print(regrade_run(args.run, args.mode, judge=_client(args, "judge"), reader=_client(args, "reader"),
-                      out=args.out, bench_dir=args.bench))
+    print(
+        regrade_run(
+            args.run,
+            args.mode,
+            judge=_client(args, "judge"),
+            reader=_client(args, "reader"),
+            out=args.out,
+            bench_dir=args.bench,
+        )
+    )
     return 0

@@ -10,9 +10,16 @@ HELP = "execute a notebook with parameters (papermill) and write an offline HTML
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("notebook", help="a notebook (.ipynb, or its paired py:percent .py)")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
-                   help="set a parameter the notebook declares (others are refused); VALUE is read as YAML (3, true, "
-                        "[bm25, oracle]) or else kept as text; one value where a list is expected becomes a list")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("KEY", "VALUE"),
+        help="set a parameter the notebook declares (others are refused); VALUE is read as YAML (3, true, "
+        "[bm25, oracle]) or else kept as text; one value where a list is expected becomes a list",
+    )
     p.add_argument("-o", "--output", help="HTML file to write (default: reports/<notebook name>.html)")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
     p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell (default: no limit)")
@@ -24,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
     params = {k: parse_parameter(v) for k, v in args.parameter}
     out = Path(args.output) if args.output else Path("reports") / (Path(args.notebook).stem + ".html")
-    path = render_report(args.notebook, out, params, kernel_name=args.kernel, timeout=args.timeout,
-                         progress=not args.no_progress)
+    path = render_report(
+        args.notebook, out, params, kernel_name=args.kernel, timeout=args.timeout, progress=not args.no_progress
+    )
     print(path)
     return 0

@@ -7,31 +7,57 @@ HELP = "run a memory system over a bench's tiers and record every question (resu
 
 def add_arguments(p) -> None:
     p.add_argument("--bench", required=True, help="bench folder (with bench.yaml)")
-    p.add_argument("--system", required=True, help="no_memory | oracle | recent:tokens=N | bm25:k=N | http://HOST:PORT | python:mod:factory")
+    p.add_argument(
+        "--system",
+        required=True,
+        help="no_memory | oracle | recent:tokens=N | bm25:k=N | http://HOST:PORT | python:mod:factory",
+    )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
     p.add_argument("--mode", choices=["dry", "memory", "answer"], default="dry")
-    p.add_argument("--question-set", default="main",
-                   help="which questions to ask: the tier's main file, or a named set such as 'probes'")
+    p.add_argument(
+        "--question-set",
+        default="main",
+        help="which questions to ask: the tier's main file, or a named set such as 'probes'",
+    )
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1, help="parallel queries (HTTP systems only)")
-    p.add_argument("--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id> under the project root)")
-    p.add_argument("--name", help="the system's logical name: names the run folder instead of the spec, and a URL's "
-                                  "port is left out of the config, so a server on another port resumes the run")
+    p.add_argument(
+        "--out", help="run folder (default: runs/<bench>_<system>_<mode>_<config id> under the project root)"
+    )
+    p.add_argument(
+        "--name",
+        help="the system's logical name: names the run folder instead of the spec, and a URL's "
+        "port is left out of the config, so a server on another port resumes the run",
+    )
     p.add_argument("--target-ms", type=float, default=500.0, help="memory's share of the latency budget")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="conversation fluidity budget (recorded)")
     for role in ("judge", "reader"):
         p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
         p.add_argument(f"--{role}-model", help=f"{role} model name")
-        p.add_argument(f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key")
-    p.add_argument("--http-timeout", type=float, default=30.0,
-                   help="total deadline of one HTTP request attempt: connect + send + receive (s)")
-    p.add_argument("--max-reply-bytes", type=int, default=8 * 1024 * 1024,
-                   help="largest HTTP reply accepted; a larger /query reply is an error record (default 8 MiB)")
-    p.add_argument("--no-verify", action="store_true",
-                   help="skip checking the bench files against the content_hash in bench.yaml")
+        p.add_argument(
+            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
+        )
+    p.add_argument(
+        "--http-timeout",
+        type=float,
+        default=30.0,
+        help="total deadline of one HTTP request attempt: connect + send + receive (s)",
+    )
+    p.add_argument(
+        "--max-reply-bytes",
+        type=int,
+        default=8 * 1024 * 1024,
+        help="largest HTTP reply accepted; a larger /query reply is an error record (default 8 MiB)",
+    )
+    p.add_argument(
+        "--no-verify", action="store_true", help="skip checking the bench files against the content_hash in bench.yaml"
+    )
     p.add_argument("--http-attempts", type=int, default=4, help="attempts per request (429/5xx/drops retried)")
-    p.add_argument("--api-key-env", default="MEMEVAL_API_KEY",
-                   help="environment variable whose value is sent as the HTTP system's bearer token")
+    p.add_argument(
+        "--api-key-env",
+        default="MEMEVAL_API_KEY",
+        help="environment variable whose value is sent as the HTTP system's bearer token",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -50,13 +76,32 @@ def run(args) -> int:
     from ..run.runner import run_system
     from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
-    run_dir = run_system(args.bench, args.system, args.tiers, args.mode, args.epochs, args.concurrency, args.out,
-                         progress=not args.no_progress, judge=_client(args, "judge"), reader=_client(args, "reader"),
-                         target_ms=args.target_ms, budget_ms=args.budget_ms, question_set=args.question_set,
-                         verify=not args.no_verify, name=args.name, runs_root=anchored("runs"),
-                         http_options={"timeout": args.http_timeout, "max_attempts": args.http_attempts,
-                                       "api_key_env": args.api_key_env, "max_reply_bytes": args.max_reply_bytes}
-                         if args.system.startswith("http") else None)
+    run_dir = run_system(
+        args.bench,
+        args.system,
+        args.tiers,
+        args.mode,
+        args.epochs,
+        args.concurrency,
+        args.out,
+        progress=not args.no_progress,
+        judge=_client(args, "judge"),
+        reader=_client(args, "reader"),
+        target_ms=args.target_ms,
+        budget_ms=args.budget_ms,
+        question_set=args.question_set,
+        verify=not args.no_verify,
+        name=args.name,
+        runs_root=anchored("runs"),
+        http_options={
+            "timeout": args.http_timeout,
+            "max_attempts": args.http_attempts,
+            "api_key_env": args.api_key_env,
+            "max_reply_bytes": args.max_reply_bytes,
+        }
+        if args.system.startswith("http")
+        else None,
+    )
     _gate(run_dir)
     import sys
 
@@ -79,7 +124,13 @@ def _gate(run_dir) -> None:
     if line is None:
         return
     recs = [r for r in read_records(run_dir) if r.get("retrieval_metrics")]
-    figs = ", ".join(f"{k} {sum(r['retrieval_metrics'][k] for r in recs) / len(recs):.3f}"
-                     for k in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5")) if recs else "none"
+    figs = (
+        ", ".join(
+            f"{k} {sum(r['retrieval_metrics'][k] for r in recs) / len(recs):.3f}"
+            for k in ("turn_recall_any@5", "turn_recall_all@10", "session_recall_any@5")
+        )
+        if recs
+        else "none"
+    )
     print(line, file=sys.stderr)
     print(f"evidence retrieval over {len(recs)} questions with evidence: {figs}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """``memeval score-answers``: score one answer set ``{test_id: answer}`` on the book suite, case by case.
 
-    memeval score-answers --suite DIR --answers FILE [--metric keyword-recall|judge] [--out FILE]
+memeval score-answers --suite DIR --answers FILE [--metric keyword-recall|judge] [--out FILE]
 """
 
 from __future__ import annotations

@@ -27,26 +27,54 @@ def add_arguments(p) -> None:
     p.add_argument("system", help="built-in system, e.g. bm25:k=10")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token-env", metavar="NAME",
-                   help="environment variable holding a bearer token every client must send (default: no auth)")
-    p.add_argument("--max-body-bytes", type=int, default=d.max_body_bytes,
-                   help=f"largest request body accepted (default {d.max_body_bytes}; 413 above)")
-    p.add_argument("--header-timeout", type=float, default=d.header_timeout_s,
-                   help=f"total seconds for the request line and headers (default {d.header_timeout_s})")
-    p.add_argument("--body-timeout", type=float, default=d.body_timeout_s,
-                   help=f"total seconds for the request body (default {d.body_timeout_s})")
-    p.add_argument("--idle-timeout", type=float, default=d.idle_timeout_s,
-                   help=f"seconds a keep-alive connection may sit idle (default {d.idle_timeout_s})")
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="environment variable holding a bearer token every client must send (default: no auth)",
+    )
+    p.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=d.max_body_bytes,
+        help=f"largest request body accepted (default {d.max_body_bytes}; 413 above)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=d.header_timeout_s,
+        help=f"total seconds for the request line and headers (default {d.header_timeout_s})",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=d.body_timeout_s,
+        help=f"total seconds for the request body (default {d.body_timeout_s})",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=d.idle_timeout_s,
+        help=f"seconds a keep-alive connection may sit idle (default {d.idle_timeout_s})",
+    )
     p.add_argument("--backlog", type=int, default=d.backlog, help=f"listen backlog (default {d.backlog})")
     p.add_argument("--delay-ms", type=float, default=0.0, help="fixed service delay added to every /query")
     p.add_argument("--error-rate", type=float, default=0.0, help="share of requests answered 500")
     p.add_argument("--drop-rate", type=float, default=0.0, help="share of requests dropped before the work")
-    p.add_argument("--drop-after-rate", type=float, default=0.0,
-                   help="share of requests whose reply is dropped after the work is done")
+    p.add_argument(
+        "--drop-after-rate",
+        type=float,
+        default=0.0,
+        help="share of requests whose reply is dropped after the work is done",
+    )
     p.add_argument("--stall-rate", type=float, default=0.0, help="share of requests that stall")
     p.add_argument("--stall-ms", type=float, default=2000.0)
-    p.add_argument("--fault-routes", nargs="+", choices=ROUTES, default=["query"],
-                   help="routes the fault rates apply to (default: query)")
+    p.add_argument(
+        "--fault-routes",
+        nargs="+",
+        choices=ROUTES,
+        default=["query"],
+        help="routes the fault rates apply to (default: query)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the fault schedule")
 
 
@@ -71,16 +99,25 @@ def run(args) -> int:
         token = os.environ.get(args.token_env)
         if not token:
             raise MemevalError(f"--token-env {args.token_env}: that environment variable is unset or empty")
-    faults = Faults(args.delay_ms, args.error_rate, args.drop_rate, args.stall_rate, args.stall_ms, args.seed,
-                    args.drop_after_rate, tuple(args.fault_routes))
+    faults = Faults(
+        args.delay_ms,
+        args.error_rate,
+        args.drop_rate,
+        args.stall_rate,
+        args.stall_ms,
+        args.seed,
+        args.drop_after_rate,
+        tuple(args.fault_routes),
+    )
     limits = Limits(args.max_body_bytes, args.header_timeout, args.body_timeout, args.idle_timeout, args.backlog)
     try:
         srv = ReferenceServer(system, args.host, args.port, faults, limits, token)
     except OSError as e:
         raise MemevalError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e})") from None
     auth = "bearer token required" if token else "no auth"
-    print(f"serving {system.name} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)", file=sys.stderr,
-          flush=True)
+    print(
+        f"serving {system.name} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)", file=sys.stderr, flush=True
+    )
     try:
         srv.serve_forever()
     except KeyboardInterrupt:

@@ -16,14 +16,25 @@ WIDTH = 100
 
 def add_arguments(p) -> None:
     p.add_argument("runs", nargs="+", help="run folders")
-    p.add_argument("--questions", choices=["core", "all"], default="all",
-                   help="core = only questions present in every tier (degradation comparisons)")
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="table (default, fits 100 columns), json (every table, all columns), csv (the overall "
-                        "table), md (Markdown tables)")
+    p.add_argument(
+        "--questions",
+        choices=["core", "all"],
+        default="all",
+        help="core = only questions present in every tier (degradation comparisons)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default, fits 100 columns), json (every table, all columns), csv (the overall "
+        "table), md (Markdown tables)",
+    )
     p.add_argument("--wide", action="store_true", help="all columns (tables wider than 100 columns)")
-    p.add_argument("--no-bounds", action="store_true",
-                   help="do not add the floor (no_memory) and ceiling (oracle) runs found beside these runs")
+    p.add_argument(
+        "--no-bounds",
+        action="store_true",
+        help="do not add the floor (no_memory) and ceiling (oracle) runs found beside these runs",
+    )
 
 
 def run(args) -> int:
@@ -32,8 +43,18 @@ def run(args) -> int:
 
     import polars as pl
 
-    from ..analysis.aggregate import (WEIGHT_TABLE, ceiling_gap_line, latency_table, load_records, manifest_summary,
-                                      official_table, overall_table, question_set, retrieval_table, tier_axis_table)
+    from ..analysis.aggregate import (
+        WEIGHT_TABLE,
+        ceiling_gap_line,
+        latency_table,
+        load_records,
+        manifest_summary,
+        official_table,
+        overall_table,
+        question_set,
+        retrieval_table,
+        tier_axis_table,
+    )
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.records import read_manifest
     from ..audit.validity import gate_line
@@ -44,17 +65,24 @@ def run(args) -> int:
     infos = [run_info(r) for r in runs]
     sets = ", ".join(dict.fromkeys(i.question_set for i in infos))
     gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in runs) if g]
-    tables = {"overall": overall_table(df).drop("tier_index"), "tier_axis": tier_axis_table(df).drop("tier_index"),
-              "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
-              "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
-              "retrieval_session": retrieval_table(df, "session").drop("tier_index")}
+    tables = {
+        "overall": overall_table(df).drop("tier_index"),
+        "tier_axis": tier_axis_table(df).drop("tier_index"),
+        "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
+        "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
+        "retrieval_session": retrieval_table(df, "session").drop("tier_index"),
+    }
     official = official_table(df)
     if official.height:
         tables["official"] = official.drop("tier_index")
     if args.format == "json":
-        out = {"runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
-               "question_set": sets, "questions": args.questions, "validity": gates,
-               **{k: t.to_dicts() for k, t in tables.items()}}
+        out = {
+            "runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
+            "question_set": sets,
+            "questions": args.questions,
+            "validity": gates,
+            **{k: t.to_dicts() for k, t in tables.items()},
+        }
         print(json.dumps(out, indent=2, default=str))
         return 0
     if args.format == "csv":
@@ -62,8 +90,14 @@ def run(args) -> int:
         t.write_csv(sys.stdout)
         return 0
     md = args.format == "md"
-    fmt = dict(tbl_rows=-1, tbl_cols=-1, float_precision=3, tbl_hide_dataframe_shape=True,
-               tbl_hide_column_data_types=True, tbl_width_chars=10_000 if args.wide or md else WIDTH)
+    fmt = dict(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        float_precision=3,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=10_000 if args.wide or md else WIDTH,
+    )
     if md:
         fmt["tbl_formatting"] = "MARKDOWN"
     else:
@@ -75,8 +109,10 @@ def run(args) -> int:
             m = manifest_summary(r)
             tag = " (bound found beside)" if r in bounds else ""
             print(f"run {m['run_id']}: {m['system']}, mode {m['mode']}, status {m['status']}{tag}")
-        print(f"question set: {sets}; questions: {args.questions}"
-              + (" (only those in every tier)" if args.questions == "core" else ""))
+        print(
+            f"question set: {sets}; questions: {args.questions}"
+            + (" (only those in every tier)" if args.questions == "core" else "")
+        )
         for g in gates:
             print(g)
         if gates:

@@ -10,8 +10,13 @@ HELP = "write a static, offline HTML browser over every run (index with filters,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("runs", nargs="?", default=None, metavar="RUNS_DIR",
-                   help="folder of run folders (default: runs/ under the project root)")
+    p.add_argument(
+        "runs",
+        nargs="?",
+        default=None,
+        metavar="RUNS_DIR",
+        help="folder of run folders (default: runs/ under the project root)",
+    )
     p.add_argument("--out", metavar="SITE_DIR", help="folder to write (default: reports/runs under the project root)")
     p.add_argument("--serve", action="store_true", help="then serve the site on 127.0.0.1 until Ctrl-C")
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 = any free port)")

@@ -16,9 +16,26 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from .domain import EXPORT_FORMATS, LOOKUP_TOOLS, Desk, parse_request
 from .tools import ToolCall
 
-__all__ = ["Agent", "AgentStep", "ScriptedAgent", "CorrectAgent", "DropsConstraint", "KeepsOldValue",
-           "LoopsOnTool", "RepeatsCall", "FlakyAgent", "WrongTool", "UnconfirmedWrite", "AddsTaxLine",
-           "OmitsKey", "Guesser", "DropsEarlierTask", "SCRIPTED_AGENTS", "make_agent", "reply_text"]
+__all__ = [
+    "Agent",
+    "AgentStep",
+    "ScriptedAgent",
+    "CorrectAgent",
+    "DropsConstraint",
+    "KeepsOldValue",
+    "LoopsOnTool",
+    "RepeatsCall",
+    "FlakyAgent",
+    "WrongTool",
+    "UnconfirmedWrite",
+    "AddsTaxLine",
+    "OmitsKey",
+    "Guesser",
+    "DropsEarlierTask",
+    "SCRIPTED_AGENTS",
+    "make_agent",
+    "reply_text",
+]
 
 
 @dataclass(frozen=True)
@@ -26,7 +43,7 @@ class AgentStep:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     state: Mapping[str, Any] | None = None
-    state_source: str = "agent"          # agent (scripted) | state_block (read from the reply's state block)
+    state_source: str = "agent"  # agent (scripted) | state_block (read from the reply's state block)
 
 
 @runtime_checkable
@@ -44,8 +61,7 @@ def reply_text(desk: Desk, ev: dict | None, seed: int, turn: int, extra: str = "
     if kind == "ask_formats":
         return "We can export to " + ", ".join(EXPORT_FORMATS[:-1]) + f" and {EXPORT_FORMATS[-1]}."
     if kind == "ask_second_item":
-        return (f"The second item is {desk.items[1][0]}." if len(desk.items) > 1
-                else "There is no second item yet.")
+        return f"The second item is {desk.items[1][0]}." if len(desk.items) > 1 else "There is no second item yet."
     if kind in ("group_orders", "regroup") and desk.group_by:
         return f"Grouped last month's orders by {desk.group_by}."
     parts = []
@@ -55,11 +71,14 @@ def reply_text(desk: Desk, ev: dict | None, seed: int, turn: int, extra: str = "
         return " ".join(parts) or "Which customer is this quote for?"
     tax = "incl." if desk.tax_mode == "inclusive" else "excl."
     if (seed + turn) % 2 == 0:
-        parts.append(f"Quote for {desk.customer}: {len(desk.items)} lines, total {desk.total():.2f} "
-                     f"{desk.currency} ({tax} tax).")
+        parts.append(
+            f"Quote for {desk.customer}: {len(desk.items)} lines, total {desk.total():.2f} {desk.currency} ({tax} tax)."
+        )
     else:
-        parts.append(f"The quote for {desk.customer} now has {len(desk.items)} lines and totals "
-                     f"{desk.currency} {desk.total():.2f}, tax {'included' if tax == 'incl.' else 'excluded'}.")
+        parts.append(
+            f"The quote for {desk.customer} now has {len(desk.items)} lines and totals "
+            f"{desk.currency} {desk.total():.2f}, tax {'included' if tax == 'incl.' else 'excluded'}."
+        )
     if desk.form == "table":
         parts.append("Shown as a table.")
     if desk.extra_tax_line:
@@ -103,6 +122,7 @@ def recall_terms(desk: Desk, memory: str) -> None:
 @dataclass
 class ScriptedAgent:
     """The correct reference behaviour; subclasses override the hooks to inject one known fault."""
+
     name: str = "correct"
 
     # hooks ------------------------------------------------------------------------------------
@@ -155,8 +175,9 @@ class ScriptedAgent:
         ctx.update(seed=seed, turn=turn, step=step)
         calls = self.plan_calls(desk, ev, done, ctx)
         if calls:
-            return AgentStep(tool_calls=tuple(ToolCall(c.name, c.args, f"call_{turn}_{step}_{i}")
-                                              for i, c in enumerate(calls)))
+            return AgentStep(
+                tool_calls=tuple(ToolCall(c.name, c.args, f"call_{turn}_{step}_{i}") for i, c in enumerate(calls))
+            )
         state = self.report(desk, ev, ctx)
         return AgentStep(text=self.text(desk, ev, ctx), state=state)
 
@@ -171,6 +192,7 @@ class CorrectAgent(ScriptedAgent):
 @dataclass
 class DropsConstraint(ScriptedAgent):
     """Forgets the tax-inclusive constraint ``after`` user turns after it was given."""
+
     name: str = "drops_constraint"
     after: int = 2
 
@@ -185,6 +207,7 @@ class DropsConstraint(ScriptedAgent):
 @dataclass
 class KeepsOldValue(ScriptedAgent):
     """Acknowledges a currency correction but keeps computing with the pre-correction value."""
+
     name: str = "keeps_old_value"
 
     def on_request(self, desk, ev, n_user, ctx):
@@ -196,6 +219,7 @@ class KeepsOldValue(ScriptedAgent):
 @dataclass
 class LoopsOnTool(ScriptedAgent):
     """Calls its first needed tool again on every step and never answers."""
+
     name: str = "loops_on_tool"
 
     def plan_calls(self, desk, ev, done, ctx):
@@ -207,6 +231,7 @@ class LoopsOnTool(ScriptedAgent):
 @dataclass
 class RepeatsCall(ScriptedAgent):
     """Makes the needed calls, then repeats the last lookup once (same tool, same arguments)."""
+
     name: str = "repeats_call"
 
     def plan_calls(self, desk, ev, done, ctx):
@@ -226,6 +251,7 @@ class FlakyAgent(ScriptedAgent):
     replaying an earlier session first (cross-session units) does not shift its phase; without it
     (a bare ``replay_once``) every conversation that starts afresh counts as a new run.
     """
+
     name: str = "flaky"
     bad_runs: tuple[int, ...] = (1, 2)
     runs_started: int = field(default=0)
@@ -257,6 +283,7 @@ class FlakyAgent(ScriptedAgent):
 @dataclass
 class WrongTool(ScriptedAgent):
     """Looks prices up through a tool the recording never saw (so replay cannot serve it)."""
+
     name: str = "wrong_tool"
 
     def plan_calls(self, desk, ev, done, ctx):
@@ -267,19 +294,22 @@ class WrongTool(ScriptedAgent):
 @dataclass
 class UnconfirmedWrite(ScriptedAgent):
     """Saves the quote whenever a line is added, without the user confirming."""
+
     name: str = "unconfirmed_write"
 
     def plan_calls(self, desk, ev, done, ctx):
         calls = super().plan_calls(desk, ev, done, ctx)
         if ev and ev["kind"] == "add" and not done:
-            calls.append(ToolCall("save_quote", {"customer": desk.customer, "currency": desk.currency,
-                                                 "total": desk.total()}))
+            calls.append(
+                ToolCall("save_quote", {"customer": desk.customer, "currency": desk.currency, "total": desk.total()})
+            )
         return calls
 
 
 @dataclass
 class AddsTaxLine(ScriptedAgent):
     """Adds the separate tax line even though prices must include tax (no conflict flagged)."""
+
     name: str = "adds_tax_line"
 
     def on_request(self, desk, ev, n_user, ctx):
@@ -291,9 +321,10 @@ class AddsTaxLine(ScriptedAgent):
 @dataclass
 class OmitsKey(ScriptedAgent):
     """Never reports ``key`` (one name or several): like a state extractor that misses it."""
+
     name: str = "omits_key"
     key: str | tuple[str, ...] = "tax_mode"
-    from_turn_count: int = 0          # only once the conversation has this many user turns
+    from_turn_count: int = 0  # only once the conversation has this many user turns
 
     def report(self, desk, ev, ctx):
         s = desk.snapshot()
@@ -306,6 +337,7 @@ class OmitsKey(ScriptedAgent):
 @dataclass
 class Guesser(ScriptedAgent):
     """Guesses the usual terms (dollars, tax included) when told 'same terms as last time'."""
+
     name: str = "guesser"
 
     def on_request(self, desk, ev, n_user, ctx):
@@ -318,6 +350,7 @@ class Guesser(ScriptedAgent):
 class DropsEarlierTask(ScriptedAgent):
     """Starting a new task throws the earlier task's result away (the quote is emptied when the user
     turns to the orders): each task on its own is fine, the session is not."""
+
     name: str = "drops_earlier_task"
 
     def on_request(self, desk, ev, n_user, ctx):
@@ -326,9 +359,23 @@ class DropsEarlierTask(ScriptedAgent):
             desk.items = []
 
 
-SCRIPTED_AGENTS = {cls().name: cls for cls in (CorrectAgent, DropsConstraint, KeepsOldValue, LoopsOnTool,
-                                                RepeatsCall, FlakyAgent, WrongTool, UnconfirmedWrite,
-                                                AddsTaxLine, OmitsKey, Guesser, DropsEarlierTask)}
+SCRIPTED_AGENTS = {
+    cls().name: cls
+    for cls in (
+        CorrectAgent,
+        DropsConstraint,
+        KeepsOldValue,
+        LoopsOnTool,
+        RepeatsCall,
+        FlakyAgent,
+        WrongTool,
+        UnconfirmedWrite,
+        AddsTaxLine,
+        OmitsKey,
+        Guesser,
+        DropsEarlierTask,
+    )
+}
 
 
 def make_agent(name: str) -> ScriptedAgent:

@@ -24,8 +24,14 @@ import polars as pl
 from .config import STRATA
 from .records import stratum_of
 
-__all__ = ["latest", "bad_turn_histogram", "process_directions", "correction_breakdown", "format_breakdown",
-           "CORRECTION_KINDS"]
+__all__ = [
+    "latest",
+    "bad_turn_histogram",
+    "process_directions",
+    "correction_breakdown",
+    "format_breakdown",
+    "CORRECTION_KINDS",
+]
 
 CORRECTION_KINDS = ("fact", "goal", "form")
 
@@ -89,15 +95,27 @@ def process_directions(records: Iterable[Mapping]) -> dict:
     score (``final_right_process_wrong``, ``final_wrong_process_right``, each a count)."""
     judged = [r for r in records if r.get("verdict") in ("pass", "fail") and r.get("process_score") is not None]
     ps = [float(r["process_score"]) for r in judged]
-    return {"n": len(judged), "mean_process": (sum(ps) / len(ps)) if ps else None,
-            "final_right_process_wrong": sum(1 for r in judged if r["verdict"] == "pass" and r["process_score"] < 1),
-            "final_wrong_process_right": sum(1 for r in judged if r["verdict"] == "fail" and r["process_score"] >= 1),
-            "pass": sum(1 for r in judged if r["verdict"] == "pass"),
-            "fail": sum(1 for r in judged if r["verdict"] == "fail")}
+    return {
+        "n": len(judged),
+        "mean_process": (sum(ps) / len(ps)) if ps else None,
+        "final_right_process_wrong": sum(1 for r in judged if r["verdict"] == "pass" and r["process_score"] < 1),
+        "final_wrong_process_right": sum(1 for r in judged if r["verdict"] == "fail" and r["process_score"] >= 1),
+        "pass": sum(1 for r in judged if r["verdict"] == "pass"),
+        "fail": sum(1 for r in judged if r["verdict"] == "fail"),
+    }
 
 
-_CORR = {"kind": pl.String, "tasks": pl.Int64, "pass": pl.Int64, "fail": pl.Int64, "rate": pl.Float64,
-         "lag_n": pl.Int64, "mean_lag": pl.Float64, "never_changed": pl.Int64, "stale_residue": pl.Int64}
+_CORR = {
+    "kind": pl.String,
+    "tasks": pl.Int64,
+    "pass": pl.Int64,
+    "fail": pl.Int64,
+    "rate": pl.Float64,
+    "lag_n": pl.Int64,
+    "mean_lag": pl.Float64,
+    "never_changed": pl.Int64,
+    "stale_residue": pl.Int64,
+}
 
 
 def correction_breakdown(records: Iterable[Mapping]) -> pl.DataFrame:
@@ -125,10 +143,19 @@ def correction_breakdown(records: Iterable[Mapping]) -> pl.DataFrame:
                     lags.append(lag)
             if any((obs.get("stale_residue") or {}).get(k) for k in keys):
                 residue += 1
-        out.append({"kind": kind, "tasks": len(with_kind), "pass": p, "fail": f,
-                    "rate": p / (p + f) if p + f else None, "lag_n": len(lags),
-                    "mean_lag": sum(lags) / len(lags) if lags else None, "never_changed": never,
-                    "stale_residue": residue})
+        out.append(
+            {
+                "kind": kind,
+                "tasks": len(with_kind),
+                "pass": p,
+                "fail": f,
+                "rate": p / (p + f) if p + f else None,
+                "lag_n": len(lags),
+                "mean_lag": sum(lags) / len(lags) if lags else None,
+                "never_changed": never,
+                "stale_residue": residue,
+            }
+        )
     return pl.DataFrame(out, schema=_CORR)
 
 
@@ -154,15 +181,21 @@ def format_breakdown(records: Iterable[Mapping]) -> str:
         if not groups:
             lines.append("  (no failures)")
     d = process_directions(recs)
-    lines.append(f"process score (samples of >= 4 graded turns with pass/fail, n={d['n']}): mean "
-                 f"{_f(d['mean_process'])}; final right / process wrong: {d['final_right_process_wrong']} of "
-                 f"{d['pass']} passes; final wrong / process right: {d['final_wrong_process_right']} of "
-                 f"{d['fail']} fails")
+    lines.append(
+        f"process score (samples of >= 4 graded turns with pass/fail, n={d['n']}): mean "
+        f"{_f(d['mean_process'])}; final right / process wrong: {d['final_right_process_wrong']} of "
+        f"{d['pass']} passes; final wrong / process right: {d['final_wrong_process_right']} of "
+        f"{d['fail']} fails"
+    )
     lines.append("by correction kind:")
-    lines.append(f"  {'kind':5} {'tasks':>5} {'pass':>4} {'fail':>4} {'rate':>6} {'lag n':>5} {'mean lag':>8} "
-                 f"{'never changed':>13} {'stale residue':>13}")
+    lines.append(
+        f"  {'kind':5} {'tasks':>5} {'pass':>4} {'fail':>4} {'rate':>6} {'lag n':>5} {'mean lag':>8} "
+        f"{'never changed':>13} {'stale residue':>13}"
+    )
     for r in correction_breakdown(recs).iter_rows(named=True):
-        lines.append(f"  {r['kind']:5} {r['tasks']:5d} {r['pass']:4d} {r['fail']:4d} {_f(r['rate']):>6} "
-                     f"{r['lag_n']:5d} {_f(r['mean_lag'], '.2f'):>8} {r['never_changed']:13d} "
-                     f"{r['stale_residue']:13d}")
+        lines.append(
+            f"  {r['kind']:5} {r['tasks']:5d} {r['pass']:4d} {r['fail']:4d} {_f(r['rate']):>6} "
+            f"{r['lag_n']:5d} {_f(r['mean_lag'], '.2f'):>8} {r['never_changed']:13d} "
+            f"{r['stale_residue']:13d}"
+        )
     return "\n".join(lines)

@@ -17,10 +17,18 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .sample import MODES, StateExpect
 
-__all__ = ["Snapshot", "StateCheck", "UnknownModeError", "check_state", "MISSING", "MONEY_TOL", "tolerance",
-           "same_value"]
+__all__ = [
+    "Snapshot",
+    "StateCheck",
+    "UnknownModeError",
+    "check_state",
+    "MISSING",
+    "MONEY_TOL",
+    "tolerance",
+    "same_value",
+]
 
-MONEY_TOL = 0.005          # half a cent: the default tolerance of a money key
+MONEY_TOL = 0.005  # half a cent: the default tolerance of a money key
 
 
 class UnknownModeError(ValueError):
@@ -45,7 +53,7 @@ class Snapshot:
 class StateCheck:
     key: str
     mode: str
-    status: str                      # pass | fail | undetermined
+    status: str  # pass | fail | undetermined
     bad_turn: int | None
     want: Any
     got_last: Any = None
@@ -68,8 +76,9 @@ def _snap(x) -> Snapshot:
 def _expect(x) -> StateExpect:
     if isinstance(x, StateExpect):
         return x
-    return StateExpect(key=x["key"], mode=x["mode"], value=x.get("value", x.get("values")),
-                       from_turn=int(x.get("from_turn", 0)))
+    return StateExpect(
+        key=x["key"], mode=x["mode"], value=x.get("value", x.get("values")), from_turn=int(x.get("from_turn", 0))
+    )
 
 
 def tolerance(schema: Mapping[str, Mapping] | None, key: str) -> float | None:
@@ -93,8 +102,13 @@ def same_value(got: Any, want: Any, tol: float | None = None) -> bool:
     (True, False, False)
     """
     num = (int, float)
-    if tol is not None and isinstance(got, num) and isinstance(want, num) \
-            and not isinstance(got, bool) and not isinstance(want, bool):
+    if (
+        tol is not None
+        and isinstance(got, num)
+        and isinstance(want, num)
+        and not isinstance(got, bool)
+        and not isinstance(want, bool)
+    ):
         return abs(float(got) - float(want)) <= tol + 1e-9
     if isinstance(got, bool) != isinstance(want, bool):
         return False
@@ -108,16 +122,24 @@ def _check_one(snaps: Sequence[Snapshot], e: StateExpect, tol: float | None = No
     got = [(s.turn, s.state.get(e.key, MISSING) if isinstance(s.state, Mapping) else MISSING) for s in window]
     missing = tuple(t for t, v in got if v is MISSING)
     last = got[-1][1] if got else MISSING
-    base = dict(key=e.key, mode=e.mode, want=e.value, missing_turns=missing,
-                got_last=None if last is MISSING else last, from_turn=e.from_turn)
+    base = dict(
+        key=e.key,
+        mode=e.mode,
+        want=e.value,
+        missing_turns=missing,
+        got_last=None if last is MISSING else last,
+        from_turn=e.from_turn,
+    )
     if not got:
         return StateCheck(status="undetermined", bad_turn=None, **base)
     if e.mode in ("eq", "one_of"):
         allowed = list(e.value) if e.mode == "one_of" else [e.value]
+
         def ok(v):
             return any(same_value(v, a, tol) for a in allowed)
+
         wrong = [t for t, v in got if v is not MISSING and not ok(v)]
-        bad = wrong[-1] if wrong else None           # the last turn whose value was wrong
+        bad = wrong[-1] if wrong else None  # the last turn whose value was wrong
         if last is MISSING:
             return StateCheck(status="undetermined", bad_turn=bad, **base)
         return StateCheck(status="pass" if ok(last) else "fail", bad_turn=bad, **base)
@@ -125,7 +147,7 @@ def _check_one(snaps: Sequence[Snapshot], e: StateExpect, tol: float | None = No
         broken = [t for t, v in got if v is not MISSING and not same_value(v, e.value, tol)]
     else:  # absent
         broken = [t for t, v in got if v is not MISSING and same_value(v, e.value, tol)]
-    if broken:                                       # the first turn that broke it
+    if broken:  # the first turn that broke it
         return StateCheck(status="fail", bad_turn=broken[0], **base)
     return StateCheck(status="undetermined" if missing else "pass", bad_turn=None, **base)
 

@@ -13,14 +13,23 @@ from .replay import RunTrace
 from .sample import Sample
 from .tools import canonical
 
-__all__ = ["RuleCheck", "final_checks", "coverage", "Process", "process_measures", "Veto", "guard_vetoes",
-           "Observed", "observe"]
+__all__ = [
+    "RuleCheck",
+    "final_checks",
+    "coverage",
+    "Process",
+    "process_measures",
+    "Veto",
+    "guard_vetoes",
+    "Observed",
+    "observe",
+]
 
 
 @dataclass(frozen=True)
 class RuleCheck:
     name: str
-    status: str          # pass | fail | undetermined
+    status: str  # pass | fail | undetermined
     detail: str = ""
 
 
@@ -115,7 +124,7 @@ def process_measures(sample: Sample, run: RunTrace) -> Process:
             else:
                 misses.append(t.turn)
         elif q and t.turn not in pe.conflicts:
-            misses.append(t.turn)      # a question nobody needed
+            misses.append(t.turn)  # a question nobody needed
     denom = hits + len(misses)
     clarify = hits / denom if denom else 1.0
 
@@ -132,13 +141,14 @@ def process_measures(sample: Sample, run: RunTrace) -> Process:
             repeats += 1
         prev_q = qs
     repeat = max(0.0, 1.0 - 0.5 * repeats)
-    return Process(tool_choice, clarify, repeat, repeats,
-                   {"tool_mismatch_turns": bad_tool_turns, "clarify_misses": misses})
+    return Process(
+        tool_choice, clarify, repeat, repeats, {"tool_mismatch_turns": bad_tool_turns, "clarify_misses": misses}
+    )
 
 
 @dataclass(frozen=True)
 class Veto:
-    kind: str            # unconfirmed_write | stale_state_used
+    kind: str  # unconfirmed_write | stale_state_used
     turn: int
     detail: str
 
@@ -154,8 +164,13 @@ def guard_vetoes(sample: Sample, run: RunTrace, write_tools: Iterable[str] = WRI
                 out.append(Veto("unconfirmed_write", t.turn, f"{c['name']} without confirmation"))
             for f in facts:
                 if t.turn >= f.turn and c["args"].get(f.key) == f.old and f.old != f.new:
-                    out.append(Veto("stale_state_used", t.turn,
-                                    f"{c['name']} used {f.key}={f.old!r} after the correction at turn {f.turn}"))
+                    out.append(
+                        Veto(
+                            "stale_state_used",
+                            t.turn,
+                            f"{c['name']} used {f.key}={f.old!r} after the correction at turn {f.turn}",
+                        )
+                    )
     return out
 
 
@@ -163,6 +178,7 @@ def guard_vetoes(sample: Sample, run: RunTrace, write_tools: Iterable[str] = WRI
 class Observed:
     """Process labels (no credit): lag per corrected key (fact and form corrections), stale residue, conflicts flagged,
     self-correction, and for decisions (one_of keys) the turns where the choice changed."""
+
     response_lag: dict
     stale_residue: dict
     conflict_flagged: dict
@@ -174,12 +190,12 @@ def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -
     turns = list(run.turns)
     lag, residue = {}, {}
     for f in sample.process.corrections:
-        if f.kind == "goal" or not f.key:          # facts and forms have a value to change to
+        if f.kind == "goal" or not f.key:  # facts and forms have a value to change to
             continue
         after = [t for t in turns if t.turn >= f.turn and isinstance(t.state, Mapping)]
         changed = next((i for i, t in enumerate(after) if t.state.get(f.key) == f.new), None)
-        lag[f.key] = changed               # turns from the correction to the behaviour changing
-        later = after[changed + 1:] if changed is not None else []
+        lag[f.key] = changed  # turns from the correction to the behaviour changing
+        later = after[changed + 1 :] if changed is not None else []
         residue[f.key] = [t.turn for t in later if t.state.get(f.key) == f.old]
     flagged = {}
     for c in sample.process.conflicts:

@@ -23,8 +23,9 @@ class GraderConfig:
     config_version: str = "mt-1"
     final_weights: dict = field(default_factory=lambda: {"state_expect": 0.5, "final_expect": 0.5})
     coverage_gate: float = 0.8
-    process_weights: dict = field(default_factory=lambda: {"tool_choice": 0.4, "clarify_timing": 0.3,
-                                                           "repeat_action": 0.3})
+    process_weights: dict = field(
+        default_factory=lambda: {"tool_choice": 0.4, "clarify_timing": 0.3, "repeat_action": 0.3}
+    )
     min_turns: int = 4
     veto: tuple[str, ...] = ("unconfirmed_write", "stale_state_used")
     blend: dict = field(default_factory=lambda: {"final": 0.6, "process": 0.3, "guard": 0.1})

@@ -24,15 +24,23 @@ from .replay import replay_once
 from .sample import MemoryNeed, Sample
 from .tools import ToolSource
 
-__all__ = ["CrossSessionResult", "run_user_topic", "memory_outcome", "run_user_topic_memory", "session_from_messages",
-           "memory_message", "retrieved_needs", "retrieval_outcome"]
+__all__ = [
+    "CrossSessionResult",
+    "run_user_topic",
+    "memory_outcome",
+    "run_user_topic_memory",
+    "session_from_messages",
+    "memory_message",
+    "retrieved_needs",
+    "retrieval_outcome",
+]
 
 
 @dataclass(frozen=True)
 class CrossSessionResult:
     with_prior: SampleResult
     without_prior: SampleResult
-    outcome: str                 # remembered | guessed_right | not_remembered | undetermined
+    outcome: str  # remembered | guessed_right | not_remembered | undetermined
     prior_status: str
 
 
@@ -44,9 +52,14 @@ def memory_outcome(with_verdict: str, without_verdict: str) -> str:
     return "undetermined"
 
 
-def run_user_topic(sample: Sample, priors: Sequence[Sample], agent: Agent,
-                   tools_factory: Callable[[Sample], ToolSource], cfg: GraderConfig = DEFAULT_CONFIG,
-                   **kw) -> CrossSessionResult:
+def run_user_topic(
+    sample: Sample,
+    priors: Sequence[Sample],
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    **kw,
+) -> CrossSessionResult:
     """``priors``: the earlier sessions' samples, in order (each replayed once, outputs regenerated)."""
     msgs: list[dict] = []
     status = "done"
@@ -62,15 +75,19 @@ def run_user_topic(sample: Sample, priors: Sequence[Sample], agent: Agent,
     with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=msgs, **kw)
     without = run_sample(sample, agent, tools_factory, cfg, **kw)
     outcome = memory_outcome(with_.verdict, without.verdict) if status == "done" else "undetermined"
-    extra = {"memory": outcome, "without_prior": without.verdict, "prior_status": status,
-             "prior_sessions": list(sample.prior_sessions)}
+    extra = {
+        "memory": outcome,
+        "without_prior": without.verdict,
+        "prior_status": status,
+        "prior_sessions": list(sample.prior_sessions),
+    }
     return CrossSessionResult(replace(with_, extra=extra), without, outcome, status)
 
 
 # --- through a memory system ----------------------------------------------------------------------
 
-def session_from_messages(messages: Sequence[dict], session_id: str, first_turn_id: int = 0,
-                          date: str = "") -> Session:
+
+def session_from_messages(messages: Sequence[dict], session_id: str, first_turn_id: int = 0, date: str = "") -> Session:
     """The user and assistant texts of a replayed conversation as a bench session (tool traffic and
     system messages are not part of what a memory system is given)."""
     turns = []
@@ -112,9 +129,15 @@ def retrieval_outcome(verdict: str, retrieved: Mapping[str, bool]) -> str:
     return "undetermined"
 
 
-def run_user_topic_memory(sample: Sample, priors: Sequence[Sample], agent: Agent,
-                          tools_factory: Callable[[Sample], ToolSource], memory: MemorySystem,
-                          cfg: GraderConfig = DEFAULT_CONFIG, **kw) -> CrossSessionResult:
+def run_user_topic_memory(
+    sample: Sample,
+    priors: Sequence[Sample],
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    memory: MemorySystem,
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    **kw,
+) -> CrossSessionResult:
     """The earlier session(s) are replayed (outputs regenerated), ingested into ``memory`` (reset
     first), and the later session's agent starts from what ``memory`` returns for its first user
     turn -- never from the pasted transcript. Remembered vs guessed right is decided by whether the
@@ -136,16 +159,23 @@ def run_user_topic_memory(sample: Sample, priors: Sequence[Sample], agent: Agent
     first = sample.user_text[sample.turn_index[0]]
     try:
         recall = memory.query(first, None) if status == "done" else Recall()
-    except Exception as e:            # a memory failure is a record with its reason
+    except Exception as e:  # a memory failure is a record with its reason
         status, recall = f"memory_error: {type(e).__name__}: {e}", Recall()
     name = getattr(memory, "name", type(memory).__name__)
     msg = memory_message(recall, name)
     with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=[msg] if msg else [], **kw)
     without = run_sample(sample, agent, tools_factory, cfg, **kw)
     retrieved = retrieved_needs(sample.memory_needs, recall.memories)
-    outcome = retrieval_outcome(with_.verdict, retrieved) if status == "done" and sample.memory_needs \
-        else "undetermined"
-    extra = {"memory": outcome, "memory_system": name, "retrieved": retrieved,
-             "recalled": list(recall.memories), "without_prior": without.verdict, "prior_status": status,
-             "prior_sessions": list(sample.prior_sessions)}
+    outcome = (
+        retrieval_outcome(with_.verdict, retrieved) if status == "done" and sample.memory_needs else "undetermined"
+    )
+    extra = {
+        "memory": outcome,
+        "memory_system": name,
+        "retrieved": retrieved,
+        "recalled": list(recall.memories),
+        "without_prior": without.verdict,
+        "prior_status": status,
+        "prior_sessions": list(sample.prior_sessions),
+    }
     return CrossSessionResult(replace(with_, extra=extra), without, outcome, status)

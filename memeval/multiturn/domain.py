@@ -15,8 +15,22 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["TEMPLATES", "TOOLS", "WRITE_TOOLS", "LOOKUP_TOOLS", "CURRENCY_WORDS", "TAX_RATE", "EXPORT_FORMATS",
-           "World", "Desk", "parse_request", "render_request", "columns_for", "STATE_KEYS", "STATE_SCHEMA"]
+__all__ = [
+    "TEMPLATES",
+    "TOOLS",
+    "WRITE_TOOLS",
+    "LOOKUP_TOOLS",
+    "CURRENCY_WORDS",
+    "TAX_RATE",
+    "EXPORT_FORMATS",
+    "World",
+    "Desk",
+    "parse_request",
+    "render_request",
+    "columns_for",
+    "STATE_KEYS",
+    "STATE_SCHEMA",
+]
 
 TAX_RATE = 0.13
 EXPORT_FORMATS = ("PDF", "XLSX", "CSV")
@@ -24,24 +38,29 @@ CURRENCY_WORDS = {"CNY": "yuan", "USD": "dollars", "EUR": "euros"}
 _WORD_TO_CUR = {v: k for k, v in CURRENCY_WORDS.items()}
 # The reportable state: JSON types, allowed values, money keys compared within half a cent.
 STATE_SCHEMA: dict[str, dict] = {
-    "customer": {"type": "string"}, "currency": {"type": "string", "enum": ["CNY", "USD", "EUR"]},
-    "tax_mode": {"type": "string", "enum": ["inclusive", "exclusive"]}, "lines": {"type": "integer"},
-    "total": {"type": "number", "money": True}, "form": {"type": "string", "enum": ["text", "table"]},
-    "extra_tax_line": {"type": "boolean"}, "saved": {"type": "boolean"},
+    "customer": {"type": "string"},
+    "currency": {"type": "string", "enum": ["CNY", "USD", "EUR"]},
+    "tax_mode": {"type": "string", "enum": ["inclusive", "exclusive"]},
+    "lines": {"type": "integer"},
+    "total": {"type": "number", "money": True},
+    "form": {"type": "string", "enum": ["text", "table"]},
+    "extra_tax_line": {"type": "boolean"},
+    "saved": {"type": "boolean"},
     "group_by": {"type": "string", "enum": ["customer", "region"]},
 }
 STATE_KEYS = ("customer", "currency", "tax_mode", "lines", "total", "form", "extra_tax_line", "saved", "group_by")
 
 # kind -> user-text variants; {fields} are parsed back by parse_request.
 TEMPLATES: dict[str, tuple[str, ...]] = {
-    "start": ("Please draft a quote for {customer}, prices in {currency}.",
-              "I need a quote for {customer} in {currency}."),
+    "start": (
+        "Please draft a quote for {customer}, prices in {currency}.",
+        "I need a quote for {customer} in {currency}.",
+    ),
     "start_nocust": ("Please draft a quote, prices in {currency}.",),
     "start_same": ("Draft a new quote for {customer}, same terms as last time.",),
     "name_customer": ("It's for {customer}.",),
     "add": ("Add {qty} x {item}.", "Put {qty} units of {item} on it."),
-    "tax_inclusive": ("From now on all prices must include tax.",
-                      "Keep every price tax-inclusive from here on."),
+    "tax_inclusive": ("From now on all prices must include tax.", "Keep every price tax-inclusive from here on."),
     "correct_currency": ("Sorry, I meant {currency}, not {old}.",),
     "as_table": ("Too long, give it to me as a table.",),
     "tax_line": ("Also add a separate tax line at the bottom.",),
@@ -53,17 +72,30 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 }
 
 TOOLS: dict[str, dict] = {
-    "get_price_list": {"description": "Unit prices (CNY, before tax) agreed with a customer.",
-                       "parameters": {"customer": "string"}, "lookup": True},
-    "get_fx_rate": {"description": "Exchange rate from base to target currency.",
-                    "parameters": {"base": "string", "target": "string"}, "lookup": True},
-    "render_sheet": {"description": "Render the quote as a sheet with the given columns and rows.",
-                     "parameters": {"columns": "array", "rows": "array", "currency": "string"}},
-    "save_quote": {"description": "Save the quote (a write: only after the user confirms).",
-                   "parameters": {"customer": "string", "currency": "string", "total": "number"},
-                   "write": True},
-    "get_orders": {"description": "Last month's orders for the given customers.",
-                   "parameters": {"customers": "array"}, "lookup": True},
+    "get_price_list": {
+        "description": "Unit prices (CNY, before tax) agreed with a customer.",
+        "parameters": {"customer": "string"},
+        "lookup": True,
+    },
+    "get_fx_rate": {
+        "description": "Exchange rate from base to target currency.",
+        "parameters": {"base": "string", "target": "string"},
+        "lookup": True,
+    },
+    "render_sheet": {
+        "description": "Render the quote as a sheet with the given columns and rows.",
+        "parameters": {"columns": "array", "rows": "array", "currency": "string"},
+    },
+    "save_quote": {
+        "description": "Save the quote (a write: only after the user confirms).",
+        "parameters": {"customer": "string", "currency": "string", "total": "number"},
+        "write": True,
+    },
+    "get_orders": {
+        "description": "Last month's orders for the given customers.",
+        "parameters": {"customers": "array"},
+        "lookup": True,
+    },
 }
 WRITE_TOOLS = frozenset(k for k, v in TOOLS.items() if v.get("write"))
 LOOKUP_TOOLS = frozenset(k for k, v in TOOLS.items() if v.get("lookup"))
@@ -122,6 +154,7 @@ def columns_for(tax_mode: str) -> list[str]:
 @dataclass(frozen=True)
 class World:
     """Seeded customers, price lists, exchange rates and orders; its methods are the live tools."""
+
     customers: tuple[str, ...]
     items: tuple[str, ...]
     prices: dict[str, dict[str, float]]
@@ -131,8 +164,16 @@ class World:
     @classmethod
     def make(cls, seed: int) -> "World":
         rng = random.Random(seed)
-        names = ["Acme Trading", "Borealis Foods", "Cobalt Tools", "Delta Marine", "Evergreen Labs",
-                 "Fjord Textiles", "Granite Works", "Harbor Optics"]
+        names = [
+            "Acme Trading",
+            "Borealis Foods",
+            "Cobalt Tools",
+            "Delta Marine",
+            "Evergreen Labs",
+            "Fjord Textiles",
+            "Granite Works",
+            "Harbor Optics",
+        ]
         items = ("bolts", "brackets", "cable ties", "hinges", "rivets", "washers", "gaskets", "pulleys")
         prices = {c: {i: round(rng.uniform(0.5, 40.0), 2) for i in items} for c in names}
         fx = {"CNY": 1.0, "USD": round(rng.uniform(0.13, 0.15), 4), "EUR": round(rng.uniform(0.12, 0.14), 4)}
@@ -152,14 +193,25 @@ class World:
                 return {"base": b, "target": t, "rate": round(self.fx[t] / self.fx[b], 4)}
             if name == "render_sheet":
                 digest = hashlib.sha256(repr(args.get("columns", [])).encode()).hexdigest()[:6]
-                return {"sheet_id": f"sh_{digest}",
-                        "columns": list(args.get("columns", [])), "rows": len(args.get("rows", []))}
+                return {
+                    "sheet_id": f"sh_{digest}",
+                    "columns": list(args.get("columns", [])),
+                    "rows": len(args.get("rows", [])),
+                }
             if name == "save_quote":
                 return {"status": "saved", "quote_id": f"q_{args['customer'][:3].lower()}_{args['currency']}"}
             if name == "get_orders":
                 cs = list(args.get("customers") or [])
-                return {"orders": [{"customer": c, "region": self.regions.get(c, "?"),
-                                    "amount": round(sum(self.prices.get(c, {}).values()), 2)} for c in cs]}
+                return {
+                    "orders": [
+                        {
+                            "customer": c,
+                            "region": self.regions.get(c, "?"),
+                            "amount": round(sum(self.prices.get(c, {}).values()), 2),
+                        }
+                        for c in cs
+                    ]
+                }
         except (KeyError, TypeError) as e:
             return {"error": f"bad arguments: {e}"}
         return {"error": f"unknown tool {name}"}
@@ -168,6 +220,7 @@ class World:
 @dataclass
 class Desk:
     """What a correct assistant knows after each turn; ``snapshot()`` is the reportable state."""
+
     customer: str | None = None
     currency: str = "CNY"
     tax_mode: str = "exclusive"
@@ -230,8 +283,7 @@ class Desk:
         elif k == "as_table":
             calls.append(("render_sheet", self.sheet_args()))
         elif k == "confirm_save":
-            calls.append(("save_quote", {"customer": self.customer, "currency": self.currency,
-                                         "total": self.total()}))
+            calls.append(("save_quote", {"customer": self.customer, "currency": self.currency, "total": self.total()}))
         elif k == "group_orders":
             calls.append(("get_orders", {"customers": list(self.customers_seen)}))
         if self.form == "table" and k in ("add", "tax_inclusive", "correct_currency"):
@@ -261,9 +313,16 @@ class Desk:
         return {"columns": columns_for(self.tax_mode), "rows": rows, "currency": self.currency}
 
     def snapshot(self) -> dict:
-        s = {"customer": self.customer, "currency": self.currency, "tax_mode": self.tax_mode,
-             "lines": len(self.items), "total": self.total(), "form": self.form,
-             "extra_tax_line": self.extra_tax_line, "saved": self.saved}
+        s = {
+            "customer": self.customer,
+            "currency": self.currency,
+            "tax_mode": self.tax_mode,
+            "lines": len(self.items),
+            "total": self.total(),
+            "form": self.form,
+            "extra_tax_line": self.extra_tax_line,
+            "saved": self.saved,
+        }
         if self.group_by is not None:
             s["group_by"] = self.group_by
         return s

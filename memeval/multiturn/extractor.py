@@ -15,20 +15,28 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..llm import ChatClient, ChatError, parse_json_object
 from .agents import Agent, AgentStep
 
-__all__ = ["RuleExtractor", "ChatExtractor", "ExtractorScore", "extractor_accuracy", "StateFromText",
-           "KEY_SPEC"]
+__all__ = ["RuleExtractor", "ChatExtractor", "ExtractorScore", "extractor_accuracy", "StateFromText", "KEY_SPEC"]
 
 KEY_SPEC = {
-    "customer": "customer name (string)", "currency": "CNY, USD or EUR", "tax_mode": "inclusive or exclusive",
-    "lines": "number of quote lines (integer)", "total": "quote total (number)", "form": "text or table",
-    "extra_tax_line": "whether a separate tax line was added (boolean)", "saved": "whether the quote was saved (boolean)",
+    "customer": "customer name (string)",
+    "currency": "CNY, USD or EUR",
+    "tax_mode": "inclusive or exclusive",
+    "lines": "number of quote lines (integer)",
+    "total": "quote total (number)",
+    "form": "text or table",
+    "extra_tax_line": "whether a separate tax line was added (boolean)",
+    "saved": "whether the quote was saved (boolean)",
     "group_by": "customer or region (only when orders were grouped)",
 }
 
-_A = re.compile(r"Quote for (?P<customer>.+?): (?P<lines>\d+) lines, total (?P<total>-?[\d.]+) (?P<currency>[A-Z]{3}) "
-                r"\((?P<tax>incl|excl)\. tax\)")
-_B = re.compile(r"The quote for (?P<customer>.+?) now has (?P<lines>\d+) lines and totals (?P<currency>[A-Z]{3}) "
-                r"(?P<total>-?[\d.]+), tax (?P<tax>included|excluded)")
+_A = re.compile(
+    r"Quote for (?P<customer>.+?): (?P<lines>\d+) lines, total (?P<total>-?[\d.]+) (?P<currency>[A-Z]{3}) "
+    r"\((?P<tax>incl|excl)\. tax\)"
+)
+_B = re.compile(
+    r"The quote for (?P<customer>.+?) now has (?P<lines>\d+) lines and totals (?P<currency>[A-Z]{3}) "
+    r"(?P<total>-?[\d.]+), tax (?P<tax>included|excluded)"
+)
 _G = re.compile(r"Grouped last month's orders by (?P<g>customer|region)")
 
 
@@ -43,11 +51,16 @@ class RuleExtractor:
         m = _A.search(text) or _B.search(text)
         if not m:
             return None
-        return {"customer": m["customer"], "currency": m["currency"],
-                "tax_mode": "inclusive" if m["tax"].startswith("incl") else "exclusive",
-                "lines": int(m["lines"]), "total": float(m["total"]),
-                "form": "table" if "as a table" in text else "text",
-                "extra_tax_line": "Added a separate tax line" in text, "saved": "Saved it" in text}
+        return {
+            "customer": m["customer"],
+            "currency": m["currency"],
+            "tax_mode": "inclusive" if m["tax"].startswith("incl") else "exclusive",
+            "lines": int(m["lines"]),
+            "total": float(m["total"]),
+            "form": "table" if "as a table" in text else "text",
+            "extra_tax_line": "Added a separate tax line" in text,
+            "saved": "Saved it" in text,
+        }
 
 
 EXTRACT_PROMPT = """Read the assistant reply below and report the quote state it states.
@@ -63,6 +76,7 @@ Reply:
 @dataclass
 class ChatExtractor:
     """LLM-based extractor over an OpenAI-compatible endpoint."""
+
     client: ChatClient
     name: str = "chat-extractor-v1"
     seed: int | None = 0
@@ -70,10 +84,13 @@ class ChatExtractor:
     def extract(self, text: str, turn: int) -> dict | None:
         keys = "; ".join(f"{k}: {v}" for k, v in KEY_SPEC.items())
         try:
-            res = self.client.chat([{"role": "user", "content": EXTRACT_PROMPT.format(keys=keys, text=text)}],
-                                   response_format={"type": "json_object"}, seed=self.seed)
+            res = self.client.chat(
+                [{"role": "user", "content": EXTRACT_PROMPT.format(keys=keys, text=text)}],
+                response_format={"type": "json_object"},
+                seed=self.seed,
+            )
         except ChatError:
-            return {}                    # nothing known: keys missing -> undetermined downstream
+            return {}  # nothing known: keys missing -> undetermined downstream
         obj = parse_json_object(res.text)
         if not obj:
             return None
@@ -84,7 +101,7 @@ class ChatExtractor:
 class ExtractorScore:
     accuracy: float
     units: int
-    per_key: dict = field(default_factory=dict)      # key -> (correct, total)
+    per_key: dict = field(default_factory=dict)  # key -> (correct, total)
 
     def trusted(self, threshold: float) -> bool:
         return self.units > 0 and self.accuracy >= threshold
@@ -122,6 +139,7 @@ def extractor_accuracy(extractor, labels: Iterable[Mapping]) -> ExtractorScore:
 @dataclass
 class StateFromText:
     """Wrap an agent so its reported state is dropped and the extractor reads the text instead."""
+
     inner: Agent
 
     @property

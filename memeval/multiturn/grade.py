@@ -22,7 +22,16 @@ from .replay import RunTrace, StateExtractor, replay_once
 from .sample import ProcessExpect, Sample
 from .tools import ToolSource, canonical
 
-__all__ = ["RunGrade", "SampleResult", "graded_view", "grade_run", "combine_runs", "flaky_cause", "run_sample", "VERDICTS"]
+__all__ = [
+    "RunGrade",
+    "SampleResult",
+    "graded_view",
+    "grade_run",
+    "combine_runs",
+    "flaky_cause",
+    "run_sample",
+    "VERDICTS",
+]
 
 UNTRUSTED_REASON = "state extractor below its accuracy threshold"
 VERDICTS = ("pass", "fail", "undetermined", "flaky", "incomplete", "env_drift")
@@ -88,31 +97,52 @@ def graded_view(sample: Sample, run: RunTrace) -> tuple[Sample, RunTrace]:
     if g is None:
         return sample, run
     p = sample.process
-    proc = ProcessExpect(tools={t: v for t, v in p.tools.items() if t >= g},
-                         clarify=tuple(c for c in p.clarify if c.turn >= g),
-                         conflicts=tuple(t for t in p.conflicts if t >= g),
-                         confirm_turns=tuple(t for t in p.confirm_turns if t >= g),
-                         corrections=tuple(c for c in p.corrections if c.turn >= g))
-    s = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= g), process=proc,
-                state_expect=tuple(replace(e, from_turn=max(e.from_turn, g)) for e in sample.state_expect))
+    proc = ProcessExpect(
+        tools={t: v for t, v in p.tools.items() if t >= g},
+        clarify=tuple(c for c in p.clarify if c.turn >= g),
+        conflicts=tuple(t for t in p.conflicts if t >= g),
+        confirm_turns=tuple(t for t in p.confirm_turns if t >= g),
+        corrections=tuple(c for c in p.corrections if c.turn >= g),
+    )
+    s = replace(
+        sample,
+        turn_index=tuple(t for t in sample.turn_index if t >= g),
+        process=proc,
+        state_expect=tuple(replace(e, from_turn=max(e.from_turn, g)) for e in sample.state_expect),
+    )
     return s, replace(run, turns=tuple(t for t in run.turns if t.turn >= g))
 
 
-def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG, *, judge: Judge | None = None,
-              extractor_trusted: bool = True) -> RunGrade:
-    in_prefix = (run.status != "done" and sample.graded_from is not None
-                 and (not run.turns or run.turns[-1].turn < sample.graded_from))
-    if in_prefix:     # the context could not be rebuilt: nothing of this goal was observed
+def grade_run(
+    sample: Sample,
+    run: RunTrace,
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    *,
+    judge: Judge | None = None,
+    extractor_trusted: bool = True,
+) -> RunGrade:
+    in_prefix = (
+        run.status != "done"
+        and sample.graded_from is not None
+        and (not run.turns or run.turns[-1].turn < sample.graded_from)
+    )
+    if in_prefix:  # the context could not be rebuilt: nothing of this goal was observed
         return RunGrade("incomplete", f"the shared prefix (context) did not replay: {run.reason}")
-    if run.status == "failed":        # the agent's own fault stopped the replay (unknown tool, a loop)
-        return RunGrade("fail", run.reason or "agent failed", score=0.0,
-                        bad_turn=run.turns[-1].turn if run.turns else None)
+    if run.status == "failed":  # the agent's own fault stopped the replay (unknown tool, a loop)
+        return RunGrade(
+            "fail", run.reason or "agent failed", score=0.0, bad_turn=run.turns[-1].turn if run.turns else None
+        )
     sample, run = graded_view(sample, run)
     if run.status != "done":
         vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
-        if vetoes:   # a veto seen before the replay stopped is decisive
-            return RunGrade("fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", vetoes=vetoes,
-                            score=0.0, bad_turn=vetoes[0].turn)
+        if vetoes:  # a veto seen before the replay stopped is decisive
+            return RunGrade(
+                "fail",
+                f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}",
+                vetoes=vetoes,
+                score=0.0,
+                bad_turn=vetoes[0].turn,
+            )
         return RunGrade("incomplete", run.reason or "replay stopped")
     snaps = [Snapshot(t.turn, t.state if t.state is not None else {}) for t in run.turns]
     state = tuple(check_state(snaps, sample.state_expect, sample.state_schema))
@@ -121,15 +151,16 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     long_enough = len(sample.turn_index) >= cfg.min_turns
     proc = process_measures(sample, run) if long_enough else None
     vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
-    obs = observe(sample, run, state)          # labels (no credit): kept for every length
+    obs = observe(sample, run, state)  # labels (no credit): kept for every length
     used_extractor = any(t.state_source == "extractor" for t in run.turns)
     common = dict(state=state, final=final, coverage=cov, process=proc, vetoes=vetoes, observed=obs)
     fails = [c for c in state if c.status == "fail"]
     bad = min((c.bad_turn for c in fails if c.bad_turn is not None), default=None)
     if vetoes:
-        return RunGrade("fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", score=0.0,
-                        bad_turn=vetoes[0].turn, **common)
-    if not state and not final:        # e.g. an imported transcript whose labels are not filled in yet
+        return RunGrade(
+            "fail", f"veto: {vetoes[0].kind} at turn {vetoes[0].turn}", score=0.0, bad_turn=vetoes[0].turn, **common
+        )
+    if not state and not final:  # e.g. an imported transcript whose labels are not filled in yet
         return RunGrade(cfg.fallback, "no assertions to judge (state_expect and final_expect are empty)", **common)
     if used_extractor and not extractor_trusted:
         return RunGrade(cfg.fallback, UNTRUSTED_REASON, **common)
@@ -146,11 +177,16 @@ def grade_run(sample: Sample, run: RunTrace, cfg: GraderConfig = DEFAULT_CONFIG,
     if undet:
         return RunGrade(cfg.fallback, "state key missing: " + ", ".join(c.key for c in undet), **common)
     jv = None
-    if judge is not None and sample.final_expect.open_requirements:   # the judge only sees the open part
+    if judge is not None and sample.final_expect.open_requirements:  # the judge only sees the open part
         jv = judge.grade(sample, run)
         if jv.status == "fail":
-            return RunGrade("fail", "judge: " + ", ".join(f"{k}={v}" for k, v in jv.answers.items()),
-                            judge=jv, score=score, **common)
+            return RunGrade(
+                "fail",
+                "judge: " + ", ".join(f"{k}={v}" for k, v in jv.answers.items()),
+                judge=jv,
+                score=score,
+                **common,
+            )
         if jv.status == "undetermined":
             return RunGrade(cfg.fallback, "judge gave no usable verdict for the open part", judge=jv, **common)
     return RunGrade("pass", "all checks passed", judge=jv, score=score, **common)
@@ -164,8 +200,12 @@ def _returns(run: RunTrace) -> str:
     return canonical([dict(t.tool_returns) for t in run.turns])
 
 
-def combine_runs(sample: Sample, runs: Sequence[tuple[RunTrace, RunGrade]], cfg: GraderConfig,
-                 regrade: Callable[[RunTrace], RunGrade] | None = None) -> tuple[str, str, str | None]:
+def combine_runs(
+    sample: Sample,
+    runs: Sequence[tuple[RunTrace, RunGrade]],
+    cfg: GraderConfig,
+    regrade: Callable[[RunTrace], RunGrade] | None = None,
+) -> tuple[str, str, str | None]:
     """(verdict, reason, flaky_cause) from the per-run grades."""
     # a failure with live tool returns differing from the recording is drift, not a regression
     # (a guard veto is the agent's own act: drift does not excuse it)
@@ -175,8 +215,13 @@ def combine_runs(sample: Sample, runs: Sequence[tuple[RunTrace, RunGrade]], cfg:
     if passes >= need:
         return "pass", f"{passes}/{len(runs)} runs passed", None
     if len(set(verdicts)) == 1:
-        return verdicts[0], runs[0][1].reason if verdicts[0] != "env_drift" else (
-            "failed with tool returns differing from the recording at " + ", ".join(runs[0][0].drifted)), None
+        return (
+            verdicts[0],
+            runs[0][1].reason
+            if verdicts[0] != "env_drift"
+            else ("failed with tool returns differing from the recording at " + ", ".join(runs[0][0].drifted)),
+            None,
+        )
     if "env_drift" in verdicts:
         return "env_drift", "runs disagree and tool returns differ from the recording", None
     return "flaky", f"runs disagree: {verdicts}", flaky_cause(runs, regrade)
@@ -197,19 +242,27 @@ def flaky_cause(runs: Sequence[tuple[RunTrace, RunGrade]], regrade: Callable[[Ru
     return "unknown"
 
 
-def run_sample(sample: Sample, agent: Agent, tools_factory: Callable[[Sample], ToolSource],
-               cfg: GraderConfig = DEFAULT_CONFIG, *, judge: Judge | None = None,
-               extractor: StateExtractor | None = None, extractor_trusted: bool = True,
-               prior_messages: Sequence[dict] = ()) -> SampleResult:
+def run_sample(
+    sample: Sample,
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    *,
+    judge: Judge | None = None,
+    extractor: StateExtractor | None = None,
+    extractor_trusted: bool = True,
+    prior_messages: Sequence[dict] = (),
+) -> SampleResult:
     """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
+
     def grade(trace: RunTrace) -> RunGrade:
         try:
             return grade_run(sample, trace, cfg, judge=judge, extractor_trusted=extractor_trusted)
-        except Exception as e:   # a grading failure is a record with its reason, never a crash
+        except Exception as e:  # a grading failure is a record with its reason, never a crash
             return RunGrade(cfg.fallback, f"grader_error: {type(e).__name__}: {e}")
 
     runs = []
-    begin = getattr(agent, "begin_run", None)     # agents that keep per-run state are told which run
+    begin = getattr(agent, "begin_run", None)  # agents that keep per-run state are told which run
     for i in range(cfg.runs):
         if begin is not None:
             begin(sample.sample_id, i)

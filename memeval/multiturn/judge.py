@@ -43,9 +43,9 @@ Reply with one JSON object only:
 
 @dataclass(frozen=True)
 class JudgeVerdict:
-    answers: dict                      # question -> True/False (kept answers only)
-    discarded: dict                    # question -> why it was dropped
-    status: str                        # pass | fail | undetermined
+    answers: dict  # question -> True/False (kept answers only)
+    discarded: dict  # question -> why it was dropped
+    status: str  # pass | fail | undetermined
     error: str | None = None
     prompt_hash: str | None = None
     model: dict = field(default_factory=dict)
@@ -106,15 +106,20 @@ class ChatJudge:
         return {"role": "judge", **self.client.identity(), "prompt_hash": prompt_hash(JUDGE_PROMPT)}
 
     def grade(self, sample: Sample, run: RunTrace) -> JudgeVerdict:
-        prompt = JUDGE_PROMPT.format(goal=sample.goal, open="; ".join(sample.final_expect.open_requirements) or "none",
-                                     transcript=_transcript(run),
-                                     questions="\n".join(f"- {k}: {v}" for k, v in QUESTIONS.items()))
+        prompt = JUDGE_PROMPT.format(
+            goal=sample.goal,
+            open="; ".join(sample.final_expect.open_requirements) or "none",
+            transcript=_transcript(run),
+            questions="\n".join(f"- {k}: {v}" for k, v in QUESTIONS.items()),
+        )
         try:
-            res = self.client.chat([{"role": "user", "content": prompt}],
-                                   response_format={"type": "json_object"}, seed=self.seed)
+            res = self.client.chat(
+                [{"role": "user", "content": prompt}], response_format={"type": "json_object"}, seed=self.seed
+            )
         except ChatError as e:
-            return JudgeVerdict({}, {}, "undetermined", error=str(e), prompt_hash=prompt_hash(prompt),
-                                model=self.client.identity())
+            return JudgeVerdict(
+                {}, {}, "undetermined", error=str(e), prompt_hash=prompt_hash(prompt), model=self.client.identity()
+            )
         obj = parse_json_object(res.text)
         answers, discarded, status = verdict_from_reply(obj, run)
         return JudgeVerdict(answers, discarded, status, prompt_hash=prompt_hash(prompt), model=self.client.identity())

@@ -21,14 +21,18 @@ from .tools import ToolCall
 
 __all__ = ["ChatAgent", "openai_tools", "SYSTEM_PROMPT", "STATE_BLOCK_PROMPT"]
 
-SYSTEM_PROMPT = ("You help a sales clerk edit customer quotes. Use the tools to look up prices and exchange "
-                 "rates; never save without the user's confirmation; keep every constraint the user set until "
-                 "they withdraw it; if a request contradicts a standing constraint, ask before acting. After each "
-                 "change, restate the quote as: 'Quote for <customer>: <n> lines, total <amount> <CUR> "
-                 "(incl./excl. tax).'")
+SYSTEM_PROMPT = (
+    "You help a sales clerk edit customer quotes. Use the tools to look up prices and exchange "
+    "rates; never save without the user's confirmation; keep every constraint the user set until "
+    "they withdraw it; if a request contradicts a standing constraint, ask before acting. After each "
+    "change, restate the quote as: 'Quote for <customer>: <n> lines, total <amount> <CUR> "
+    "(incl./excl. tax).'"
+)
 
-STATE_BLOCK_PROMPT = ("Without a report_state tool, end each reply with the full working state as a fenced block: "
-                      "```state\n{\"key\": value, ...}\n```.")
+STATE_BLOCK_PROMPT = (
+    "Without a report_state tool, end each reply with the full working state as a fenced block: "
+    '```state\n{"key": value, ...}\n```.'
+)
 
 _JSON_TYPES = {"string": {"type": "string"}, "number": {"type": "number"}, "array": {"type": "array", "items": {}}}
 
@@ -38,11 +42,22 @@ def openai_tools(registry: dict = TOOLS) -> list[dict]:
     out = []
     for name, spec in registry.items():
         params = spec.get("parameters")
-        schema = ({"type": "object", "properties": {k: _JSON_TYPES.get(v, {}) for k, v in params.items()},
-                   "required": list(params)} if isinstance(params, dict) else {"type": "object"})
-        out.append({"type": "function", "function": {"name": name, "description": spec.get("description", name),
-                                                     "parameters": schema}})
-    return out     # a registry entry without a spec (an imported transcript's tool) takes any object
+        schema = (
+            {
+                "type": "object",
+                "properties": {k: _JSON_TYPES.get(v, {}) for k, v in params.items()},
+                "required": list(params),
+            }
+            if isinstance(params, dict)
+            else {"type": "object"}
+        )
+        out.append(
+            {
+                "type": "function",
+                "function": {"name": name, "description": spec.get("description", name), "parameters": schema},
+            }
+        )
+    return out  # a registry entry without a spec (an imported transcript's tool) takes any object
 
 
 @dataclass
@@ -52,7 +67,7 @@ class ChatAgent:
     system_prompt: str = SYSTEM_PROMPT
     tools: list = field(default_factory=openai_tools)
     state_schema: dict = field(default_factory=lambda: dict(STATE_SCHEMA))
-    report_state: bool = True            # offer the report_state tool and ask for it
+    report_state: bool = True  # offer the report_state tool and ask for it
 
     def __post_init__(self):
         if self.report_state:
@@ -61,8 +76,9 @@ class ChatAgent:
             self.system_prompt = f"{self.system_prompt} {STATE_PROMPT} {STATE_BLOCK_PROMPT}"
 
     def gen(self, messages: Sequence[dict], seed: int, turn: int, step: int) -> AgentStep:
-        res = self.client.chat([{"role": "system", "content": self.system_prompt}, *messages],
-                               tools=self.tools, seed=seed)
+        res = self.client.chat(
+            [{"role": "system", "content": self.system_prompt}, *messages], tools=self.tools, seed=seed
+        )
         calls = []
         for i, c in enumerate(res.tool_calls):
             fn = c.get("function") or {}
@@ -70,8 +86,13 @@ class ChatAgent:
                 args = json.loads(fn.get("arguments") or "{}")
             except json.JSONDecodeError:
                 args = {"_unparsed": fn.get("arguments")}
-            calls.append(ToolCall(fn.get("name", ""), args if isinstance(args, dict) else {"_value": args},
-                                  c.get("id") or f"call_{turn}_{step}_{i}"))
+            calls.append(
+                ToolCall(
+                    fn.get("name", ""),
+                    args if isinstance(args, dict) else {"_value": args},
+                    c.get("id") or f"call_{turn}_{step}_{i}",
+                )
+            )
         text, block = parse_state_block(res.text) if not calls else (res.text, None)
         if block is not None:
             return AgentStep(text=text, tool_calls=(), state=block, state_source="state_block")

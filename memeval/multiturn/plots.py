@@ -24,9 +24,13 @@ def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
         text.append("n/a" if pr.total is None else f"{pr.total:.2f}")
         fig.add_bar(name=agent, x=x, y=y, text=text, textposition="outside")
     gv = {pr.grader_version for pr in rates.values()}
-    fig.update_layout(barmode="group", yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.15]),
-                      title=f"Pass rate by session length (grader {', '.join(sorted(gv))})", legend_title="agent",
-                      height=420)
+    fig.update_layout(
+        barmode="group",
+        yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.15]),
+        title=f"Pass rate by session length (grader {', '.join(sorted(gv))})",
+        legend_title="agent",
+        height=420,
+    )
     return fig
 
 
@@ -36,8 +40,12 @@ def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
     agents = list(rates)
     for v in EXCLUDED:
         fig.add_bar(name=v, x=agents, y=[rates[a].shares[v] for a in agents])
-    fig.update_layout(barmode="stack", yaxis=dict(title="share of tasks", range=[0, 1]),
-                      title="Excluded from the denominator", height=360)
+    fig.update_layout(
+        barmode="stack",
+        yaxis=dict(title="share of tasks", range=[0, 1]),
+        title="Excluded from the denominator",
+        height=360,
+    )
     return fig
 
 
@@ -47,10 +55,20 @@ def bad_turn_figure(hists: Mapping[str, pl.DataFrame]) -> go.Figure:
     for agent, h in hists.items():
         for g in sorted(set(h["group"].to_list())):
             sub = h.filter(h["group"] == g)
-            fig.add_bar(name=f"{agent} · {g} turns", x=sub["position"].to_list(), y=sub["count"].to_list(),
-                        text=[str(c) for c in sub["count"].to_list()], textposition="outside")
+            fig.add_bar(
+                name=f"{agent} · {g} turns",
+                x=sub["position"].to_list(),
+                y=sub["count"].to_list(),
+                text=[str(c) for c in sub["count"].to_list()],
+                textposition="outside",
+            )
     n = sum(int(h["count"].sum()) for h in hists.values() if h.height)
-    fig.update_layout(barmode="group", xaxis=dict(title="breaking turn (position among the graded turns)", dtick=1),
-                      yaxis=dict(title="failed samples"), title=f"Bad-turn histogram per stratum (n={n} failures)",
-                      legend_title="agent · stratum", height=400)
+    fig.update_layout(
+        barmode="group",
+        xaxis=dict(title="breaking turn (position among the graded turns)", dtick=1),
+        yaxis=dict(title="failed samples"),
+        title=f"Bad-turn histogram per stratum (n={n} failures)",
+        legend_title="agent · stratum",
+        height=400,
+    )
     return fig

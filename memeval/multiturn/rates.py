@@ -21,14 +21,31 @@ import polars as pl
 from .config import STRATA
 from .records import stratum_of
 
-__all__ = ["results_frame", "PassRates", "pass_rates", "pass_rates_by_version", "format_pass_rates",
-           "MixedVersionsError", "EXCLUDED", "TASK_UNITS"]
+__all__ = [
+    "results_frame",
+    "PassRates",
+    "pass_rates",
+    "pass_rates_by_version",
+    "format_pass_rates",
+    "MixedVersionsError",
+    "EXCLUDED",
+    "TASK_UNITS",
+]
 
 EXCLUDED = ("undetermined", "flaky", "incomplete", "env_drift")
 TASK_UNITS = ("task", "user_topic")
-_COLS = {"sample_id": pl.String, "agent": pl.String, "grader_version": pl.String, "verdict": pl.String,
-         "turns": pl.Int64, "corrections": pl.Int64, "cross_task": pl.Boolean, "bad_turn": pl.Int64,
-         "score": pl.Float64, "unit_type": pl.String}
+_COLS = {
+    "sample_id": pl.String,
+    "agent": pl.String,
+    "grader_version": pl.String,
+    "verdict": pl.String,
+    "turns": pl.Int64,
+    "corrections": pl.Int64,
+    "cross_task": pl.Boolean,
+    "bad_turn": pl.Int64,
+    "score": pl.Float64,
+    "unit_type": pl.String,
+}
 
 
 class MixedVersionsError(ValueError):
@@ -43,8 +60,10 @@ def results_frame(records: Iterable[dict]) -> pl.DataFrame:
         latest[(r.get("sample_id"), r.get("agent"), r.get("grader_version"))] = r
     rows = [{k: r.get(k) for k in _COLS} for r in latest.values()]
     df = pl.DataFrame(rows, schema=_COLS)
-    return df.with_columns(pl.col("cross_task").fill_null(False),
-                           pl.col("turns").map_elements(stratum_of, return_dtype=pl.String).alias("stratum"))
+    return df.with_columns(
+        pl.col("cross_task").fill_null(False),
+        pl.col("turns").map_elements(stratum_of, return_dtype=pl.String).alias("stratum"),
+    )
 
 
 @dataclass(frozen=True)
@@ -57,8 +76,8 @@ class PassRates:
     shares: dict
     by_corrections: pl.DataFrame
     by_cross_task: pl.DataFrame
-    turn_samples: dict            # one-turn detour samples, counted per turn, outside the task rate
-    session_units: dict = None    # session units, counted per session, outside the task rate
+    turn_samples: dict  # one-turn detour samples, counted per turn, outside the task rate
+    session_units: dict = None  # session units, counted per session, outside the task rate
 
 
 def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -66,7 +85,10 @@ def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
     out = df.group_by(by).agg(aggs)
     return out.with_columns(
         pl.when(pl.col("pass") + pl.col("fail") > 0)
-        .then(pl.col("pass") / (pl.col("pass") + pl.col("fail"))).otherwise(None).alias("rate")).sort(by)
+        .then(pl.col("pass") / (pl.col("pass") + pl.col("fail")))
+        .otherwise(None)
+        .alias("rate")
+    ).sort(by)
 
 
 def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, str | None]:
@@ -78,8 +100,9 @@ def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, s
     return df.filter(pl.col(col).eq_missing(want)), want
 
 
-def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None,
-               units: tuple[str, ...] = TASK_UNITS) -> PassRates:
+def pass_rates(
+    df: pl.DataFrame, grader_version: str | None = None, agent: str | None = None, units: tuple[str, ...] = TASK_UNITS
+) -> PassRates:
     """Rates over task-like units (``units``); turn samples are summarised apart."""
     df, gv = _only(df, "grader_version", grader_version)
     df, ag = _only(df, "agent", agent)
@@ -93,17 +116,25 @@ def pass_rates(df: pl.DataFrame, grader_version: str | None = None, agent: str |
     counts = _counts(df, "stratum")
     base = pl.DataFrame({"stratum": [s[0] for s in STRATA], "weight": [s[3] for s in STRATA]})
     strata = base.join(counts, on="stratum", how="left").with_columns(
-        [pl.col(c).fill_null(0) for c in ("tasks", "pass", "fail") + EXCLUDED])
+        [pl.col(c).fill_null(0) for c in ("tasks", "pass", "fail") + EXCLUDED]
+    )
     used = strata.filter(pl.col("rate").is_not_null())
     wsum = used["weight"].sum() if used.height else 0.0
     strata = strata.with_columns(
-        pl.when(pl.col("rate").is_not_null()).then(pl.col("weight") / wsum if wsum else None)
-        .otherwise(0.0).alias("weight_used"))
+        pl.when(pl.col("rate").is_not_null())
+        .then(pl.col("weight") / wsum if wsum else None)
+        .otherwise(0.0)
+        .alias("weight_used")
+    )
     total = float((used["weight"] * used["rate"]).sum() / wsum) if wsum else None
     n = df.height
     shares = {v: (df.filter(pl.col("verdict") == v).height / n if n else 0.0) for v in EXCLUDED}
-    byc = _counts(df.with_columns(pl.when(pl.col("corrections") > 0).then(pl.lit(">0")).otherwise(pl.lit("0"))
-                                  .alias("corrections_group")), "corrections_group")
+    byc = _counts(
+        df.with_columns(
+            pl.when(pl.col("corrections") > 0).then(pl.lit(">0")).otherwise(pl.lit("0")).alias("corrections_group")
+        ),
+        "corrections_group",
+    )
     byx = _counts(df, "cross_task")
     return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples, session_units)
 
@@ -115,25 +146,40 @@ def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None, **kw) -> d
 
 def format_pass_rates(pr: PassRates) -> str:
     """Per-stratum rates always printed with the total."""
-    lines = [f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
-             f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
-             + " ".join(f"{v:>{len(v)}}" for v in EXCLUDED) + f" {'rate':>6}"]     # headers never cut
+    lines = [
+        f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
+        f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
+        + " ".join(f"{v:>{len(v)}}" for v in EXCLUDED)
+        + f" {'rate':>6}",
+    ]  # headers never cut
     for r in pr.strata.iter_rows(named=True):
         rate = "-" if r["rate"] is None else f"{r['rate']:.3f}"
-        lines.append(f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
-                     f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>6}")
+        lines.append(
+            f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
+            f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>6}"
+        )
     lines.append("total (weighted): " + ("-" if pr.total is None else f"{pr.total:.3f}"))
     lines.append("shares: " + ", ".join(f"{k}={v:.3f}" for k, v in pr.shares.items()))
-    for name, tab, col in (("corrections", pr.by_corrections, "corrections_group"), ("cross_task", pr.by_cross_task, "cross_task")):
-        parts = [f"{r[col]}: {('-' if r['rate'] is None else format(r['rate'], '.3f'))} (n={r['tasks']})"
-                 for r in tab.iter_rows(named=True)]
+    for name, tab, col in (
+        ("corrections", pr.by_corrections, "corrections_group"),
+        ("cross_task", pr.by_cross_task, "cross_task"),
+    ):
+        parts = [
+            f"{r[col]}: {('-' if r['rate'] is None else format(r['rate'], '.3f'))} (n={r['tasks']})"
+            for r in tab.iter_rows(named=True)
+        ]
         lines.append(f"by {name}: " + "; ".join(parts))
     ts = pr.turn_samples
     if ts["samples"]:
-        lines.append(f"turn samples (per turn, not in the task rate): {ts['samples']}, pass rate "
-                     + ("-" if ts["rate"] is None else f"{ts['rate']:.3f}"))
+        lines.append(
+            f"turn samples (per turn, not in the task rate): {ts['samples']}, pass rate "
+            + ("-" if ts["rate"] is None else f"{ts['rate']:.3f}")
+        )
     ss = pr.session_units or {"samples": 0}
     if ss["samples"]:
-        lines.append(f"session units (per session, not in the task rate): {ss['samples']}, pass rate "
-                     + ("-" if ss["rate"] is None else f"{ss['rate']:.3f}") + f" (pass {ss['pass']}, fail {ss['fail']})")
+        lines.append(
+            f"session units (per session, not in the task rate): {ss['samples']}, pass rate "
+            + ("-" if ss["rate"] is None else f"{ss['rate']:.3f}")
+            + f" (pass {ss['pass']}, fail {ss['fail']})"
+        )
     return "\n".join(lines)

@@ -31,18 +31,18 @@ class TurnRecord:
     turn: int
     user_text: str
     text: str
-    tool_calls: tuple[dict, ...]            # {"key", "name", "args"}
-    tool_returns: Mapping[str, Any]         # key -> return the agent saw
+    tool_calls: tuple[dict, ...]  # {"key", "name", "args"}
+    tool_returns: Mapping[str, Any]  # key -> return the agent saw
     state: Mapping[str, Any] | None
-    state_source: str                       # agent | report_state | state_block | extractor | none
+    state_source: str  # agent | report_state | state_block | extractor | none
     steps: int
     drifted: tuple[str, ...] = ()
-    state_errors: tuple[str, ...] = ()      # reported values the state schema rejected
+    state_errors: tuple[str, ...] = ()  # reported values the state schema rejected
 
 
 @dataclass(frozen=True)
 class RunTrace:
-    status: str                             # done | incomplete | failed (the agent's fault)
+    status: str  # done | incomplete | failed (the agent's fault)
     reason: str | None
     turns: tuple[TurnRecord, ...]
     messages: tuple[dict, ...] = field(default=(), repr=False)
@@ -53,14 +53,29 @@ class RunTrace:
 
 
 def _assistant_tool_message(step_text: str, calls: Sequence[tuple[str, ToolCall]]) -> dict:
-    return {"role": "assistant", "content": step_text or None,
-            "tool_calls": [{"id": c.id or f"call_{key.replace(':', '_')}", "type": "function",
-                            "function": {"name": c.name, "arguments": json.dumps(dict(c.args), ensure_ascii=False)}}
-                           for key, c in calls]}
+    return {
+        "role": "assistant",
+        "content": step_text or None,
+        "tool_calls": [
+            {
+                "id": c.id or f"call_{key.replace(':', '_')}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(dict(c.args), ensure_ascii=False)},
+            }
+            for key, c in calls
+        ],
+    }
 
 
-def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: StateExtractor | None = None,
-                prior_messages: Sequence[dict] = (), max_steps: int | None = None) -> RunTrace:
+def replay_once(
+    sample: Sample,
+    agent: Agent,
+    tools: ToolSource,
+    *,
+    extractor: StateExtractor | None = None,
+    prior_messages: Sequence[dict] = (),
+    max_steps: int | None = None,
+) -> RunTrace:
     """One replay of ``sample``; ``prior_messages`` prepends an earlier session (cross-session runs)."""
     msgs: list[dict] = [dict(m) for m in prior_messages]
     done: list[TurnRecord] = []
@@ -84,8 +99,10 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
             try:
                 out = agent.gen(tuple(msgs), seed, turn, step)
             except Exception as e:  # an agent failure is a record with a reason, never a crash
-                return stop(f"agent_error at turn {turn}: {type(e).__name__}: {e}",
-                            TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", step, tuple(drifted)))
+                return stop(
+                    f"agent_error at turn {turn}: {type(e).__name__}: {e}",
+                    TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", step, tuple(drifted)),
+                )
             if out.tool_calls:
                 keyed = []
                 for i, c in enumerate(out.tool_calls):
@@ -103,8 +120,9 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
                         msgs.append({"role": "tool", "tool_call_id": wire["id"], "content": json.dumps(ack)})
                         continue
                     calls_made.append({"key": key, "name": c.name, "args": dict(c.args)})
-                    partial = TurnRecord(turn, user, out.text, tuple(calls_made), returns, None, "none",
-                                         step + 1, tuple(drifted))
+                    partial = TurnRecord(
+                        turn, user, out.text, tuple(calls_made), returns, None, "none", step + 1, tuple(drifted)
+                    )
                     try:
                         ret = tools.call(key, c)
                     except UnknownTool as e:
@@ -114,28 +132,38 @@ def replay_once(sample: Sample, agent: Agent, tools: ToolSource, *, extractor: S
                     returns[key] = ret.content
                     if ret.differs:
                         drifted.append(key)
-                    msgs.append({"role": "tool", "tool_call_id": wire["id"],
-                                 "content": json.dumps(ret.content, ensure_ascii=False)})
+                    msgs.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": wire["id"],
+                            "content": json.dumps(ret.content, ensure_ascii=False),
+                        }
+                    )
                 continue
             msgs.append({"role": "assistant", "content": out.text})
             state, source = (dict(out.state), out.state_source) if out.state is not None else (None, "none")
-            if state is not None and source != "agent":        # an agent's own channel: check it
+            if state is not None and source != "agent":  # an agent's own channel: check it
                 state, errors = validate_state(state, sample.state_schema)
             if state is None and reported is not None:
                 state, source = dict(reported), STATE_TOOL
             if state is None and extractor is not None:
                 got = extractor.extract(out.text, turn)
-                if got is None:      # the reply states no state: carry the last one forward
+                if got is None:  # the reply states no state: carry the last one forward
                     prev = next((t.state for t in reversed(done) if t.state is not None), None)
                     got = dict(prev) if prev is not None else {}
                 state, source = dict(got), "extractor"
-            done.append(TurnRecord(turn, user, out.text, tuple(calls_made), returns, state, source,
-                                   step + 1, tuple(drifted), errors))
+            done.append(
+                TurnRecord(
+                    turn, user, out.text, tuple(calls_made), returns, state, source, step + 1, tuple(drifted), errors
+                )
+            )
             break
         else:
-            return stop(f"max_steps ({limit}) exceeded at turn {turn} (a tool-call loop)",
-                        TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", limit, tuple(drifted)),
-                        "failed")
+            return stop(
+                f"max_steps ({limit}) exceeded at turn {turn} (a tool-call loop)",
+                TurnRecord(turn, user, "", tuple(calls_made), returns, None, "none", limit, tuple(drifted)),
+                "failed",
+            )
     return RunTrace("done", None, tuple(done), tuple(msgs))
 
 

@@ -35,12 +35,14 @@ def registry(suite: Suite, sample: Sample) -> frozenset[str]:
 
 def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
     """Replay mode: the recorded returns only; a tool outside the registry is the agent's fault."""
-    return lambda s: FixtureTools(suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS,
-                                  registry(suite, s))
+    return lambda s: FixtureTools(
+        suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS, registry(suite, s)
+    )
 
 
-def live_tools(suite: Suite, world: World | None = None,
-               call: Callable[[str, dict], object] | None = None) -> Callable[[Sample], ToolSource]:
+def live_tools(
+    suite: Suite, world: World | None = None, call: Callable[[str, dict], object] | None = None
+) -> Callable[[Sample], ToolSource]:
     """Health-check mode: call the (possibly changed) live tools and compare with the recording.
     ``call(name, args)`` runs the user's own tools (see :func:`load_tool_runner`); default: the
     built-in world's."""
@@ -53,6 +55,7 @@ def load_tool_runner(spec: str) -> Callable[[str, dict], object]:
     returns when called without arguments (a factory)."""
     import importlib
     import inspect
+
     mod, _, attr = spec.partition(":")
     if not mod or not attr:
         raise InputError("<command line>", None, "--tool-runner", f"{spec!r} is not 'module:function'")
@@ -67,10 +70,18 @@ def load_tool_runner(spec: str) -> Callable[[str, dict], object]:
     return obj if takes_two else obj()
 
 
-def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = DEFAULT_CONFIG, *,
-                 judge: Judge | None = None, extractor: StateExtractor | None = None,
-                 extractor_trusted: bool = True, sample_ids: Iterable[str] | None = None,
-                 memory: MemorySystem | None = None) -> Iterator:
+def iter_results(
+    suite: Suite,
+    agent: Agent,
+    tools_factory,
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    *,
+    judge: Judge | None = None,
+    extractor: StateExtractor | None = None,
+    extractor_trusted: bool = True,
+    sample_ids: Iterable[str] | None = None,
+    memory: MemorySystem | None = None,
+) -> Iterator:
     """Results per sample; user x topic units go through ``memory`` when one is given (the earlier
     session ingested, the later one fed what it returns), else the earlier session is replayed
     into the same conversation."""
@@ -83,8 +94,12 @@ def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = 
         if wanted is not None and s.sample_id not in wanted:
             continue
         if s.unit_type == "user_topic":
-            priors = [p for ref in s.prior_sessions for p in sorted(by_session.get(ref, []), key=lambda x: x.sample_id)
-                      if p.unit_type != "turn"]
+            priors = [
+                p
+                for ref in s.prior_sessions
+                for p in sorted(by_session.get(ref, []), key=lambda x: x.sample_id)
+                if p.unit_type != "turn"
+            ]
             if memory is not None:
                 yield run_user_topic_memory(s, priors, agent, tools_factory, memory, cfg, **kw).with_prior
             else:
@@ -93,8 +108,16 @@ def iter_results(suite: Suite, agent: Agent, tools_factory, cfg: GraderConfig = 
             yield run_sample(s, agent, tools_factory, cfg, **kw)
 
 
-def run_suite(suite: Suite, agent: Agent, out_path=None, cfg: GraderConfig = DEFAULT_CONFIG, *, tools_factory=None,
-              run_id: str = "", **kw) -> list[dict]:
+def run_suite(
+    suite: Suite,
+    agent: Agent,
+    out_path=None,
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    *,
+    tools_factory=None,
+    run_id: str = "",
+    **kw,
+) -> list[dict]:
     """Records for every sample; appended to ``out_path`` (JSONL) as they finish when given.
 
     A rerun into the same file resumes: a torn last line is dropped, and samples that already have a

@@ -16,9 +16,23 @@ from ..atomic import write_jsonl
 from ..errors import InputError
 from ..bench.io import iter_jsonl
 
-__all__ = ["MODES", "UNIT_TYPES", "StateExpect", "FinalExpect", "ReplaySpec", "Labels", "Correction",
-           "Clarify", "ProcessExpect", "MemoryNeed", "Sample", "sample_from_dict", "sample_to_dict", "read_samples",
-           "write_samples"]
+__all__ = [
+    "MODES",
+    "UNIT_TYPES",
+    "StateExpect",
+    "FinalExpect",
+    "ReplaySpec",
+    "Labels",
+    "Correction",
+    "Clarify",
+    "ProcessExpect",
+    "MemoryNeed",
+    "Sample",
+    "sample_from_dict",
+    "sample_to_dict",
+    "read_samples",
+    "write_samples",
+]
 
 MODES = ("eq", "one_of", "persist", "absent")
 UNIT_TYPES = ("turn", "task", "session", "user_topic")
@@ -29,6 +43,7 @@ CORRECTION_KINDS = ("fact", "goal", "form")
 class StateExpect:
     """``key`` must be ``value`` (eq), in ``value`` (one_of, a list), keep ``value`` on every turn from
     ``from_turn`` (persist) or never show ``value`` from ``from_turn`` (absent)."""
+
     key: str
     mode: str
     value: Any
@@ -38,6 +53,7 @@ class StateExpect:
 @dataclass(frozen=True)
 class FinalExpect:
     """Rule-checkable end state; ``open_requirements`` are free-text needs only a judge can check."""
+
     artifact_type: str | None = None
     must_have_columns: tuple[str, ...] = ()
     must_not_have_columns: tuple[str, ...] = ()
@@ -66,6 +82,7 @@ class Labels:
 @dataclass(frozen=True)
 class Correction:
     """A user correction at ``turn``: ``fact`` (key old -> new), ``goal`` or ``form``."""
+
     turn: int
     kind: str
     key: str | None = None
@@ -76,6 +93,7 @@ class Correction:
 @dataclass(frozen=True)
 class Clarify:
     """At ``turn`` the user left out ``item``: the agent should ask once, for that item only."""
+
     turn: int
     item: str
 
@@ -84,6 +102,7 @@ class Clarify:
 class ProcessExpect:
     """What process checks need: expected tools per turn, clarification points, conflicts
     (requests contradicting a standing constraint), turns that confirm a write, corrections."""
+
     tools: dict[int, tuple[str, ...]] = field(default_factory=dict)
     clarify: tuple[Clarify, ...] = ()
     conflicts: tuple[int, ...] = ()
@@ -95,6 +114,7 @@ class ProcessExpect:
 class MemoryNeed:
     """A fact a user x topic unit needs from an earlier session: ``key`` = ``value``, stated in that
     session as any of ``said_as`` (retrieved when a returned memory contains one, case-insensitive)."""
+
     key: str
     value: Any
     said_as: tuple[str, ...]
@@ -117,12 +137,13 @@ class Sample:
     prior_sessions: tuple[str, ...] = ()
     user_id: str | None = None
     topic: str | None = None
-    graded_from: int | None = None      # a new goal sharing a prefix: turns before this are context only
+    graded_from: int | None = None  # a new goal sharing a prefix: turns before this are context only
     state_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     memory_needs: tuple[MemoryNeed, ...] = ()
 
 
 # --- validation helpers -------------------------------------------------------------------------
+
 
 def _type_name(t) -> str:
     return t.__name__ if isinstance(t, type) else " or ".join(x.__name__ for x in t)
@@ -165,8 +186,12 @@ def _state_expect(obj, path, n, i) -> StateExpect:
         raise InputError(path, n, p + "value", "missing")
     if mode == "one_of" and not isinstance(obj["value"], list):
         raise InputError(path, n, p + "value", "one_of needs a list of allowed values")
-    return StateExpect(key=_get(obj, "key", str, path, n, p), mode=mode, value=obj["value"],
-                       from_turn=_get(obj, "from_turn", int, path, n, p, required=False, default=0))
+    return StateExpect(
+        key=_get(obj, "key", str, path, n, p),
+        mode=mode,
+        value=obj["value"],
+        from_turn=_get(obj, "from_turn", int, path, n, p, required=False, default=0),
+    )
 
 
 def _final_expect(obj, path, n) -> FinalExpect:
@@ -180,7 +205,8 @@ def _final_expect(obj, path, n) -> FinalExpect:
         must_not_have_columns=_str_list(obj, "must_not_have_columns", path, n, p),
         answer_must_contain=_str_list(obj, "answer_must_contain", path, n, p),
         total=float(total) if total is not None else None,
-        open_requirements=_str_list(obj, "open_requirements", path, n, p))
+        open_requirements=_str_list(obj, "open_requirements", path, n, p),
+    )
 
 
 def _process(obj, path, n) -> ProcessExpect:
@@ -202,8 +228,12 @@ def _process(obj, path, n) -> ProcessExpect:
     for i, c in enumerate(obj.get("clarify") or []):
         if not isinstance(c, dict):
             raise InputError(path, n, f"process.clarify[{i}]", "expected an object")
-        clar.append(Clarify(_get(c, "turn", int, path, n, f"process.clarify[{i}]."),
-                            _get(c, "item", str, path, n, f"process.clarify[{i}].")))
+        clar.append(
+            Clarify(
+                _get(c, "turn", int, path, n, f"process.clarify[{i}]."),
+                _get(c, "item", str, path, n, f"process.clarify[{i}]."),
+            )
+        )
     corr = []
     for i, c in enumerate(obj.get("corrections") or []):
         p = f"process.corrections[{i}]."
@@ -212,12 +242,22 @@ def _process(obj, path, n) -> ProcessExpect:
         kind = _get(c, "kind", str, path, n, p)
         if kind not in CORRECTION_KINDS:
             raise InputError(path, n, p + "kind", f"unknown correction kind '{kind}'")
-        corr.append(Correction(_get(c, "turn", int, path, n, p), kind,
-                               _get(c, "key", str, path, n, p, required=False), c.get("old"), c.get("new")))
-    return ProcessExpect(tools=tools, clarify=tuple(clar),
-                         conflicts=_int_list(obj.get("conflicts") or [], path, n, "process.conflicts"),
-                         confirm_turns=_int_list(obj.get("confirm_turns") or [], path, n, "process.confirm_turns"),
-                         corrections=tuple(corr))
+        corr.append(
+            Correction(
+                _get(c, "turn", int, path, n, p),
+                kind,
+                _get(c, "key", str, path, n, p, required=False),
+                c.get("old"),
+                c.get("new"),
+            )
+        )
+    return ProcessExpect(
+        tools=tools,
+        clarify=tuple(clar),
+        conflicts=_int_list(obj.get("conflicts") or [], path, n, "process.conflicts"),
+        confirm_turns=_int_list(obj.get("confirm_turns") or [], path, n, "process.confirm_turns"),
+        corrections=tuple(corr),
+    )
 
 
 SCHEMA_TYPES = ("string", "integer", "number", "boolean")
@@ -280,16 +320,20 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
     se_raw = _get(obj, "state_expect", list, path, n, required=False, default=[])
     state = tuple(_state_expect(e, path, n, i) for i, e in enumerate(se_raw))
     rp = _get(obj, "replay", dict, path, n)
-    replay = ReplaySpec(tool_fixture=_get(rp, "tool_fixture", str, path, n, "replay."),
-                        config_snapshot=_get(rp, "config_snapshot", str, path, n, "replay."),
-                        seed=_get(rp, "seed", int, path, n, "replay."),
-                        grader_version=_get(rp, "grader_version", str, path, n, "replay."))
+    replay = ReplaySpec(
+        tool_fixture=_get(rp, "tool_fixture", str, path, n, "replay."),
+        config_snapshot=_get(rp, "config_snapshot", str, path, n, "replay."),
+        seed=_get(rp, "seed", int, path, n, "replay."),
+        grader_version=_get(rp, "grader_version", str, path, n, "replay."),
+    )
     lb = _get(obj, "labels", dict, path, n)
-    labels = Labels(turns=_get(lb, "turns", int, path, n, "labels."),
-                    goal_changes=_get(lb, "goal_changes", int, path, n, "labels."),
-                    corrections=_get(lb, "corrections", int, path, n, "labels."),
-                    has_artifact=_get(lb, "has_artifact", bool, path, n, "labels."),
-                    cross_task=_get(lb, "cross_task", bool, path, n, "labels.", required=False, default=False))
+    labels = Labels(
+        turns=_get(lb, "turns", int, path, n, "labels."),
+        goal_changes=_get(lb, "goal_changes", int, path, n, "labels."),
+        corrections=_get(lb, "corrections", int, path, n, "labels."),
+        has_artifact=_get(lb, "has_artifact", bool, path, n, "labels."),
+        cross_task=_get(lb, "cross_task", bool, path, n, "labels.", required=False, default=False),
+    )
     if labels.turns != len(turns):
         raise InputError(path, n, "labels.turns", f"{labels.turns} but turn_index has {len(turns)} turns")
     max_steps = _get(obj, "max_steps", int, path, n, required=False, default=4)
@@ -311,14 +355,26 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
         if "value" not in m:
             raise InputError(path, n, p + "value", "missing")
         needs.append(MemoryNeed(_get(m, "key", str, path, n, p), m["value"], said))
-    return Sample(sample_id=sid, session_ref=session, unit_type=unit, turn_index=turns,
-                  goal=_get(obj, "goal", str, path, n, required=False, default=""), user_text=texts,
-                  state_expect=state, final_expect=_final_expect(obj.get("final_expect") or {}, path, n),
-                  replay=replay, labels=labels, process=_process(obj.get("process"), path, n),
-                  max_steps=max_steps, prior_sessions=prior,
-                  user_id=_get(obj, "user_id", str, path, n, required=False),
-                  topic=_get(obj, "topic", str, path, n, required=False), graded_from=graded_from,
-                  state_schema=schema, memory_needs=tuple(needs))
+    return Sample(
+        sample_id=sid,
+        session_ref=session,
+        unit_type=unit,
+        turn_index=turns,
+        goal=_get(obj, "goal", str, path, n, required=False, default=""),
+        user_text=texts,
+        state_expect=state,
+        final_expect=_final_expect(obj.get("final_expect") or {}, path, n),
+        replay=replay,
+        labels=labels,
+        process=_process(obj.get("process"), path, n),
+        max_steps=max_steps,
+        prior_sessions=prior,
+        user_id=_get(obj, "user_id", str, path, n, required=False),
+        topic=_get(obj, "topic", str, path, n, required=False),
+        graded_from=graded_from,
+        state_schema=schema,
+        memory_needs=tuple(needs),
+    )
 
 
 def _drop_empty(d: dict) -> dict:
@@ -327,18 +383,31 @@ def _drop_empty(d: dict) -> dict:
 
 def sample_to_dict(s: Sample) -> dict:
     """The JSON form (what :func:`sample_from_dict` reads back)."""
-    d = {"sample_id": s.sample_id, "session_ref": s.session_ref, "unit_type": s.unit_type,
-         "turn_index": list(s.turn_index), "goal": s.goal,
-         "user_text": {str(t): s.user_text[t] for t in s.turn_index},
-         "state_expect": [asdict(e) for e in s.state_expect],
-         "final_expect": _drop_empty({k: list(v) if isinstance(v, tuple) else v
-                                      for k, v in asdict(s.final_expect).items()}),
-         "replay": asdict(s.replay), "labels": asdict(s.labels), "max_steps": s.max_steps}
+    d = {
+        "sample_id": s.sample_id,
+        "session_ref": s.session_ref,
+        "unit_type": s.unit_type,
+        "turn_index": list(s.turn_index),
+        "goal": s.goal,
+        "user_text": {str(t): s.user_text[t] for t in s.turn_index},
+        "state_expect": [asdict(e) for e in s.state_expect],
+        "final_expect": _drop_empty(
+            {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s.final_expect).items()}
+        ),
+        "replay": asdict(s.replay),
+        "labels": asdict(s.labels),
+        "max_steps": s.max_steps,
+    }
     p = s.process
-    proc = _drop_empty({"tools": {str(k): list(v) for k, v in p.tools.items()},
-                        "clarify": [asdict(c) for c in p.clarify], "conflicts": list(p.conflicts),
-                        "confirm_turns": list(p.confirm_turns),
-                        "corrections": [asdict(c) for c in p.corrections]})
+    proc = _drop_empty(
+        {
+            "tools": {str(k): list(v) for k, v in p.tools.items()},
+            "clarify": [asdict(c) for c in p.clarify],
+            "conflicts": list(p.conflicts),
+            "confirm_turns": list(p.confirm_turns),
+            "corrections": [asdict(c) for c in p.corrections],
+        }
+    )
     if proc:
         d["process"] = proc
     if s.prior_sessions:

@@ -49,11 +49,11 @@ def split_session(session_id: str, turns: Sequence[Mapping]) -> list[Cut]:
                 return h
         return None
 
-    owner = {g: g for g in order}          # where each goal's turns are evaluated
+    owner = {g: g for g in order}  # where each goal's turns are evaluated
     for g in order:
         h = enclosing(g)
         if h is not None and any(needs[i] for i in goal_turns[g]):
-            owner[g] = h                   # replay test wins: cannot be cut out
+            owner[g] = h  # replay test wins: cannot be cut out
     members: dict[int, list[int]] = {g: [] for g in order}
     for g in order:
         members[owner[g]].extend(goal_turns[g])

@@ -22,8 +22,10 @@ from typing import Any, Mapping
 __all__ = ["STATE_TOOL", "report_state_tool", "validate_state", "parse_state_block", "STATE_PROMPT"]
 
 STATE_TOOL = "report_state"
-STATE_PROMPT = (f"After every change, call the {STATE_TOOL} tool once with the full working state (every key you "
-                "know), then answer the user.")
+STATE_PROMPT = (
+    f"After every change, call the {STATE_TOOL} tool once with the full working state (every key you "
+    "know), then answer the user."
+)
 
 _JSON = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
 _BLOCK = re.compile(r"```(state|json)\s*\n(?P<body>\{.*?\})\s*\n?```", re.S)
@@ -37,9 +39,14 @@ def report_state_tool(schema: Mapping[str, Mapping[str, Any]]) -> dict:
         if "enum" in spec:
             p["enum"] = list(spec["enum"]) + [None]
         props[k] = p
-    return {"type": "function", "function": {
-        "name": STATE_TOOL, "description": "Report the working state after this turn (not shown to the user).",
-        "parameters": {"type": "object", "properties": props, "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": STATE_TOOL,
+            "description": "Report the working state after this turn (not shown to the user).",
+            "parameters": {"type": "object", "properties": props, "additionalProperties": False},
+        },
+    }
 
 
 def _fits(v: Any, spec: Mapping[str, Any]) -> bool:
@@ -89,4 +96,4 @@ def parse_state_block(text: str) -> tuple[str, dict | None]:
     if found is None:
         return text, None
     m, obj = found
-    return (text[:m.start()] + text[m.end():]).strip(), obj
+    return (text[: m.start()] + text[m.end() :]).strip(), obj

@@ -24,8 +24,19 @@ from ..atomic import write_jsonl, write_text
 from ..errors import InputError
 from .agents import reply_text
 from .domain import STATE_SCHEMA, TOOLS, Desk, World, columns_for, render_request
-from .sample import (Clarify, Correction, FinalExpect, Labels, MemoryNeed, ProcessExpect, ReplaySpec, Sample, StateExpect,
-                     read_samples, write_samples)
+from .sample import (
+    Clarify,
+    Correction,
+    FinalExpect,
+    Labels,
+    MemoryNeed,
+    ProcessExpect,
+    ReplaySpec,
+    Sample,
+    StateExpect,
+    read_samples,
+    write_samples,
+)
 from .split import split_session
 from .tools import Fixture, RecordedCall, fixture_to_dict, read_fixtures
 from .split import Cut
@@ -34,13 +45,17 @@ from ..bench.io import as_int, iter_jsonl, read_yaml
 __all__ = ["Suite", "generate_suite", "save_suite", "load_suite", "hand_label", "paraphrase", "SUITE_FILES"]
 
 SUITE_FILES = ("sessions.jsonl", "samples.jsonl", "fixtures.jsonl", "configs.jsonl", "state_labels.jsonl")
-GOAL_TEXT = {"quote": "Draft the customer's quote with the requested terms",
-             "formats": "Answer which export formats are supported",
-             "orders": "Group last month's orders as requested"}
+GOAL_TEXT = {
+    "quote": "Draft the customer's quote with the requested terms",
+    "formats": "Answer which export formats are supported",
+    "orders": "Group last month's orders as requested",
+}
 PROMPT_VERSION = "quote-agent-v1"
 # what "same terms as last time" needs from the earlier session, and how that session states it
-MEMORY_NEEDS = (MemoryNeed("currency", "USD", ("dollars", "USD")),
-                MemoryNeed("tax_mode", "inclusive", ("include tax", "tax-inclusive", "incl. tax", "tax included")))
+MEMORY_NEEDS = (
+    MemoryNeed("currency", "USD", ("dollars", "USD")),
+    MemoryNeed("tax_mode", "inclusive", ("include tax", "tax-inclusive", "incl. tax", "tax included")),
+)
 
 
 @dataclass(frozen=True)
@@ -61,9 +76,13 @@ class Suite:
 
 
 def _config_snapshot(grader_version: str) -> dict:
-    body = {"prompt_version": PROMPT_VERSION, "tools": {k: dict(v) for k, v in TOOLS.items()},
-            "defaults": {"currency": "CNY", "tax_mode": "exclusive", "form": "text", "max_steps": 4},
-            "switches": {"confirm_before_write": True}, "state_schema": STATE_SCHEMA}
+    body = {
+        "prompt_version": PROMPT_VERSION,
+        "tools": {k: dict(v) for k, v in TOOLS.items()},
+        "defaults": {"currency": "CNY", "tax_mode": "exclusive", "form": "text", "max_steps": 4},
+        "switches": {"confirm_before_write": True},
+        "state_schema": STATE_SCHEMA,
+    }
     cid = "cfg_" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
     return {"config_id": cid, **body}
 
@@ -71,15 +90,23 @@ def _config_snapshot(grader_version: str) -> dict:
 def _plan(rng: random.Random, length: int) -> list[dict]:
     """Event list of exactly ``length`` user turns."""
     cur = rng.choice(["CNY", "USD", "EUR"])
-    head = ([{"kind": "start_nocust", "currency": cur}, {"kind": "name_customer"}]
-            if length >= 4 and rng.random() < 0.3 else [{"kind": "start", "currency": cur}])
+    head = (
+        [{"kind": "start_nocust", "currency": cur}, {"kind": "name_customer"}]
+        if length >= 4 and rng.random() < 0.3
+        else [{"kind": "start", "currency": cur}]
+    )
     budget = length - len(head)
     opt = []
     if budget >= 3 and rng.random() < 0.7:
         opt.append({"kind": "tax_inclusive"})
     if budget >= 3 and rng.random() < 0.6:
-        opt.append({"kind": "correct_currency", "currency": rng.choice([c for c in ("CNY", "USD", "EUR") if c != cur]),
-                    "old": cur})
+        opt.append(
+            {
+                "kind": "correct_currency",
+                "currency": rng.choice([c for c in ("CNY", "USD", "EUR") if c != cur]),
+                "old": cur,
+            }
+        )
     if budget >= 4 and rng.random() < 0.5:
         opt.append({"kind": "as_table"})
     tail = []
@@ -114,9 +141,17 @@ def _plan(rng: random.Random, length: int) -> list[dict]:
     return head + body + tail
 
 
-def _record_session(session_id: str, events: list[dict], world: World, rng: random.Random, seed: int,
-                    desk: Desk | None = None, user_id: str | None = None, topic: str = "quote",
-                    customer: str | None = None) -> tuple[dict, Fixture, Desk]:
+def _record_session(
+    session_id: str,
+    events: list[dict],
+    world: World,
+    rng: random.Random,
+    seed: int,
+    desk: Desk | None = None,
+    user_id: str | None = None,
+    topic: str = "quote",
+    customer: str | None = None,
+) -> tuple[dict, Fixture, Desk]:
     desk = desk or Desk()
     customer = customer or rng.choice(world.customers)
     turns, calls, goal_of = [], {}, {"quote": 1}
@@ -154,11 +189,28 @@ def _record_session(session_id: str, events: list[dict], world: World, rng: rand
             desk.learn(name, ret)
         reply = reply_text(desk, parsed, seed, t)
         correction = {"correct_currency": "fact", "as_table": "form", "group_orders": "goal"}.get(kind)
-        turns.append({"index": t, "user_text": text, "kind": kind, "goal": goal, "needs_context": needs_context,
-                      "correction": correction, "event": parsed, "assistant_text": reply, "tool_calls": rec,
-                      "state": desk.snapshot(), "state_before": old_state})
-    session = {"session_id": session_id, "user_id": user_id or f"u_{session_id[-4:]}", "topic": topic,
-               "seed": seed, "turns": turns}
+        turns.append(
+            {
+                "index": t,
+                "user_text": text,
+                "kind": kind,
+                "goal": goal,
+                "needs_context": needs_context,
+                "correction": correction,
+                "event": parsed,
+                "assistant_text": reply,
+                "tool_calls": rec,
+                "state": desk.snapshot(),
+                "state_before": old_state,
+            }
+        )
+    session = {
+        "session_id": session_id,
+        "user_id": user_id or f"u_{session_id[-4:]}",
+        "topic": topic,
+        "seed": seed,
+        "turns": turns,
+    }
     return session, Fixture(f"fx_{session_id}", calls), desk
 
 
@@ -178,14 +230,20 @@ def paraphrase(state: dict, variant: int) -> str:
     """Free phrasings of a quote state (as a model might write them), for measuring extractors on
     text that does not follow the reference template."""
     tax = state["tax_mode"] == "inclusive"
-    extras = (" Laid out as a table." if state["form"] == "table" else "") + \
-             (" A separate tax line is included." if state["extra_tax_line"] else "") + \
-             (" It has been saved." if state["saved"] else "")
+    extras = (
+        (" Laid out as a table." if state["form"] == "table" else "")
+        + (" A separate tax line is included." if state["extra_tax_line"] else "")
+        + (" It has been saved." if state["saved"] else "")
+    )
     if variant % 2 == 0:
-        return (f"Updated: {state['customer']}, {state['lines']} item lines, {state['total']:.2f} {state['currency']} "
-                f"in total, taxes {'included' if tax else 'not included'}.{extras}")
-    return (f"{state['customer']}'s quote now stands at {state['currency']} {state['total']:,.2f} across "
-            f"{state['lines']} lines ({'tax-inclusive' if tax else 'before tax'}).{extras}")
+        return (
+            f"Updated: {state['customer']}, {state['lines']} item lines, {state['total']:.2f} {state['currency']} "
+            f"in total, taxes {'included' if tax else 'not included'}.{extras}"
+        )
+    return (
+        f"{state['customer']}'s quote now stands at {state['currency']} {state['total']:,.2f} across "
+        f"{state['lines']} lines ({'tax-inclusive' if tax else 'before tax'}).{extras}"
+    )
 
 
 def _quote_expect(turns: list[dict], idx: tuple[int, ...]) -> tuple[list[StateExpect], FinalExpect]:
@@ -197,9 +255,25 @@ def _quote_expect(turns: list[dict], idx: tuple[int, ...]) -> tuple[list[StateEx
     def last_turn(pred):
         return max((t["index"] for t in ts if pred(t)), default=first)
 
-    ex.append(StateExpect("customer", "eq", last["customer"], last_turn(lambda t: t["kind"] in ("start", "name_customer", "start_same"))))
-    ex.append(StateExpect("currency", "eq", last["currency"], last_turn(lambda t: t["kind"] in ("start", "start_nocust", "correct_currency"))))
-    ex.append(StateExpect("lines", "eq", last["lines"], last_turn(lambda t: t["kind"] in ("add", "start", "start_same"))))
+    ex.append(
+        StateExpect(
+            "customer",
+            "eq",
+            last["customer"],
+            last_turn(lambda t: t["kind"] in ("start", "name_customer", "start_same")),
+        )
+    )
+    ex.append(
+        StateExpect(
+            "currency",
+            "eq",
+            last["currency"],
+            last_turn(lambda t: t["kind"] in ("start", "start_nocust", "correct_currency")),
+        )
+    )
+    ex.append(
+        StateExpect("lines", "eq", last["lines"], last_turn(lambda t: t["kind"] in ("add", "start", "start_same")))
+    )
     ex.append(StateExpect("total", "eq", last["total"], ts[-1]["index"]))
     tax = [t["index"] for t in ts if t["kind"] == "tax_inclusive"]
     if tax:
@@ -217,13 +291,21 @@ def _quote_expect(turns: list[dict], idx: tuple[int, ...]) -> tuple[list[StateEx
     if form:
         cols = columns_for(last["tax_mode"])
         other = columns_for("exclusive" if last["tax_mode"] == "inclusive" else "inclusive")
-        fe = FinalExpect(artifact_type="sheet", must_have_columns=tuple(cols), must_not_have_columns=tuple(other[2:]),
-                         total=last["total"])
+        fe = FinalExpect(
+            artifact_type="sheet",
+            must_have_columns=tuple(cols),
+            must_not_have_columns=tuple(other[2:]),
+            total=last["total"],
+        )
     if saves and ts[-1]["kind"] == "confirm_save":
         fe = replace(fe, answer_must_contain=("Saved",))
-    if conflict:   # the open part, for a judge: rules see the state, not how the conflict was handled
-        fe = replace(fe, open_requirements=("points out that a separate tax line contradicts tax-inclusive prices "
-                                            "and asks before adding it",))
+    if conflict:  # the open part, for a judge: rules see the state, not how the conflict was handled
+        fe = replace(
+            fe,
+            open_requirements=(
+                "points out that a separate tax line contradicts tax-inclusive prices and asks before adding it",
+            ),
+        )
     return ex, fe
 
 
@@ -236,8 +318,11 @@ def _sample_for_cut(session: dict, cut, fixture_id: str, cfg_id: str, grader_ver
         goal = GOAL_TEXT["orders"]
         rg = [t["index"] for t in goal_turns if t["kind"] == "regroup"]
         go = [t["index"] for t in goal_turns if t["kind"] == "group_orders"][0]
-        state = [StateExpect("group_by", "one_of", ["region", "customer"], rg[0]) if rg
-                 else StateExpect("group_by", "eq", "customer", go)]
+        state = [
+            StateExpect("group_by", "one_of", ["region", "customer"], rg[0])
+            if rg
+            else StateExpect("group_by", "eq", "customer", go)
+        ]
         final = FinalExpect(answer_must_contain=("Grouped",))
     elif kinds == {"ask_formats"}:
         goal, state, final = GOAL_TEXT["formats"], [], FinalExpect(answer_must_contain=("PDF", "XLSX", "CSV"))
@@ -252,44 +337,90 @@ def _sample_for_cut(session: dict, cut, fixture_id: str, cfg_id: str, grader_ver
         confirm_turns=tuple(t["index"] for t in sel if t["kind"] == "confirm_save"),
         corrections=tuple(
             Correction(t["index"], "fact", "currency", t["state_before"]["currency"], t["state"]["currency"])
-            if t["kind"] == "correct_currency" else
-            Correction(t["index"], "form", "form", "text", "table") if t["kind"] == "as_table" else
-            Correction(t["index"], "goal") for t in sel if t["correction"]))
+            if t["kind"] == "correct_currency"
+            else Correction(t["index"], "form", "form", "text", "table")
+            if t["kind"] == "as_table"
+            else Correction(t["index"], "goal")
+            for t in sel
+            if t["correction"]
+        ),
+    )
     own = [t["index"] for t in goal_turns]
     graded_from = own[0] if cut.shares_prefix_with is not None and own and own[0] != idx[0] else None
-    labels = Labels(turns=len(idx), goal_changes=cut.goal_changes,
-                    corrections=sum(1 for t in sel if t["correction"] in ("fact", "form")
-                                    and (graded_from is None or t["index"] >= graded_from)),
-                    has_artifact=any(t["kind"] == "as_table" for t in sel))
-    return Sample(sample_id=cut.sample_id, session_ref=session["session_id"], unit_type=cut.unit_type,
-                  turn_index=idx, goal=goal, user_text={i: turns[i]["user_text"] for i in idx},
-                  state_expect=tuple(state), final_expect=final,
-                  replay=ReplaySpec(fixture_id, cfg_id, session["seed"], grader_version),
-                  labels=labels, process=process, graded_from=graded_from, state_schema=STATE_SCHEMA)
+    labels = Labels(
+        turns=len(idx),
+        goal_changes=cut.goal_changes,
+        corrections=sum(
+            1 for t in sel if t["correction"] in ("fact", "form") and (graded_from is None or t["index"] >= graded_from)
+        ),
+        has_artifact=any(t["kind"] == "as_table" for t in sel),
+    )
+    return Sample(
+        sample_id=cut.sample_id,
+        session_ref=session["session_id"],
+        unit_type=cut.unit_type,
+        turn_index=idx,
+        goal=goal,
+        user_text={i: turns[i]["user_text"] for i in idx},
+        state_expect=tuple(state),
+        final_expect=final,
+        replay=ReplaySpec(fixture_id, cfg_id, session["seed"], grader_version),
+        labels=labels,
+        process=process,
+        graded_from=graded_from,
+        state_schema=STATE_SCHEMA,
+    )
 
 
 def _cross_session(k: int, world: World, rng: random.Random, seed: int, cfg_id: str, grader_version: str):
     user = f"u{k:02d}"
     day1_id, day2_id = f"ss_{seed}_m{k:02d}a", f"ss_{seed}_m{k:02d}b"
-    day1_events = [{"kind": "start", "currency": "USD"}, {"kind": "tax_inclusive"}, {"kind": "add"},
-                   {"kind": "confirm_save"}]
+    day1_events = [
+        {"kind": "start", "currency": "USD"},
+        {"kind": "tax_inclusive"},
+        {"kind": "add"},
+        {"kind": "confirm_save"},
+    ]
     s1, f1, _ = _record_session(day1_id, day1_events, world, random.Random(rng.random()), seed + 7 * k, user_id=user)
     customer = s1["turns"][0]["event"]["customer"]
     r2 = random.Random(rng.random())
     day2_desk = Desk(currency="USD", tax_mode="inclusive")
-    s2, f2, _ = _record_session(day2_id, [{"kind": "start_same"}, {"kind": "add"}, {"kind": "add"}], world, r2,
-                                seed + 7 * k + 1, desk=day2_desk, user_id=user, customer=customer)
+    s2, f2, _ = _record_session(
+        day2_id,
+        [{"kind": "start_same"}, {"kind": "add"}, {"kind": "add"}],
+        world,
+        r2,
+        seed + 7 * k + 1,
+        desk=day2_desk,
+        user_id=user,
+        customer=customer,
+    )
     last = s2["turns"][-1]["state"]
     sample = Sample(
-        sample_id=f"{day2_id}#g1", session_ref=day2_id, unit_type="user_topic", turn_index=(0, 1, 2),
-        goal="Draft a new quote on the terms agreed last time", user_text={t["index"]: t["user_text"] for t in s2["turns"]},
-        state_expect=(StateExpect("currency", "eq", "USD", 0), StateExpect("tax_mode", "persist", "inclusive", 0),
-                      StateExpect("lines", "eq", 2, 2), StateExpect("total", "eq", last["total"], 2)),
-        final_expect=FinalExpect(), replay=ReplaySpec(f2.fixture_id, cfg_id, s2["seed"], grader_version),
+        sample_id=f"{day2_id}#g1",
+        session_ref=day2_id,
+        unit_type="user_topic",
+        turn_index=(0, 1, 2),
+        goal="Draft a new quote on the terms agreed last time",
+        user_text={t["index"]: t["user_text"] for t in s2["turns"]},
+        state_expect=(
+            StateExpect("currency", "eq", "USD", 0),
+            StateExpect("tax_mode", "persist", "inclusive", 0),
+            StateExpect("lines", "eq", 2, 2),
+            StateExpect("total", "eq", last["total"], 2),
+        ),
+        final_expect=FinalExpect(),
+        replay=ReplaySpec(f2.fixture_id, cfg_id, s2["seed"], grader_version),
         labels=Labels(turns=3, goal_changes=0, corrections=0, has_artifact=False, cross_task=True),
-        process=ProcessExpect(tools={t["index"]: tuple(c["name"] for c in t["tool_calls"]) for t in s2["turns"] if t["tool_calls"]}),
-        prior_sessions=(day1_id,), user_id=user, topic="quote", state_schema=STATE_SCHEMA,
-        memory_needs=MEMORY_NEEDS)
+        process=ProcessExpect(
+            tools={t["index"]: tuple(c["name"] for c in t["tool_calls"]) for t in s2["turns"] if t["tool_calls"]}
+        ),
+        prior_sessions=(day1_id,),
+        user_id=user,
+        topic="quote",
+        state_schema=STATE_SCHEMA,
+        memory_needs=MEMORY_NEEDS,
+    )
     return (s1, f1), (s2, f2), sample
 
 
@@ -301,8 +432,13 @@ def session_sample(session: dict, fixture_id: str, cfg_id: str, grader_version: 
     turns = session["turns"]
     if len({t["goal"] for t in turns}) < 2:
         return None
-    cut = Cut(f"{session['session_id']}#g0", 0, "session", tuple(range(len(turns))),
-              sum(1 for t in turns if t["correction"] == "goal"))
+    cut = Cut(
+        f"{session['session_id']}#g0",
+        0,
+        "session",
+        tuple(range(len(turns))),
+        sum(1 for t in turns if t["correction"] == "goal"),
+    )
     base = _sample_for_cut(session, cut, fixture_id, cfg_id, grader_version)
     state = list(base.state_expect)
     rg = [t["index"] for t in turns if t["kind"] == "regroup"]
@@ -312,14 +448,26 @@ def session_sample(session: dict, fixture_id: str, cfg_id: str, grader_version: 
     elif go:
         state.append(StateExpect("group_by", "eq", "customer", go[0]))
     final = replace(base.final_expect, answer_must_contain=(), open_requirements=())
-    labels = replace(base.labels, cross_task=True,
-                     corrections=sum(1 for t in turns if t["correction"] in ("fact", "form")))
-    return replace(base, goal="The whole session: every task done, terms carried over, tasks kept apart",
-                   state_expect=tuple(state), final_expect=final, labels=labels, graded_from=None)
+    labels = replace(
+        base.labels, cross_task=True, corrections=sum(1 for t in turns if t["correction"] in ("fact", "form"))
+    )
+    return replace(
+        base,
+        goal="The whole session: every task done, terms carried over, tasks kept apart",
+        state_expect=tuple(state),
+        final_expect=final,
+        labels=labels,
+        graded_from=None,
+    )
 
 
-def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int = 2,
-                   grader_version: str = "r5", session_units: bool = False) -> Suite:
+def generate_suite(
+    seed: int = 20261018,
+    sessions: int = 24,
+    cross_session: int = 2,
+    grader_version: str = "r5",
+    session_units: bool = False,
+) -> Suite:
     """``sessions`` task sessions (lengths cycle through the 1-3, 4-8 and 9+ strata) and
     ``cross_session`` user x topic units; with ``session_units`` also a session unit per session
     holding several goals. Same arguments, same suite."""
@@ -353,12 +501,28 @@ def generate_suite(seed: int = 20261018, sessions: int = 24, cross_session: int 
     for s in all_sessions:
         for t in s["turns"]:
             lab = hand_label(t)
-            labels.append({"session_id": s["session_id"], "turn": t["index"], "source": "reference",
-                           "text": t["assistant_text"], "state": lab})
+            labels.append(
+                {
+                    "session_id": s["session_id"],
+                    "turn": t["index"],
+                    "source": "reference",
+                    "text": t["assistant_text"],
+                    "state": lab,
+                }
+            )
             if lab and "customer" in lab and (len(labels) % 4 == 0):
-                labels.append({"session_id": s["session_id"], "turn": t["index"], "source": "paraphrase",
-                               "text": paraphrase(lab, len(labels) // 4), "state": lab})
-    return Suite(seed, tuple(all_sessions), tuple(samples), fixtures, {cfg["config_id"]: cfg}, tuple(labels), world_seed)
+                labels.append(
+                    {
+                        "session_id": s["session_id"],
+                        "turn": t["index"],
+                        "source": "paraphrase",
+                        "text": paraphrase(lab, len(labels) // 4),
+                        "state": lab,
+                    }
+                )
+    return Suite(
+        seed, tuple(all_sessions), tuple(samples), fixtures, {cfg["config_id"]: cfg}, tuple(labels), world_seed
+    )
 
 
 def save_suite(suite: Suite, folder) -> Path:
@@ -370,9 +534,20 @@ def save_suite(suite: Suite, folder) -> Path:
     write_jsonl(folder / "configs.jsonl", suite.configs.values())
     write_jsonl(folder / "state_labels.jsonl", suite.labels)
     hashes = {n: hashlib.sha256((folder / n).read_bytes()).hexdigest()[:16] for n in SUITE_FILES}
-    write_text(folder / "suite.yaml", yaml.safe_dump({"kind": "memeval-multiturn-suite", "seed": suite.seed,
-                                                      "world_seed": suite.world_seed, "sessions": len(suite.sessions),
-                                                      "samples": len(suite.samples), "files": hashes}, sort_keys=False))
+    write_text(
+        folder / "suite.yaml",
+        yaml.safe_dump(
+            {
+                "kind": "memeval-multiturn-suite",
+                "seed": suite.seed,
+                "world_seed": suite.world_seed,
+                "sessions": len(suite.sessions),
+                "samples": len(suite.samples),
+                "files": hashes,
+            },
+            sort_keys=False,
+        ),
+    )
     return folder
 
 
@@ -404,8 +579,11 @@ def load_suite(folder) -> Suite:
         labels.append(o)
     for n, s in enumerate(samples, 1):
         if s.replay.tool_fixture not in fixtures:
-            raise InputError(folder / "samples.jsonl", n, "replay.tool_fixture", f"unknown fixture '{s.replay.tool_fixture}'")
+            raise InputError(
+                folder / "samples.jsonl", n, "replay.tool_fixture", f"unknown fixture '{s.replay.tool_fixture}'"
+            )
         if s.replay.config_snapshot not in configs:
-            raise InputError(folder / "samples.jsonl", n, "replay.config_snapshot",
-                             f"unknown config '{s.replay.config_snapshot}'")
+            raise InputError(
+                folder / "samples.jsonl", n, "replay.config_snapshot", f"unknown config '{s.replay.config_snapshot}'"
+            )
     return Suite(seeds["seed"], sessions, tuple(samples), fixtures, configs, tuple(labels), seeds["world_seed"])

@@ -15,8 +15,20 @@ from typing import Any, Callable, Mapping, Protocol
 from ..errors import InputError
 from ..bench.io import iter_jsonl
 
-__all__ = ["ToolCall", "ToolReturn", "RecordedCall", "Fixture", "MissingFixture", "ToolSource",
-           "FixtureTools", "LiveTools", "UnknownTool", "read_fixtures", "fixture_to_dict", "canonical"]
+__all__ = [
+    "ToolCall",
+    "ToolReturn",
+    "RecordedCall",
+    "Fixture",
+    "MissingFixture",
+    "ToolSource",
+    "FixtureTools",
+    "LiveTools",
+    "UnknownTool",
+    "read_fixtures",
+    "fixture_to_dict",
+    "canonical",
+]
 
 
 def canonical(obj: Any) -> str:
@@ -48,8 +60,8 @@ class Fixture:
 class ToolReturn:
     key: str
     content: Any
-    source: str                      # recorded | reused:<key> | live
-    differs: bool = False            # live return differs from the recording
+    source: str  # recorded | reused:<key> | live
+    differs: bool = False  # live return differs from the recording
 
 
 class MissingFixture(Exception):
@@ -61,6 +73,7 @@ class MissingFixture(Exception):
 class UnknownTool(Exception):
     """The agent called a tool the registry does not have: the agent's fault (a ``fail``), unlike a
     gap in the recording (:class:`MissingFixture`, ``incomplete``)."""
+
     def __init__(self, key: str, name: str):
         super().__init__(f"{key}: unknown tool '{name}'")
         self.key, self.name = key, name
@@ -72,6 +85,7 @@ class ToolSource(Protocol):
 
 def _loose(obj: Any) -> str:
     """Arguments compared ignoring case and surrounding blanks in strings."""
+
     def norm(x):
         if isinstance(x, str):
             return " ".join(x.split()).casefold()
@@ -80,6 +94,7 @@ def _loose(obj: Any) -> str:
         if isinstance(x, (list, tuple)):
             return [norm(v) for v in x]
         return x
+
     return canonical(norm(obj))
 
 
@@ -92,17 +107,21 @@ class FixtureTools:
     than the recorded one is not served (the sample becomes ``incomplete``); other tools (renders,
     writes) take the agent's output as arguments and are matched by name.
     """
+
     fixture: Fixture
     read_only: frozenset[str] = frozenset()
     match_args: frozenset[str] = frozenset()
-    known: frozenset[str] = frozenset()     # the tool registry (empty: not checked)
+    known: frozenset[str] = frozenset()  # the tool registry (empty: not checked)
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
         if self.known and call.name not in self.known:
             raise UnknownTool(key, call.name)
         rec = self.fixture.calls.get(key)
-        if rec is not None and rec.tool == call.name and (
-                call.name not in self.match_args or _loose(dict(rec.args)) == _loose(dict(call.args))):
+        if (
+            rec is not None
+            and rec.tool == call.name
+            and (call.name not in self.match_args or _loose(dict(rec.args)) == _loose(dict(call.args)))
+        ):
             return ToolReturn(key, rec.result, "recorded")
         if call.name in self.read_only:
             want = _loose(dict(call.args))
@@ -113,18 +132,21 @@ class FixtureTools:
             raise MissingFixture(key, f"no recorded return for {call.name}")
         if rec.tool != call.name:
             raise MissingFixture(key, f"recorded call is {rec.tool}, agent called {call.name}")
-        raise MissingFixture(key, f"recorded {rec.tool}({canonical(dict(rec.args))}), agent asked "
-                                  f"{call.name}({canonical(dict(call.args))})")
+        raise MissingFixture(
+            key,
+            f"recorded {rec.tool}({canonical(dict(rec.args))}), agent asked {call.name}({canonical(dict(call.args))})",
+        )
 
 
 @dataclass
 class LiveTools:
     """Calls ``run(name, args)`` (the real tools) and notes where the return differs from the
     recording: a failing sample with differing returns is ``env_drift``, not a regression."""
+
     run: Callable[[str, dict], Any]
     fixture: Fixture | None = None
     seen: dict = field(default_factory=dict)
-    known: frozenset[str] = frozenset()     # the tool registry (empty: not checked)
+    known: frozenset[str] = frozenset()  # the tool registry (empty: not checked)
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
         if self.known and call.name not in self.known:
@@ -147,8 +169,12 @@ def _fixture_from_dict(obj: dict, path, n) -> Fixture:
         t, _, c = k.partition(":")
         if not (t.isdigit() and c.isdigit()):
             raise InputError(path, n, f"calls.{k}", "key must be 'turn:call_index'")
-        if (not isinstance(v, dict) or not isinstance(v.get("tool"), str) or "result" not in v
-                or not isinstance(v.get("args") or {}, dict)):
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("tool"), str)
+            or "result" not in v
+            or not isinstance(v.get("args") or {}, dict)
+        ):
             raise InputError(path, n, f"calls.{k}", "expected {tool, args (an object), result}")
         out[k] = RecordedCall(v["tool"], dict(v.get("args") or {}), v["result"])
     return Fixture(fid, out)
@@ -165,5 +191,7 @@ def read_fixtures(path) -> dict[str, Fixture]:
 
 
 def fixture_to_dict(fx: Fixture) -> dict:
-    return {"fixture_id": fx.fixture_id,
-            "calls": {k: {"tool": r.tool, "args": dict(r.args), "result": r.result} for k, r in fx.calls.items()}}
+    return {
+        "fixture_id": fx.fixture_id,
+        "calls": {k: {"tool": r.tool, "args": dict(r.args), "result": r.result} for k, r in fx.calls.items()},
+    }

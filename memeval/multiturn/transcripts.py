@@ -39,7 +39,7 @@ def _content(m: dict, path, n, i) -> str:
         return ""
     if isinstance(c, str):
         return c
-    if isinstance(c, list):        # content parts: keep the text parts
+    if isinstance(c, list):  # content parts: keep the text parts
         return "".join(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
     raise InputError(path, n, f"messages[{i}].content", "expected a string or a list of content parts")
 
@@ -62,8 +62,7 @@ def _transcript(obj: Any, path, n: int, default_id: str):
         if role == "user":
             if pending:
                 raise InputError(path, n, f"messages[{i}]", f"tool call {sorted(pending)[0]} has no tool result")
-            turns.append({"index": len(turns), "user_text": _content(m, path, n, i), "steps": [],
-                          "assistant_text": ""})
+            turns.append({"index": len(turns), "user_text": _content(m, path, n, i), "steps": [], "assistant_text": ""})
             continue
         if not turns:
             raise InputError(path, n, f"messages[{i}]", f"{role} message before the first user turn")
@@ -98,7 +97,7 @@ def _transcript(obj: Any, path, n: int, default_id: str):
                 t["steps"].append({"text": text})
                 t["assistant_text"] = text
             continue
-        cid = m.get("tool_call_id")      # role == "tool"
+        cid = m.get("tool_call_id")  # role == "tool"
         if cid not in pending:
             raise InputError(path, n, f"messages[{i}].tool_call_id", f"{cid!r} answers no open tool call")
         raw = _content(m, path, n, i)
@@ -128,22 +127,44 @@ def import_transcripts(path, grader_version: str = "r5", seed: int = 0) -> Suite
         names = sorted({c["tool"] for c in calls.values()})
         body = {"prompt_version": "imported", "system_prompt": system, "tools": {k: {} for k in names}}
         cid = "cfg_" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
-        configs[cid] = {"config_id": cid, **body}      # one per distinct system prompt + registry
+        configs[cid] = {"config_id": cid, **body}  # one per distinct system prompt + registry
         fx = Fixture(f"fx_{tid}", {k: RecordedCall(c["tool"], c["args"], c["result"]) for k, c in calls.items()})
         fixtures[fx.fixture_id] = fx
         steps = max(len(t["steps"]) for t in turns)
-        samples.append(Sample(
-            sample_id=f"{tid}#g1", session_ref=tid, unit_type="task", turn_index=tuple(t["index"] for t in turns),
-            goal="(imported: describe the goal)", user_text={t["index"]: t["user_text"] for t in turns},
-            state_expect=(), final_expect=FinalExpect(), replay=ReplaySpec(fx.fixture_id, cid, seed, grader_version),
-            labels=Labels(turns=len(turns), goal_changes=0, corrections=0, has_artifact=False),
-            process=ProcessExpect(tools={t["index"]: tuple(dict.fromkeys(c["name"] for s in t["steps"]
-                                                                        for c in s.get("tool_calls", [])))
-                                         for t in turns if any("tool_calls" in s for s in t["steps"])}),
-            max_steps=max(4, steps)))
+        samples.append(
+            Sample(
+                sample_id=f"{tid}#g1",
+                session_ref=tid,
+                unit_type="task",
+                turn_index=tuple(t["index"] for t in turns),
+                goal="(imported: describe the goal)",
+                user_text={t["index"]: t["user_text"] for t in turns},
+                state_expect=(),
+                final_expect=FinalExpect(),
+                replay=ReplaySpec(fx.fixture_id, cid, seed, grader_version),
+                labels=Labels(turns=len(turns), goal_changes=0, corrections=0, has_artifact=False),
+                process=ProcessExpect(
+                    tools={
+                        t["index"]: tuple(dict.fromkeys(c["name"] for s in t["steps"] for c in s.get("tool_calls", [])))
+                        for t in turns
+                        if any("tool_calls" in s for s in t["steps"])
+                    }
+                ),
+                max_steps=max(4, steps),
+            )
+        )
         sessions.append({"session_id": tid, "source": "import", "turns": turns})
-        labels += [{"session_id": tid, "turn": t["index"], "source": "import", "text": t["assistant_text"],
-                    "state": None, "todo": "fill in the state this reply states"} for t in turns]
+        labels += [
+            {
+                "session_id": tid,
+                "turn": t["index"],
+                "source": "import",
+                "text": t["assistant_text"],
+                "state": None,
+                "todo": "fill in the state this reply states",
+            }
+            for t in turns
+        ]
     if not samples:
         raise InputError(path, None, None, "no transcripts")
     return Suite(seed, tuple(sessions), tuple(samples), fixtures, configs, tuple(labels), 0)
@@ -153,6 +174,7 @@ def import_transcripts(path, grader_version: str = "r5", seed: int = 0) -> Suite
 class TranscriptAgent:
     """Plays each session's recorded assistant steps back (tool calls, then the reply): a check
     that the recording is complete, not an agent under test."""
+
     sessions: Sequence[dict]
     name: str = "transcript"
     _current: dict = field(default_factory=dict)
@@ -164,8 +186,9 @@ class TranscriptAgent:
     def gen(self, messages, seed, turn, step) -> AgentStep:
         steps = self._current["turns"][turn]["steps"]
         s = steps[min(step, len(steps) - 1)]
-        calls = tuple(ToolCall(c["name"], c["args"], f"call_{turn}_{step}_{i}")
-                      for i, c in enumerate(s.get("tool_calls", [])))
+        calls = tuple(
+            ToolCall(c["name"], c["args"], f"call_{turn}_{step}_{i}") for i, c in enumerate(s.get("tool_calls", []))
+        )
         return AgentStep(text=s.get("text", ""), tool_calls=calls)
 
 

@@ -14,10 +14,13 @@ def drilldown(records: Sequence[Mapping], verdicts=NON_PASS):
     import ipywidgets as w
 
     picks = [r for r in records if r.get("verdict") in set(verdicts)]
-    options = [(f"{r['agent']} | {r['sample_id']} | {r['verdict']} | bad_turn={r.get('bad_turn')}", i)
-               for i, r in enumerate(picks)]
-    dd = w.Dropdown(options=options or [("(no failed samples)", -1)], description="sample",
-                    layout=w.Layout(width="80%"))
+    options = [
+        (f"{r['agent']} | {r['sample_id']} | {r['verdict']} | bad_turn={r.get('bad_turn')}", i)
+        for i, r in enumerate(picks)
+    ]
+    dd = w.Dropdown(
+        options=options or [("(no failed samples)", -1)], description="sample", layout=w.Layout(width="80%")
+    )
     run = w.BoundedIntText(value=0, min=0, max=2, description="run")
     out = w.HTML()
 

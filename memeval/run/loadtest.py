@@ -25,18 +25,19 @@ __all__ = ["LoadResult", "open_loop"]
 
 @dataclass(frozen=True)
 class LoadResult:
-    rate: float                 # requested requests per second
-    achieved_rate: float        # completed requests per second of the run
+    rate: float  # requested requests per second
+    achieved_rate: float  # completed requests per second of the run
     sent: int
     errors: int
-    network_ms: float           # the floor measured before the load, on the warmed connection
-    latency: dict               # percentiles of latency from the scheduled send time (ms)
-    latency_minus_rtt: dict     # the same minus the network floor
-    max_lag_ms: float           # how late the client itself sent (should stay small)
+    network_ms: float  # the floor measured before the load, on the warmed connection
+    latency: dict  # percentiles of latency from the scheduled send time (ms)
+    latency_minus_rtt: dict  # the same minus the network floor
+    max_lag_ms: float  # how late the client itself sent (should stay small)
 
 
-def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s: float,
-              max_in_flight: int = 64, on_done=None) -> LoadResult:
+def open_loop(
+    system: HttpSystem, questions: list[str], rate: float, duration_s: float, max_in_flight: int = 64, on_done=None
+) -> LoadResult:
     """Send ``rate`` queries/s for ``duration_s`` seconds (questions cycled), open loop. ``on_done()``
     is called after each request (progress)."""
     if rate <= 0 or duration_s <= 0:
@@ -88,9 +89,16 @@ def open_loop(system: HttpSystem, questions: list[str], rate: float, duration_s:
         raise
     pool.shutdown()
     elapsed = time.perf_counter() - start
-    return LoadResult(rate=rate, achieved_rate=len(lat) / elapsed, sent=n, errors=errors, network_ms=round(floor, 3),
-                      latency=percentiles(lat), latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
-                      max_lag_ms=round(max(lags), 3))
+    return LoadResult(
+        rate=rate,
+        achieved_rate=len(lat) / elapsed,
+        sent=n,
+        errors=errors,
+        network_ms=round(floor, 3),
+        latency=percentiles(lat),
+        latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
+        max_lag_ms=round(max(lags), 3),
+    )
 
 
 def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:

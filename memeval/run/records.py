@@ -19,7 +19,19 @@ from ..bench.files import check_field_types
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
 
-__all__ = ["Record", "RECORD_FIELDS", "RECORD_KINDS", "memories_json", "record_memories", "RecordStore", "read_records", "read_manifest", "write_manifest", "record_key", "RunLock"]
+__all__ = [
+    "Record",
+    "RECORD_FIELDS",
+    "RECORD_KINDS",
+    "memories_json",
+    "record_memories",
+    "RecordStore",
+    "read_records",
+    "read_manifest",
+    "write_manifest",
+    "record_key",
+    "RunLock",
+]
 
 #: element types of the typed record's fields, named so each layer maps them to its own types
 #: (``analysis.aggregate`` to polars): str, int (32-bit), long (64-bit), float, bool, json (a label or
@@ -110,8 +122,14 @@ RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Recor
 
 def memories_json(memories) -> list[dict]:
     """Returned memories as record objects ``{text, timestamp, speaker}`` (a plain string is all text)."""
-    return [{"text": getattr(m, "content", str(m)), "timestamp": getattr(m, "timestamp", None),
-             "speaker": getattr(m, "speaker", None)} for m in memories]
+    return [
+        {
+            "text": getattr(m, "content", str(m)),
+            "timestamp": getattr(m, "timestamp", None),
+            "speaker": getattr(m, "speaker", None),
+        }
+        for m in memories
+    ]
 
 
 def record_memories(rec: dict) -> list[dict]:
@@ -124,8 +142,6 @@ def record_memories(rec: dict) -> list[dict]:
 
 def record_key(rec: dict) -> tuple:
     return (rec["tier"], rec["qid"], rec["epoch"])
-
-
 
 
 def read_records(run_dir) -> list[dict]:
@@ -147,11 +163,21 @@ def read_records(run_dir) -> list[dict]:
 
 _N = type(None)
 _KIND_TYPES: dict[str, tuple] = {
-    "str": (str,), "int": (int,), "long": (int,), "float": (int, float), "bool": (bool,), "json": (dict, str),
-    "list[str]": (list,), "list[long]": (list,), "memories": (list,), "metrics": (dict,)}
+    "str": (str,),
+    "int": (int,),
+    "long": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "json": (dict, str),
+    "list[str]": (list,),
+    "list[long]": (list,),
+    "memories": (list,),
+    "metrics": (dict,),
+}
 #: the type each record field must have where present (analysis builds typed columns from them)
 _RECORD_TYPES: dict[str, tuple] = {
-    k: _KIND_TYPES[kind] + (() if k in ("tier", "qid", "epoch") else (_N,)) for k, kind in RECORD_KINDS.items()}
+    k: _KIND_TYPES[kind] + (() if k in ("tier", "qid", "epoch") else (_N,)) for k, kind in RECORD_KINDS.items()
+}
 _LIST_ITEMS = {k: int if kind == "list[long]" else str for k, kind in RECORD_KINDS.items() if kind.startswith("list[")}
 _REQUIRED = tuple(f.name for f in fields(Record) if f.metadata["required"])
 
@@ -164,28 +190,55 @@ def check_record(obj, path, n: int) -> dict:
     check_field_types(obj, path, n, _RECORD_TYPES, _REQUIRED, int_bits=31)
     for k in _RECORD_TYPES.keys() & obj.keys():
         v = obj[k]
-        if k == "grader" and isinstance(v, dict) and any(
-                not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model")):
+        if (
+            k == "grader"
+            and isinstance(v, dict)
+            and any(not isinstance(v.get(x), (str, type(None))) for x in ("name", "version", "prompt_hash", "model"))
+        ):
             raise InputError(path, n, k, "name, version, prompt_hash and model must be strings")
-        if k == "retrieval_metrics" and isinstance(v, dict) and any(
-                not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values()):
+        if (
+            k == "retrieval_metrics"
+            and isinstance(v, dict)
+            and any(not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values())
+        ):
             raise InputError(path, n, k, "expected numbers (or null) per metric")
-        if k == "memories" and isinstance(v, list) and any(
-                not isinstance(m, dict) or not isinstance(m.get("text"), str)
-                or any(not isinstance(m.get(x), (str, _N)) for x in ("timestamp", "speaker")) for m in v):
+        if (
+            k == "memories"
+            and isinstance(v, list)
+            and any(
+                not isinstance(m, dict)
+                or not isinstance(m.get("text"), str)
+                or any(not isinstance(m.get(x), (str, _N)) for x in ("timestamp", "speaker"))
+                for m in v
+            )
+        ):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
         item = _LIST_ITEMS.get(k)
-        if item and v and any(not isinstance(x, item) or isinstance(x, bool) or (item is int and not -2**62 < x < 2**62)
-                              for x in v):
+        if (
+            item
+            and v
+            and any(
+                not isinstance(x, item) or isinstance(x, bool) or (item is int and not -(2**62) < x < 2**62) for x in v
+            )
+        ):
             raise InputError(path, n, k, f"expected a list of {item.__name__}")
     return obj
 
 
 #: manifest fields summaries read: (path, type)
-_MANIFEST_TYPES = (("run_id", str), ("status", str), ("config", dict), ("config.system", dict),
-                   ("config.system.spec", str), ("config.mode", str), ("config.bench", dict),
-                   ("config.bench.name", str), ("config.bench.version", str), ("config.tiers", list),
-                   ("config.grader", dict))
+_MANIFEST_TYPES = (
+    ("run_id", str),
+    ("status", str),
+    ("config", dict),
+    ("config.system", dict),
+    ("config.system.spec", str),
+    ("config.mode", str),
+    ("config.bench", dict),
+    ("config.bench.name", str),
+    ("config.bench.version", str),
+    ("config.tiers", list),
+    ("config.grader", dict),
+)
 
 
 def check_manifest(obj, path) -> dict:
@@ -197,7 +250,9 @@ def check_manifest(obj, path) -> dict:
         for k in dotted.split("."):
             v = v.get(k) if isinstance(v, dict) else None
         if not isinstance(v, typ):
-            raise InputError(path, None, dotted, "missing" if v is None else f"expected {typ.__name__}, got {type(v).__name__}")
+            raise InputError(
+                path, None, dotted, "missing" if v is None else f"expected {typ.__name__}, got {type(v).__name__}"
+            )
     for i, t in enumerate(obj["config"]["tiers"]):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             raise InputError(path, f"config.tiers[{i}]", "name", "missing or not a string")
@@ -275,8 +330,10 @@ class RunLock:
         except OSError:
             holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise MemevalError(f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
-                               "folder; wait for it to finish or use another --out") from None
+            raise MemevalError(
+                f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
+                "folder; wait for it to finish or use another --out"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd

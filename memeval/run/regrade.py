@@ -30,10 +30,33 @@ from .records import RecordStore, RunLock, read_manifest, read_records, record_m
 __all__ = ["regrade_run"]
 
 #: fields a re-grade takes from the source record unchanged (what the system returned, and when)
-_KEPT = ("system", "tier", "qid", "axis", "epoch", "question_asked", "query_lang", "memories_returned",
-         "memories", "retrieved_turns", "chars_returned", "latency_ms", "network_ms", "latency_minus_rtt_ms",
-         "response_bytes", "speed_points", "speed_status", "speed_reason", "error", "started_at", "weight",
-         "haystack", "gold_answer", "evidence_turns", "attempts")
+_KEPT = (
+    "system",
+    "tier",
+    "qid",
+    "axis",
+    "epoch",
+    "question_asked",
+    "query_lang",
+    "memories_returned",
+    "memories",
+    "retrieved_turns",
+    "chars_returned",
+    "latency_ms",
+    "network_ms",
+    "latency_minus_rtt_ms",
+    "response_bytes",
+    "speed_points",
+    "speed_status",
+    "speed_reason",
+    "error",
+    "started_at",
+    "weight",
+    "haystack",
+    "gold_answer",
+    "evidence_turns",
+    "attempts",
+)
 
 
 def _memories(rec: dict) -> tuple:
@@ -69,14 +92,23 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
         raise MemevalError(f"mode {mode!r} needs a judge (--judge-url/--judge-model)")
     src_mode = man["config"]["mode"]
     records = read_records(src)
-    if mode == "answer" and reader is None and any(
-            r.get("error") is None and system_answer(r, src_mode) is None for r in records):
-        raise MemevalError(f"{src}: some records hold no answer; mode 'answer' needs a reader (--reader-url/--reader-model)")
+    if (
+        mode == "answer"
+        and reader is None
+        and any(r.get("error") is None and system_answer(r, src_mode) is None for r in records)
+    ):
+        raise MemevalError(
+            f"{src}: some records hold no answer; mode 'answer' needs a reader (--reader-url/--reader-model)"
+        )
     bench = load_bench(bench_dir or man["config"]["bench"].get("root") or "")
     want, have = man["config"]["bench"].get("content_hash"), bench.content_hash
     if want and have and want != have:
-        raise InputError(Path(bench.root) / "bench.yaml", None, "content_hash",
-                         f"{have} is not the bench {src} was run on ({want}); pass the right --bench")
+        raise InputError(
+            Path(bench.root) / "bench.yaml",
+            None,
+            "content_hash",
+            f"{have} is not the bench {src} was run on ({want}); pass the right --bench",
+        )
     scorer_list = scorers.scorers_for(mode, judge, reader or _NoReader())
     grader = _grader_of(scorer_list)
     dest = Path(out) if out else _default_out(src, mode, grader)
@@ -87,12 +119,16 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
     qset = man["config"].get("question_set", "main")
     with RunLock(dest):
         manifest = {k: v for k, v in man.items() if k not in ("resumed_at", "error", "dry_validity")}
-        manifest.update(run_id=dest.name, config_id=man.get("config_id"), memeval_version=__version__,
-                        created_at=_now(), status="started",
-                        config={**man["config"], "mode": mode, "grader": grader},
-                        regraded_from={"run_id": man["run_id"], "path": str(src.resolve()),
-                                       "grader": man["config"].get("grader")},
-                        scorers=[s.spec() for s in scorer_list])
+        manifest.update(
+            run_id=dest.name,
+            config_id=man.get("config_id"),
+            memeval_version=__version__,
+            created_at=_now(),
+            status="started",
+            config={**man["config"], "mode": mode, "grader": grader},
+            regraded_from={"run_id": man["run_id"], "path": str(src.resolve()), "grader": man["config"].get("grader")},
+            scorers=[s.spec() for s in scorer_list],
+        )
         tiers = [t["name"] for t in man["config"]["tiers"]]
         if mode == "dry":
             manifest["dry_validity"] = validity.dry_validity(bench.root, tiers)
@@ -135,16 +171,22 @@ def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_l
     for r in recs:
         q = questions.get(r["qid"])
         if q is None:
-            raise InputError(root / tier.questions_path(qset), None, r["qid"],
-                             f"question of the source run's tier {tier_name!r} is not in the bench")
+            raise InputError(
+                root / tier.questions_path(qset),
+                None,
+                r["qid"],
+                f"question of the source run's tier {tier_name!r} is not in the bench",
+            )
         new = {k: r.get(k) for k in _KEPT} | {"run_id": run_id, "mode": mode, "grader": grader}
         if r.get("error") is None:
             if q.haystack not in corpora:
                 corpora[q.haystack] = retrieval.Corpus.of(
-                    (t for s in haystacks.get(q.haystack, []) for t in s.turns), memory_text)
+                    (t for s in haystacks.get(q.haystack, []) for t in s.turns), memory_text
+                )
             turns = r.get("retrieved_turns")
-            response = scorers.Response(system_answer(r, src_mode), _memories(r),
-                                        None if turns is None else tuple(turns), corpora[q.haystack])
+            response = scorers.Response(
+                system_answer(r, src_mode), _memories(r), None if turns is None else tuple(turns), corpora[q.haystack]
+            )
             new.update(scorers.run_scorers(scorer_list, q, response))
         store.append(new)
 

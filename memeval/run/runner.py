@@ -50,7 +50,7 @@ class RunConfig:
     question_set: str = "main"
     target_ms: float = 500.0
     budget_ms: float = 1000.0
-    judge: Any = field(default=None, compare=False)   # memeval.scoring.judge.Judge
+    judge: Any = field(default=None, compare=False)  # memeval.scoring.judge.Judge
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
 
 
@@ -72,19 +72,35 @@ def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
     grader = _grader(cfg)
     return {
         "system": {"spec": cfg.system, "name": system.name, "version": system.version, "params": dict(system.params)},
-        "bench": {"name": bench.name, "version": bench.version, "content_hash": bench.content_hash,
-                  "root": str(Path(bench.root).resolve())},
-        "tiers": [{"name": t.name, "n_turns": t.n_turns, "n_tokens": t.n_tokens, "n_sessions": t.n_sessions,
-                   "n_questions": t.n_questions} for t in tiers],
-        "question_set": cfg.question_set, "mode": cfg.mode, "epochs": cfg.epochs, "grader": grader,
+        "bench": {
+            "name": bench.name,
+            "version": bench.version,
+            "content_hash": bench.content_hash,
+            "root": str(Path(bench.root).resolve()),
+        },
+        "tiers": [
+            {
+                "name": t.name,
+                "n_turns": t.n_turns,
+                "n_tokens": t.n_tokens,
+                "n_sessions": t.n_sessions,
+                "n_questions": t.n_questions,
+            }
+            for t in tiers
+        ],
+        "question_set": cfg.question_set,
+        "mode": cfg.mode,
+        "epochs": cfg.epochs,
+        "grader": grader,
         "speed": {"target_ms": cfg.target_ms, "budget_ms": cfg.budget_ms},
         "seeds": {"epochs": list(range(cfg.epochs))},
     }
 
 
 def _config_id(snapshot: dict) -> str:
-    stable = {k: v for k, v in snapshot.items() if k != "bench"} | {"bench": {
-        k: v for k, v in snapshot["bench"].items() if k not in ("root", "files_hash")}}
+    stable = {k: v for k, v in snapshot.items() if k != "bench"} | {
+        "bench": {k: v for k, v in snapshot["bench"].items() if k not in ("root", "files_hash")}
+    }
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -98,15 +114,34 @@ def _now() -> str:
 
 def _host() -> dict:
     import os
-    return {"node": platform.node(), "python": platform.python_version(), "platform": platform.platform(),
-            "cpus": os.cpu_count()}
+
+    return {
+        "node": platform.node(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
 
 
-def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = None, mode: str = "dry",
-               epochs: int = 1, concurrency: int = 1, out=None, progress: bool = True, judge=None, reader=None,
-               target_ms: float = 500.0, budget_ms: float = 1000.0, runs_root="runs",
-               http_options: dict | None = None, question_set: str = "main", verify: bool = True,
-               name: str | None = None) -> Path:
+def run_system(
+    bench_dir,
+    system: str = "bm25",
+    tiers: Iterable[str] | None = None,
+    mode: str = "dry",
+    epochs: int = 1,
+    concurrency: int = 1,
+    out=None,
+    progress: bool = True,
+    judge=None,
+    reader=None,
+    target_ms: float = 500.0,
+    budget_ms: float = 1000.0,
+    runs_root="runs",
+    http_options: dict | None = None,
+    question_set: str = "main",
+    verify: bool = True,
+    name: str | None = None,
+) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``.
 
     ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
@@ -119,8 +154,19 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
     if mode == "answer" and reader is None:
         raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
     spec = public_url(system)  # user-info in a URL is a credential: sent, never written
-    cfg = RunConfig(str(bench_dir), spec, tuple(tiers) if tiers else None, mode, int(epochs),
-                    max(1, int(concurrency)), question_set, target_ms, budget_ms, judge, reader)
+    cfg = RunConfig(
+        str(bench_dir),
+        spec,
+        tuple(tiers) if tiers else None,
+        mode,
+        int(epochs),
+        max(1, int(concurrency)),
+        question_set,
+        target_ms,
+        budget_ms,
+        judge,
+        reader,
+    )
     bench = load_bench(bench_dir)
     try:
         chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
@@ -142,9 +188,17 @@ def run_system(bench_dir, system: str = "bm25", tiers: Iterable[str] | None = No
         if name:
             snapshot["system"]["label"] = name
         sys_cfg = snapshot["system"]  # with a name, the URL (spec, name, params.base_url) is left out
-        config_id = _config_id({**snapshot, "system": {
-            **{k: v for k, v in sys_cfg.items() if k not in ("spec", "name")},
-            "params": {k: v for k, v in sys_cfg["params"].items() if k != "base_url"}}} if name else snapshot)
+        config_id = _config_id(
+            {
+                **snapshot,
+                "system": {
+                    **{k: v for k, v in sys_cfg.items() if k not in ("spec", "name")},
+                    "params": {k: v for k, v in sys_cfg["params"].items() if k != "base_url"},
+                },
+            }
+            if name
+            else snapshot
+        )
         label = mode if question_set == "main" else f"{mode}-{question_set}"
         run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
         with RunLock(run_dir):
@@ -175,9 +229,13 @@ def verify_bench(bench, tiers, question_set: str = "main", verify: bool = True) 
     if verify and bench.content_hash:
         actual = hash_files(root, dict.fromkeys(f for t in bench.tiers for f in t.files))
         if actual != bench.content_hash:
-            raise InputError(root / MANIFEST, None, "content_hash",
-                             f"{bench.content_hash} does not match the bench files ({actual}): they changed after "
-                             "the bench was written (see `memeval audit`; --no-verify runs it anyway)")
+            raise InputError(
+                root / MANIFEST,
+                None,
+                "content_hash",
+                f"{bench.content_hash} does not match the bench files ({actual}): they changed after "
+                "the bench was written (see `memeval audit`; --no-verify runs it anyway)",
+            )
     read = []
     for t in tiers:
         for name in (t.turns_file, t.questions_path(question_set)):
@@ -190,8 +248,14 @@ def verify_bench(bench, tiers, question_set: str = "main", verify: bool = True) 
 def _open_manifest(run_dir: Path, snapshot: dict, config_id: str) -> dict:
     """A new manifest, or the existing one when this is the same run (same config, same bench files)."""
     if not (run_dir / "manifest.json").exists():
-        return {"run_id": run_dir.name, "config_id": config_id, "config": snapshot, "memeval_version": __version__,
-                "host": _host(), "created_at": _now()}
+        return {
+            "run_id": run_dir.name,
+            "config_id": config_id,
+            "config": snapshot,
+            "memeval_version": __version__,
+            "host": _host(),
+            "created_at": _now(),
+        }
     old = read_manifest(run_dir)
     if not isinstance(old, dict) or old.get("config_id") != config_id:
         got = old.get("config_id") if isinstance(old, dict) else None
@@ -200,14 +264,17 @@ def _open_manifest(run_dir: Path, snapshot: dict, config_id: str) -> dict:
     was = bench.get("files_hash") if isinstance(bench, dict) else None
     now = snapshot["bench"]["files_hash"]
     if was is not None and was != now:
-        raise MemevalError(f"{run_dir}: the bench files changed since this run started ({was} != {now}); "
-                           "its records were scored against the old files: use another --out")
+        raise MemevalError(
+            f"{run_dir}: the bench files changed since this run started ({was} != {now}); "
+            "its records were scored against the old files: use another --out"
+        )
     old["resumed_at"] = old.get("resumed_at", []) + [_now()]
     return old
 
 
-def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path,
-                progress: bool) -> None:
+def _run_locked(
+    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
+) -> None:
     """The run proper, with this process holding the run folder's lock."""
     manifest = _open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
@@ -218,7 +285,11 @@ def _run_locked(cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: s
 
     store = RecordStore(run_dir)
     runner = _Runner(cfg, sut, store, run_dir.name, progress)
-    prev = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() else None
+    prev = (
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
     try:
         runner.measure_floor("before")
         for tier in chosen:
@@ -267,8 +338,9 @@ class _Runner:
     def run_tier(self, bench, tier) -> None:
         root = Path(bench.root)
         questions = read_questions(root / tier.questions_path(self.cfg.question_set))
-        todo = [(q, e) for q in questions for e in range(self.cfg.epochs)
-                if (tier.name, q.id, e) not in self.store.done]
+        todo = [
+            (q, e) for q in questions for e in range(self.cfg.epochs) if (tier.name, q.id, e) not in self.store.done
+        ]
         if not todo:
             return
         by_hay: dict[str | None, list] = {}
@@ -276,8 +348,9 @@ class _Runner:
             by_hay.setdefault(q.haystack, []).append((q, e))
         haystacks = haystacks_of(read_turns(root / tier.turns_file))
         n_sessions = sum(len(haystacks.get(h, [])) for h in by_hay)
-        ingest_bar = tqdm(total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress,
-                          leave=False)
+        ingest_bar = tqdm(
+            total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress, leave=False
+        )
         ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
         try:
             for hay, items in by_hay.items():
@@ -334,10 +407,21 @@ class _Runner:
         asked = q.text_to_ask
         axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
         rec: dict[str, Any] = {
-            "run_id": self.run_id, "system": self.cfg.system, "tier": tier, "qid": q.id, "axis": q.axis,
-            "epoch": epoch, "question_asked": asked, "query_lang": q.lang, "mode": self.cfg.mode,
-            "weight": AXIS_WEIGHTS[axis_for_weight], "haystack": q.haystack, "gold_answer": q.gold_answer,
-            "evidence_turns": list(q.evidence_turns), "grader": self.grader, "started_at": _now(),
+            "run_id": self.run_id,
+            "system": self.cfg.system,
+            "tier": tier,
+            "qid": q.id,
+            "axis": q.axis,
+            "epoch": epoch,
+            "question_asked": asked,
+            "query_lang": q.lang,
+            "mode": self.cfg.mode,
+            "weight": AXIS_WEIGHTS[axis_for_weight],
+            "haystack": q.haystack,
+            "gold_answer": q.gold_answer,
+            "evidence_turns": list(q.evidence_turns),
+            "grader": self.grader,
+            "started_at": _now(),
         }
         try:
             if hasattr(self.system, "prepare"):
@@ -352,10 +436,14 @@ class _Runner:
             rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
             return rec
         memories = list(recall.memories)
-        rec.update(memories_returned=[str(m) for m in memories], memories=memories_json(memories),
-                   retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
-                   chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
-                   response_bytes=recall.response_bytes, attempts=recall.attempts)
+        rec.update(
+            memories_returned=[str(m) for m in memories],
+            memories=memories_json(memories),
+            retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
+            chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
+            response_bytes=recall.response_bytes,
+            attempts=recall.attempts,
+        )
         rec.update(self._speed(recall, wall_ms))
         response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus)
         rec.update(scorers.run_scorers(self.scorers, q, response))
@@ -364,15 +452,25 @@ class _Runner:
     def _speed(self, recall: Recall, wall_ms: float) -> dict:
         target = self.cfg.target_ms
         if recall.latency_ms is None:  # in-process: no network between us
-            return {"latency_ms": round(wall_ms, 3), "network_ms": None, "latency_minus_rtt_ms": round(wall_ms, 3),
-                    "speed_points": speed.speed_points(wall_ms, target), "speed_status": "in_process",
-                    "speed_reason": "in-process system: no network round trip"}
+            return {
+                "latency_ms": round(wall_ms, 3),
+                "network_ms": None,
+                "latency_minus_rtt_ms": round(wall_ms, 3),
+                "speed_points": speed.speed_points(wall_ms, target),
+                "speed_status": "in_process",
+                "speed_reason": "in-process system: no network round trip",
+            }
         net = self.floor["before"] or 0.0
         lat = recall.latency_ms
         lmr = speed.latency_minus_rtt(lat, net)
         status, reason = speed.speed_status(lat, net)
         if status == "measured" and self.cfg.concurrency > 1:
             status, reason = "unmeasurable", f"concurrency {self.cfg.concurrency}: latency includes queueing"
-        return {"latency_ms": round(lat, 3), "network_ms": net, "latency_minus_rtt_ms": round(lmr, 3),
-                "speed_points": speed.speed_points(lmr, target) if status == "measured" else None,
-                "speed_status": status, "speed_reason": reason}
+        return {
+            "latency_ms": round(lat, 3),
+            "network_ms": net,
+            "latency_minus_rtt_ms": round(lmr, 3),
+            "speed_points": speed.speed_points(lmr, target) if status == "measured" else None,
+            "speed_status": status,
+            "speed_reason": reason,
+        }

@@ -7,9 +7,19 @@ from memeval.scoring.retrieval import retrieval_hit
 from memeval.scoring.speed import latency_minus_rtt, percentiles, speed_points, speed_status
 
 __all__ = [
-    "GRADER_VERSION", "DryScore", "score_answer", "score_many",
-    "is_idk", "denies_premise", "gold_is_idk",
-    "normalize", "contains", "matches_any",
+    "GRADER_VERSION",
+    "DryScore",
+    "score_answer",
+    "score_many",
+    "is_idk",
+    "denies_premise",
+    "gold_is_idk",
+    "normalize",
+    "contains",
+    "matches_any",
     "retrieval_hit",
-    "latency_minus_rtt", "speed_points", "speed_status", "percentiles",
+    "latency_minus_rtt",
+    "speed_points",
+    "speed_status",
+    "percentiles",
 ]

@@ -14,8 +14,19 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..bench.loaders.booksuite import LAYER_TITLES
 from .keyword_recall import METRIC as KEYWORD_RECALL, PASS_THRESHOLD, keyword_recall
 
-__all__ = ["CaseScore", "LayerRow", "keyword_scores", "keyword_scores_from_records", "judge_scores", "score_answer_sets", "layer_table", "format_table",
-           "format_cases", "KEYWORD_RECALL", "JUDGE"]
+__all__ = [
+    "CaseScore",
+    "LayerRow",
+    "keyword_scores",
+    "keyword_scores_from_records",
+    "judge_scores",
+    "score_answer_sets",
+    "layer_table",
+    "format_table",
+    "format_cases",
+    "KEYWORD_RECALL",
+    "JUDGE",
+]
 
 JUDGE = "judge"
 
@@ -33,9 +44,17 @@ class CaseScore:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"system": self.system, "test_id": self.test_id, "layer": self.layer, "metric": self.metric,
-                "status": self.status, "reward": self.reward, "passed": self.passed, "reason": self.reason,
-                **dict(self.detail)}
+        return {
+            "system": self.system,
+            "test_id": self.test_id,
+            "layer": self.layer,
+            "metric": self.metric,
+            "status": self.status,
+            "reward": self.reward,
+            "passed": self.passed,
+            "reason": self.reason,
+            **dict(self.detail),
+        }
 
 
 def keyword_scores(suite, answers: Mapping[str, str], system: str = "answers") -> list[CaseScore]:
@@ -49,14 +68,24 @@ def keyword_scores(suite, answers: Mapping[str, str], system: str = "answers") -
             out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "missing", reason="no answer"))
             continue
         r = keyword_recall(answers[c.test_id], facts)
-        out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "scored", r.reward, r.passed,
-                             detail={"matched": list(r.matched), "missing_facts": list(r.missing),
-                                     "n_facts": r.total}))
+        out.append(
+            CaseScore(
+                system,
+                c.test_id,
+                c.layer,
+                KEYWORD_RECALL,
+                "scored",
+                r.reward,
+                r.passed,
+                detail={"matched": list(r.matched), "missing_facts": list(r.missing), "n_facts": r.total},
+            )
+        )
     return out
 
 
-def keyword_scores_from_records(suite, records: Iterable[Mapping[str, Any]], system: str = "run",
-                                epoch: int = 0) -> list[CaseScore] | None:
+def keyword_scores_from_records(
+    suite, records: Iterable[Mapping[str, Any]], system: str = "run", epoch: int = 0
+) -> list[CaseScore] | None:
     """Keyword recall as a dry run's records already hold it (the dry scorer wrote ``score`` with rule
     ``keyword-recall``): no re-scoring. A case with gold and no record (or an error record) is
     ``missing``; a record left ungraded is ``ungraded``. None when the records hold no keyword-recall
@@ -75,17 +104,34 @@ def keyword_scores_from_records(suite, records: Iterable[Mapping[str, Any]], sys
             why = "no answer" if r is None else f"error record: {r['error']}"
             out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "missing", reason=why))
         elif r.get("score") is None or r.get("rule") != KEYWORD_RECALL:
-            out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "ungraded",
-                                 reason=r.get("ungraded_reason") or "no keyword-recall grade in the record"))
+            out.append(
+                CaseScore(
+                    system,
+                    c.test_id,
+                    c.layer,
+                    KEYWORD_RECALL,
+                    "ungraded",
+                    reason=r.get("ungraded_reason") or "no keyword-recall grade in the record",
+                )
+            )
         else:
             reward = float(r["score"])
-            out.append(CaseScore(system, c.test_id, c.layer, KEYWORD_RECALL, "scored", reward,
-                                 reward >= PASS_THRESHOLD, detail={"n_facts": len(facts), "from_run": r.get("run_id")}))
+            out.append(
+                CaseScore(
+                    system,
+                    c.test_id,
+                    c.layer,
+                    KEYWORD_RECALL,
+                    "scored",
+                    reward,
+                    reward >= PASS_THRESHOLD,
+                    detail={"n_facts": len(facts), "from_run": r.get("run_id")},
+                )
+            )
     return out
 
 
-def judge_scores(suite, answers: Mapping[str, str], judge, system: str = "answers",
-                 progress=None) -> list[CaseScore]:
+def judge_scores(suite, answers: Mapping[str, str], judge, system: str = "answers", progress=None) -> list[CaseScore]:
     """Rubric-judge every case that has an answer (gold is not needed); ``judge`` is a ``rubric.Judge``."""
     out = []
     for c in suite.cases:
@@ -93,17 +139,31 @@ def judge_scores(suite, answers: Mapping[str, str], judge, system: str = "answer
             continue
         res = judge.grade(c, answers[c.test_id], suite.gold.get(c.test_id))
         status = "scored" if res.graded else "ungraded"
-        out.append(CaseScore(system, c.test_id, c.layer, JUDGE, status, res.reward, res.success,
-                             res.ungraded_reason, detail={k: v for k, v in res.to_dict().items()
-                                                          if k not in ("test_id", "reward", "success",
-                                                                       "ungraded_reason")}))
+        out.append(
+            CaseScore(
+                system,
+                c.test_id,
+                c.layer,
+                JUDGE,
+                status,
+                res.reward,
+                res.success,
+                res.ungraded_reason,
+                detail={
+                    k: v
+                    for k, v in res.to_dict().items()
+                    if k not in ("test_id", "reward", "success", "ungraded_reason")
+                },
+            )
+        )
         if progress:
             progress(out[-1])
     return out
 
 
-def score_answer_sets(suite, answer_sets: Mapping[str, Mapping[str, str]], metric: str = KEYWORD_RECALL,
-                      judge=None, progress=None) -> list[CaseScore]:
+def score_answer_sets(
+    suite, answer_sets: Mapping[str, Mapping[str, str]], metric: str = KEYWORD_RECALL, judge=None, progress=None
+) -> list[CaseScore]:
     """Score ``{system: {test_id: answer}}`` with keyword recall or the rubric ``judge``."""
     if metric not in (KEYWORD_RECALL, JUDGE):
         raise ValueError(f"metric must be {KEYWORD_RECALL!r} or {JUDGE!r}, got {metric!r}")
@@ -139,8 +199,11 @@ def layer_table(scores: Iterable[CaseScore], systems: Sequence[str] | None = Non
     for key in [*layers, "overall"]:
         means, counts = {}, {}
         for sysname in systems:
-            xs = [s.reward for s in scores if s.system == sysname and s.status == "scored"
-                  and (key == "overall" or s.layer == key)]
+            xs = [
+                s.reward
+                for s in scores
+                if s.system == sysname and s.status == "scored" and (key == "overall" or s.layer == key)
+            ]
             means[sysname], counts[sysname] = _mean(xs), len(xs)
         rows.append(LayerRow(key, "Overall" if key == "overall" else LAYER_TITLES.get(key, key), means, counts))
     return rows
@@ -159,19 +222,27 @@ def format_table(rows: Sequence[LayerRow], metric: str, scores: Iterable[CaseSco
         lines.append("  ".join([r.title.ljust(first), *(c.rjust(w) for c, w in zip(cells, widths))]))
     if rows:
         total = rows[-1]
-        lines.append("  ".join(["n scored".ljust(first), *(str(total.counts[s]).rjust(w)
-                                                            for s, w in zip(systems, widths))]))
+        lines.append(
+            "  ".join(["n scored".ljust(first), *(str(total.counts[s]).rjust(w) for s, w in zip(systems, widths))])
+        )
     scores = list(scores)
     for status in ("missing", "ungraded"):
         n = {s: sum(1 for x in scores if x.system == s and x.status == status) for s in systems}
         if any(n.values()):
-            lines.append("  ".join([f"n {status}".ljust(first), *(str(n[s]).rjust(w)
-                                                                   for s, w in zip(systems, widths))]))
+            lines.append(
+                "  ".join([f"n {status}".ljust(first), *(str(n[s]).rjust(w) for s, w in zip(systems, widths))])
+            )
     passed = {s: [x.passed for x in scores if x.system == s and x.status == "scored"] for s in systems}
     if any(passed.values()):
         label = "pass rate" if metric == KEYWORD_RECALL else "success rate"
-        lines.append("  ".join([label.ljust(first), *(("—" if not p else f"{sum(p) / len(p):.3f}").rjust(w)
-                                                      for p, w in zip(passed.values(), widths))]))
+        lines.append(
+            "  ".join(
+                [
+                    label.ljust(first),
+                    *(("—" if not p else f"{sum(p) / len(p):.3f}").rjust(w) for p, w in zip(passed.values(), widths)),
+                ]
+            )
+        )
     return "\n".join(lines)
 
 

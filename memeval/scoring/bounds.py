@@ -34,8 +34,17 @@ from ..systems.base import memory_content
 from . import dry
 from .keyword_recall import facts_from_json, keyword_recall
 
-__all__ = ["DryGrade", "dry_grade", "run_weight", "Mean", "TierBounds", "tier_bounds", "order_problems",
-           "oracle_text", "has_dry_gold"]
+__all__ = [
+    "DryGrade",
+    "dry_grade",
+    "run_weight",
+    "Mean",
+    "TierBounds",
+    "tier_bounds",
+    "order_problems",
+    "oracle_text",
+    "has_dry_gold",
+]
 
 
 @dataclass(frozen=True)
@@ -108,11 +117,13 @@ class TierBounds:
     n_answerable: int = 0
 
     def as_numbers(self) -> dict:
-        out = {"floor": self.floor.weighted, "idk": self.idk.weighted, "ceiling": self.ceiling.weighted,
-               "n": self.n}
+        out = {"floor": self.floor.weighted, "idk": self.idk.weighted, "ceiling": self.ceiling.weighted, "n": self.n}
         if self.answerable is not None:
-            out["answerable_ceiling"] = {"weighted": self.answerable.weighted,
-                                         "unweighted": self.answerable.unweighted, "n": self.n_answerable}
+            out["answerable_ceiling"] = {
+                "weighted": self.answerable.weighted,
+                "unweighted": self.answerable.unweighted,
+                "n": self.n_answerable,
+            }
         if self.unreachable:
             out["ceiling_cannot_reach"] = dict(self.unreachable)
         return out
@@ -123,8 +134,11 @@ def _image_only(q: Question, ev: Sequence[Turn]) -> bool:
     return q.axis == "IMAGE" and any(t.image for t in ev)
 
 
-def tier_bounds(questions: Iterable[Question], evidence: Callable[[Question], Sequence[Turn] | None],
-                idk_answer: Callable[[Question], str] = abstention_answer) -> TierBounds | None:
+def tier_bounds(
+    questions: Iterable[Question],
+    evidence: Callable[[Question], Sequence[Turn] | None],
+    idk_answer: Callable[[Question], str] = abstention_answer,
+) -> TierBounds | None:
     """The three bounds over ``questions`` (``evidence(q)``: its evidence turns, None if unresolved);
     None when no question is gradable."""
     sums = {k: [0.0, 0.0] for k in ("floor", "idk", "ceiling")}  # weighted sum, plain sum
@@ -163,9 +177,16 @@ def tier_bounds(questions: Iterable[Question], evidence: Callable[[Question], Se
         return Mean(sums[k][0] / wsum if wsum else 0.0, sums[k][1] / n)
 
     answerable = Mean(ans[0] / ans[1], ans[2] / ans[3]) if ans[3] else None
-    return TierBounds(mean("floor"), mean("idk"), mean("ceiling"), n,
-                      {a: sum(v) / len(v) for a, v in sorted(by_axis.items())}, dict(unreachable),
-                      answerable, ans[3])
+    return TierBounds(
+        mean("floor"),
+        mean("idk"),
+        mean("ceiling"),
+        n,
+        {a: sum(v) / len(v) for a, v in sorted(by_axis.items())},
+        dict(unreachable),
+        answerable,
+        ans[3],
+    )
 
 
 def order_problems(b: TierBounds, tol: float = 1e-9) -> list[str]:

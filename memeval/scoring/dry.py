@@ -52,8 +52,17 @@ from memeval.scoring.matching import contains_normalized, normalize
 from memeval.scoring.phrases import PhraseSet
 from memeval.systems.base import memory_content
 
-__all__ = ["GRADER_VERSION", "DryScore", "score_answer", "score_many", "latest_value",
-           "names_disagreement", "has_correction_word", "IDK_NET_EXEMPT_AXES", "ungraded_without_answer"]
+__all__ = [
+    "GRADER_VERSION",
+    "DryScore",
+    "score_answer",
+    "score_many",
+    "latest_value",
+    "names_disagreement",
+    "has_correction_word",
+    "IDK_NET_EXEMPT_AXES",
+    "ungraded_without_answer",
+]
 
 GRADER_VERSION = "dry-v2"
 
@@ -76,19 +85,31 @@ class DryScore:
 
 
 # Words that name a disagreement (rule 9). Never "both" or "different" alone.
-_DISAGREEMENT = PhraseSet([
-    r"\bconflict", r"\bcontradict", r"\binconsisten", r"\bnot consistent\b", r"\bdisagree",
-    r"\bmismatch", r"\bdiscrepan", r"\b(?:do|does|did)(?:n't| not) (?:match|agree|line up|add up)\b",
-    r"\bdon't match\b", r"\bat odds\b", r"\bcontradictory\b", r"\bconflicting\b",
-    r"\btwo (?:different|conflicting|contradictory|inconsistent) (?:values|answers|numbers|figures|dates|"
-    r"times|amounts|names|versions|accounts|statements|things|places|days|prices)\b",
-    r"\bat one point\b[^.!?]{0,80}\blater\b",
-    r"\b(?:first|initially|originally|earlier|once)\b[^.!?]{0,80}\b(?:said|mentioned|told|stated|wrote|gave)\b"
-    r"[^.!?]{0,80}\b(?:later|afterwards|another time|elsewhere|other times?|subsequently)\b",
-    r"\bcontradic|\bwiderspr|\bcontraddi|\bcontradi[cç]",  # es/pt/fr/it/de stems
-], [
-    r"矛盾|不一致|相互冲突|相互衝突|食い違|상충|모순|일치하지 않|противореч|не совпада|расхожд|تناقض|متعارض",
-])
+_DISAGREEMENT = PhraseSet(
+    [
+        r"\bconflict",
+        r"\bcontradict",
+        r"\binconsisten",
+        r"\bnot consistent\b",
+        r"\bdisagree",
+        r"\bmismatch",
+        r"\bdiscrepan",
+        r"\b(?:do|does|did)(?:n't| not) (?:match|agree|line up|add up)\b",
+        r"\bdon't match\b",
+        r"\bat odds\b",
+        r"\bcontradictory\b",
+        r"\bconflicting\b",
+        r"\btwo (?:different|conflicting|contradictory|inconsistent) (?:values|answers|numbers|figures|dates|"
+        r"times|amounts|names|versions|accounts|statements|things|places|days|prices)\b",
+        r"\bat one point\b[^.!?]{0,80}\blater\b",
+        r"\b(?:first|initially|originally|earlier|once)\b[^.!?]{0,80}\b(?:said|mentioned|told|stated|wrote|gave)\b"
+        r"[^.!?]{0,80}\b(?:later|afterwards|another time|elsewhere|other times?|subsequently)\b",
+        r"\bcontradic|\bwiderspr|\bcontraddi|\bcontradi[cç]",  # es/pt/fr/it/de stems
+    ],
+    [
+        r"矛盾|不一致|相互冲突|相互衝突|食い違|상충|모순|일치하지 않|противореч|не совпада|расхожд|تناقض|متعارض",
+    ],
+)
 
 # A disagreement word under a negation ("there is no conflict", "that doesn't contradict") names
 # no disagreement: such phrases are blanked before the search.
@@ -97,31 +118,62 @@ _NEGATED_DISAGREEMENT = re.compile(
     r"\b(?:no|not|never|without|nothing|none)\s+(?:a\s+|an\s+|any\s+|really\s+|actually\s+|real\s+)*"
     + _DISAGREEMENT_WORD
     + r"|\b(?:doesn't|does not|don't|do not|didn't|did not|isn't|is not|aren't|are not|wasn't|was not|"
-    r"there's no|there is no)\s+(?:a\s+|an\s+|any\s+|really\s+|actually\s+|real\s+)*" + _DISAGREEMENT_WORD)
+    r"there's no|there is no)\s+(?:a\s+|an\s+|any\s+|really\s+|actually\s+|real\s+)*" + _DISAGREEMENT_WORD
+)
 
 # Negation / correction words (rule 10).
-_CORRECTION = PhraseSet([
-    # not any "n't": "green beans don't all ripen together" corrects nothing
-    r"\bno\b", r"\bnope\b", r"\bnot\b", r"\b(?:is|was|are|were)n't\b", r"\bnever\b", r"\bincorrect\b", r"\bactually\b",
-    r"\bchang(?:e|ed|es)\b", r"\bswitched\b", r"\bmoved\b", r"\bused to\b", r"\bno longer\b",
-    r"\bany ?more\b", r"\bwrong\b", r"\bmistaken\b", r"\boutdated\b", r"\bout of date\b",
-    r"\bcorrection\b", r"\binstead\b", r"\breplaced\b", r"\bupdated?\b", r"\bformerly\b",
-    r"\bpreviously\b", r"\bsince then\b", r"\bnot anymore\b",
-    r"\bya no\b|\ben realidad\b|\bcambi[oóa]", r"\bnon\b|\bn'est plus\b|\ben fait\b",
-    r"\bnein\b|\bnicht mehr\b|\beigentlich\b|\binzwischen\b", r"\bn[aã]o\b|\bna verdade\b|\bmudou\b",
-    r"\bin realt[aà]\b|\bcambiat",
-], [
-    r"不是|不再|其实|其實|改为|改為|改成|换成|換成",
-    r"いいえ|ではなく|じゃなく|実は|変わり|変更", r"아니|더 이상|사실은|바뀌|변경",
-    r"\bнет\b|\bне\b|уже не|на самом деле|изменил|теперь", r"(?<!\w)(?:لا|ليس|لم يعد|في الواقع)(?!\w)|تغير",
-])
+_CORRECTION = PhraseSet(
+    [
+        # not any "n't": "green beans don't all ripen together" corrects nothing
+        r"\bno\b",
+        r"\bnope\b",
+        r"\bnot\b",
+        r"\b(?:is|was|are|were)n't\b",
+        r"\bnever\b",
+        r"\bincorrect\b",
+        r"\bactually\b",
+        r"\bchang(?:e|ed|es)\b",
+        r"\bswitched\b",
+        r"\bmoved\b",
+        r"\bused to\b",
+        r"\bno longer\b",
+        r"\bany ?more\b",
+        r"\bwrong\b",
+        r"\bmistaken\b",
+        r"\boutdated\b",
+        r"\bout of date\b",
+        r"\bcorrection\b",
+        r"\binstead\b",
+        r"\breplaced\b",
+        r"\bupdated?\b",
+        r"\bformerly\b",
+        r"\bpreviously\b",
+        r"\bsince then\b",
+        r"\bnot anymore\b",
+        r"\bya no\b|\ben realidad\b|\bcambi[oóa]",
+        r"\bnon\b|\bn'est plus\b|\ben fait\b",
+        r"\bnein\b|\bnicht mehr\b|\beigentlich\b|\binzwischen\b",
+        r"\bn[aã]o\b|\bna verdade\b|\bmudou\b",
+        r"\bin realt[aà]\b|\bcambiat",
+    ],
+    [
+        r"不是|不再|其实|其實|改为|改為|改成|换成|換成",
+        r"いいえ|ではなく|じゃなく|実は|変わり|変更",
+        r"아니|더 이상|사실은|바뀌|변경",
+        r"\bнет\b|\bне\b|уже не|на самом деле|изменил|теперь",
+        r"(?<!\w)(?:لا|ليس|لم يعد|في الواقع)(?!\w)|تغير",
+    ],
+)
 
 _LEADING_NEGATION = re.compile(
     r"^\s*(?:no(?:pe)?|not (?:any ?more|really)|actually|wrong|incorrect|that's (?:wrong|outdated|old))\b[\s,.;:!\u2014-]*",
-    re.I)
+    re.I,
+)
 _LEADING_SUBJECT = re.compile(
     r"^\s*(?:(?:it|they|that|he|she|this)(?:'s|'re| is| are| was| were)|it|they|that|he|she|this)"
-    r"(?:\s+(?:now|actually|currently))?\s+", re.I)
+    r"(?:\s+(?:now|actually|currently))?\s+",
+    re.I,
+)
 _TRAILING_NOW = re.compile(r"\s+(?:now|these days|currently|at the moment|instead)\s*[.!]?\s*$", re.I)
 
 
@@ -259,8 +311,10 @@ def ungraded_without_answer(q: Question) -> str | None:
     (None when it can). Abstention questions want the system to *say* it does not know; returned
     memories say nothing (glasshouse's score.py leaves such runs ungraded there too)."""
     if q.scored_as in ("ABSTAIN", "FALSE_MEMORY"):
-        return ("no answer of its own: a retrieval-only run is not graded on abstention questions "
-                "(as glasshouse's score.py)")
+        return (
+            "no answer of its own: a retrieval-only run is not graded on abstention questions "
+            "(as glasshouse's score.py)"
+        )
     return None
 
 

@@ -30,13 +30,17 @@ from memeval.text.fold import fold_for_phrases
 __all__ = ["is_idk", "denies_premise", "gold_is_idk", "fold_for_phrases", "clear_caches"]
 
 # What a statement can be missing from, and the words for "information".
-_STORE = (r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?history|records?|notes?|"
-          r"context|logs?|messages?|data|knowledge|transcripts?|what (?:you(?:'ve| have)?|i(?:'ve| have)?) "
-          r"(?:told|shared|said|mentioned)(?: (?:me|you))?)")
+_STORE = (
+    r"(?:memor(?:y|ies)|conversations?|chats?|(?:chat |conversation )?history|records?|notes?|"
+    r"context|logs?|messages?|data|knowledge|transcripts?|what (?:you(?:'ve| have)?|i(?:'ve| have)?) "
+    r"(?:told|shared|said|mentioned)(?: (?:me|you))?)"
+)
 _INFO = r"(?:information|info|records?|mentions?|memor(?:y|ies)|details?|data|notes?|indication|evidence|knowledge)"
 # "told" only with its listener: "you never told me" is IDK, "he never told them" is a statement
-_SAID = (r"(?:stated|said|mentioned|told (?:me|us)|discussed|shared|specified|brought up|came up|come up|"
-         r"talked about|noted|recorded|given|provided|indicated|disclosed|referenced|revealed)")
+_SAID = (
+    r"(?:stated|said|mentioned|told (?:me|us)|discussed|shared|specified|brought up|came up|come up|"
+    r"talked about|noted|recorded|given|provided|indicated|disclosed|referenced|revealed)"
+)
 _NT = r"(?:n't|nt| not)"
 
 _EN = [
@@ -47,12 +51,21 @@ _EN = [
     r"\bnever (?:been |actually |once |explicitly |specifically )?" + _SAID + r"\b",
     r"\b(?:have|has|had)" + _NT + r" (?:been )?(?:ever )?" + _SAID + r"\b",
     r"\b(?:is|was|are|were|has|have)" + _NT + r" (?:been )?(?:ever )?(?:explicitly |specifically )?" + _SAID + r"\b",
-    r"\bnot (?:been )?(?:explicitly |specifically )?" + _SAID + r" (?:in|anywhere|before|to me|by you|earlier|yet|so far)\b",
+    r"\bnot (?:been )?(?:explicitly |specifically )?"
+    + _SAID
+    + r" (?:in|anywhere|before|to me|by you|earlier|yet|so far)\b",
     # not "don't": "don't mention it" / "don't share it" are instructions, not a missing fact
-    r"\b(?:did|does|have|has)" + _NT + r" (?:ever )?(?:mention|say|state|tell me|specify|share|bring up|talk about|discuss|record)\b",
-    r"\bnot (?:found |stored |saved |recorded |mentioned |available )?(?:anywhere )?in (?:the |your |our |my |this |any |these |those )?" + _STORE + r"\b",
-    r"\b(?:isn't|is not|wasn't|was not|aren't|are not|nothing|none) (?:stored |saved |recorded |mentioned |found )?(?:anywhere )?in (?:the |your |our |my |this |any )?" + _STORE + r"\b",
-    r"\bno (?:such |relevant |specific |further |stored |saved |prior |previous |available )?" + _INFO
+    r"\b(?:did|does|have|has)"
+    + _NT
+    + r" (?:ever )?(?:mention|say|state|tell me|specify|share|bring up|talk about|discuss|record)\b",
+    r"\bnot (?:found |stored |saved |recorded |mentioned |available )?(?:anywhere )?in (?:the |your |our |my |this |any |these |those )?"
+    + _STORE
+    + r"\b",
+    r"\b(?:isn't|is not|wasn't|was not|aren't|are not|nothing|none) (?:stored |saved |recorded |mentioned |found )?(?:anywhere )?in (?:the |your |our |my |this |any )?"
+    + _STORE
+    + r"\b",
+    r"\bno (?:such |relevant |specific |further |stored |saved |prior |previous |available )?"
+    + _INFO
     + r" (?:about|on|of|regarding|for|in|that|available|stored|saved|found|related|concerning|is available|was found|has been)\b",
     r"\bno (?:record|mention|memory|indication)\b",
     r"\b(?:don't|do not|dont|doesn't|does not|didn't|did not) have (?:any |that |this |the |such |enough |a |relevant |specific |stored )*"
@@ -72,7 +85,11 @@ _EN = [
     r"\b(?:don't|do not|dont) (?:recall|remember) (?:you |that |this |it |any |anything |ever |being |hearing |the )",
     r"\b(?:don't|do not|dont) (?:recall|remember)\b(?=\s*[.,!?;]|$)",
     r"\b(?:is|are|was|were|remains?) unknown\b|^\W*unknown\W*$",
-    r"\b(?:" + _STORE + r") (?:do(?:es)?|did)" + _NT + r" (?:say|mention|specify|state|contain|include|show|indicate|record|tell)\b",
+    r"\b(?:"
+    + _STORE
+    + r") (?:do(?:es)?|did)"
+    + _NT
+    + r" (?:say|mention|specify|state|contain|include|show|indicate|record|tell)\b",
     r"\b(?:we|you) (?:never|haven't|have not|didn't|did not) (?:discuss|discussed|talk|talked|cover|covered|go over|went over)\b",
     r"\bnever (?:came|come) up\b",
     r"\b(?:i'm|i am|i was) not aware (?:of|that)\b",
@@ -164,28 +181,31 @@ _AR = [
 
 _IDK = PhraseSet(_EN + _ES + _FR + _DE + _PT + _IT, _ZH + _JA + _KO + _RU + _AR)
 
-_DENIAL = PhraseSet([
-    r"\byou (?:have |had )?(?:never|didn't|did not|haven't|have not|hadn't) (?:actually |ever )?(?:said|say|told|tell|mentioned|mention|stated|state|shared|share|talked|done|did|gone|go|went|been|visited|visit)\b",
-    r"\b(?:that|this|it|which|such a thing) (?:never|didn't|did not|has never|hasn't|has not|doesn't|does not) (?:actually )?(?:happen|happened|occur|occurred|take place|took place)\b",
-    r"\b(?:that|this|it)(?:'s| is| was|'s actually| is actually) (?:not|in)correct\b",
-    r"\b(?:that|this|it)(?:'s| is| was) (?:not (?:right|true|accurate|correct|what you (?:said|told me|mentioned))|wrong|false|mistaken)\b",
-    r"\b(?:that|this|it)(?:'s| is| was)n't (?:right|true|accurate|correct|what you (?:said|told me|mentioned))\b",
-    r"\b(?:have|has|there(?:'s| is)) no (?:record|memory|mention|indication) (?:of|that) (?:you|that|this|it|such|any|ever)\b",
-    r"\b(?:don't|do not) (?:recall|remember|have any record of) (?:you|that|this|ever|it ever)\b",
-    # a correction "X, not Y" (a bare "not" would also catch "the weather was not great")
-    # ("X, not just Y" adds to X; it corrects nothing: "the correct call, not just the lazy one")
-    r"\bactually,? [^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
-    r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
-    r"\bthere (?:is|was|'s) no (?:such|evidence|sign)\b",
-    r"\b(?:false|incorrect|mistaken|wrong) (?:premise|assumption|claim)\b",
-    # a few of the other languages (their IDK phrases already count on ABSTAIN/FALSE_MEMORY)
-    r"\bnunca dijiste\b|\beso no (?:pas[oó]|es cierto)\b|\bno es correcto\b",
-    r"\bce n'est pas (?:vrai|exact|correct)\b|\bcela ne s'est (?:jamais )?pas produit\b",
-    r"\bdas stimmt nicht\b|\bdas ist nicht richtig\b|\bdas haben sie nie gesagt\b",
-    r"\bisso n[aã]o (?:aconteceu|[eé] verdade)\b|\bnon [eè] (?:vero|corretto)\b|\bnon [eè] mai successo\b",
-], [
-    r"这不是事实|没有发生过|沒有發生過|并非如此|並非如此|そのような事実はありません|그런 적(?:이)? 없|это не так|такого не было|هذا غير صحيح|لم يحدث",
-])
+_DENIAL = PhraseSet(
+    [
+        r"\byou (?:have |had )?(?:never|didn't|did not|haven't|have not|hadn't) (?:actually |ever )?(?:said|say|told|tell|mentioned|mention|stated|state|shared|share|talked|done|did|gone|go|went|been|visited|visit)\b",
+        r"\b(?:that|this|it|which|such a thing) (?:never|didn't|did not|has never|hasn't|has not|doesn't|does not) (?:actually )?(?:happen|happened|occur|occurred|take place|took place)\b",
+        r"\b(?:that|this|it)(?:'s| is| was|'s actually| is actually) (?:not|in)correct\b",
+        r"\b(?:that|this|it)(?:'s| is| was) (?:not (?:right|true|accurate|correct|what you (?:said|told me|mentioned))|wrong|false|mistaken)\b",
+        r"\b(?:that|this|it)(?:'s| is| was)n't (?:right|true|accurate|correct|what you (?:said|told me|mentioned))\b",
+        r"\b(?:have|has|there(?:'s| is)) no (?:record|memory|mention|indication) (?:of|that) (?:you|that|this|it|such|any|ever)\b",
+        r"\b(?:don't|do not) (?:recall|remember|have any record of) (?:you|that|this|ever|it ever)\b",
+        # a correction "X, not Y" (a bare "not" would also catch "the weather was not great")
+        # ("X, not just Y" adds to X; it corrects nothing: "the correct call, not just the lazy one")
+        r"\bactually,? [^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
+        r"\byou (?:said|told me|mentioned)\b[^.!?]{0,80}, not\b(?! (?:just|only|merely|simply|necessarily|quite|exactly)\b)",
+        r"\bthere (?:is|was|'s) no (?:such|evidence|sign)\b",
+        r"\b(?:false|incorrect|mistaken|wrong) (?:premise|assumption|claim)\b",
+        # a few of the other languages (their IDK phrases already count on ABSTAIN/FALSE_MEMORY)
+        r"\bnunca dijiste\b|\beso no (?:pas[oó]|es cierto)\b|\bno es correcto\b",
+        r"\bce n'est pas (?:vrai|exact|correct)\b|\bcela ne s'est (?:jamais )?pas produit\b",
+        r"\bdas stimmt nicht\b|\bdas ist nicht richtig\b|\bdas haben sie nie gesagt\b",
+        r"\bisso n[aã]o (?:aconteceu|[eé] verdade)\b|\bnon [eè] (?:vero|corretto)\b|\bnon [eè] mai successo\b",
+    ],
+    [
+        r"这不是事实|没有发生过|沒有發生過|并非如此|並非如此|そのような事実はありません|그런 적(?:이)? 없|это не так|такого не было|هذا غير صحيح|لم يحدث",
+    ],
+)
 
 
 def is_idk(text: str) -> bool:

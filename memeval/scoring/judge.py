@@ -15,7 +15,15 @@ from typing import Protocol, TypeVar, runtime_checkable
 from ..bench.model import Question
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
 
-__all__ = ["JudgeProtocol", "Verdict", "Judge", "Reader", "JUDGE_PROMPT", "READER_PROMPT", "NOT_GRADABLE_IN_MEMORY_MODE"]
+__all__ = [
+    "JudgeProtocol",
+    "Verdict",
+    "Judge",
+    "Reader",
+    "JUDGE_PROMPT",
+    "READER_PROMPT",
+    "NOT_GRADABLE_IN_MEMORY_MODE",
+]
 
 JUDGE_PROMPT = "judge_v1"
 READER_PROMPT = "reader_v1"
@@ -24,7 +32,7 @@ _SCORES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 
 _AXIS_RULES = {
     "STALE": "Rule: the current value is correct; serving the old value ({stale}) as current is wrong; saying it is not known is partial.",
-    "UPDATE": "Rule: the new value is correct (\"it was X, now Y\" is correct); saying it is not known is partial.",
+    "UPDATE": 'Rule: the new value is correct ("it was X, now Y" is correct); saying it is not known is partial.',
     "CONTRADICT": "Rule: correct only if it gives both values ({clash_a} / {clash_b}) or says the records disagree; saying it is unknown is partial; picking one value is wrong.",
     "RECONCILE": "Rule: both conditions ({side_a} / {side_b}) correct; one of them partial; 'I don't know' is wrong.",
     "CONFLICT": "Rule: the question carries an outdated value; correct only if it corrects it and gives the current value; the current value without a correction is partial.",
@@ -71,17 +79,34 @@ class Judge:
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
 
     def identity(self) -> dict:
-        return {"role": "judge", **self.client.identity(), "prompt": self.prompt_name,
-                "prompt_hash": prompt_hash(self.template)}
+        return {
+            "role": "judge",
+            **self.client.identity(),
+            "prompt": self.prompt_name,
+            "prompt_hash": prompt_hash(self.template),
+        }
 
     def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict:
         axis = "ABSTAIN" if q.expect == "no_memory" else q.axis
         if kind == "memory" and axis in NOT_GRADABLE_IN_MEMORY_MODE:
             return Verdict(None, None, None, "not gradable in memory mode")
-        rule = _AXIS_RULES.get(axis, "").format(stale=q.stale_answer, clash_a=q.clash_a, clash_b=q.clash_b,
-                                                 side_a=q.side_a, side_b=q.side_b, parts=list(q.gold_parts))
-        msg = self.template.format(axis=axis, question=q.text_to_ask, gold=q.gold_answer,
-                                   alts=", ".join(q.gold_alts) or "none", axis_rule=rule, kind=kind, text=text)
+        rule = _AXIS_RULES.get(axis, "").format(
+            stale=q.stale_answer,
+            clash_a=q.clash_a,
+            clash_b=q.clash_b,
+            side_a=q.side_a,
+            side_b=q.side_b,
+            parts=list(q.gold_parts),
+        )
+        msg = self.template.format(
+            axis=axis,
+            question=q.text_to_ask,
+            gold=q.gold_answer,
+            alts=", ".join(q.gold_alts) or "none",
+            axis_rule=rule,
+            kind=kind,
+            text=text,
+        )
         try:
             reply = self.client.chat([{"role": "user", "content": msg}])
         except ChatError as e:
@@ -101,11 +126,18 @@ class Reader:
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
 
     def identity(self) -> dict:
-        return {"role": "reader", **self.client.identity(), "prompt": self.prompt_name,
-                "prompt_hash": prompt_hash(self.template)}
+        return {
+            "role": "reader",
+            **self.client.identity(),
+            "prompt": self.prompt_name,
+            "prompt_hash": prompt_hash(self.template),
+        }
 
     def answer(self, q: Question, memories: tuple[str, ...]) -> str:
         """Raises ``ChatError`` when the endpoint fails after retries."""
-        msg = self.template.format(asked_at=q.asked_at or "unknown", question=q.text_to_ask,
-                                   memories="\n".join(f"- {m}" for m in memories) or "(none)")
+        msg = self.template.format(
+            asked_at=q.asked_at or "unknown",
+            question=q.text_to_ask,
+            memories="\n".join(f"- {m}" for m in memories) or "(none)",
+        )
         return self.client.chat([{"role": "user", "content": msg}]).text.strip()

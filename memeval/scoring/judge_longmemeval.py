@@ -27,9 +27,12 @@ __all__ = ["METRIC", "PROMPT_BY_TYPE", "ABSTENTION_PROMPT", "LongMemEvalJudge", 
 
 METRIC = "longmemeval-judge"
 PROMPT_BY_TYPE: dict[str, str] = {
-    "single-session-user": "lme_factual_v1", "single-session-assistant": "lme_factual_v1",
-    "multi-session": "lme_factual_v1", "temporal-reasoning": "lme_temporal_v1",
-    "knowledge-update": "lme_update_v1", "single-session-preference": "lme_preference_v1",
+    "single-session-user": "lme_factual_v1",
+    "single-session-assistant": "lme_factual_v1",
+    "multi-session": "lme_factual_v1",
+    "temporal-reasoning": "lme_temporal_v1",
+    "knowledge-update": "lme_update_v1",
+    "single-session-preference": "lme_preference_v1",
 }
 ABSTENTION_PROMPT = "lme_abstention_v1"
 

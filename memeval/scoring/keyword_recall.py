@@ -21,8 +21,18 @@ from typing import Sequence
 from ..bench.loaders.booksuite_model import Fact, facts_as_json, facts_from_json, gold_from_mapping, read_gold_facts
 from ..text.fold import fold_case_space
 
-__all__ = ["PASS_THRESHOLD", "METRIC", "Fact", "RecallResult", "normalize", "keyword_recall",
-           "facts_from_json", "facts_as_json", "read_gold_facts", "gold_from_mapping"]
+__all__ = [
+    "PASS_THRESHOLD",
+    "METRIC",
+    "Fact",
+    "RecallResult",
+    "normalize",
+    "keyword_recall",
+    "facts_from_json",
+    "facts_as_json",
+    "read_gold_facts",
+    "gold_from_mapping",
+]
 
 METRIC = "keyword-recall"
 PASS_THRESHOLD = 0.8

@@ -31,8 +31,9 @@ __all__ = ["TRAPS", "Probe", "build_probes", "write_probes", "read_probes", "gra
 
 TRAPS: tuple[str, ...] = ("stale", "near_miss", "hedge", "one_side", "false_premise", "invented")
 #: axes whose gold is one value, so that a sibling value is a near miss and "X or Y" is a hedge
-_ONE_VALUE = frozenset({"BASIC", "PARAPHRASE", "MULTI", "CROSS", "IMPLICIT", "XLING_QUERY", "XLING_STORE", "IMAGE",
-                        "STALE", "UPDATE"})
+_ONE_VALUE = frozenset(
+    {"BASIC", "PARAPHRASE", "MULTI", "CROSS", "IMPLICIT", "XLING_QUERY", "XLING_STORE", "IMAGE", "STALE", "UPDATE"}
+)
 _NAMES = re.compile(r"(?<!^)(?<![.?!] )\b(?:[A-Z0-9][\w'’-]*)(?:\s+(?:[A-Z0-9][\w'’-]*))*")
 
 
@@ -55,8 +56,15 @@ class Probe:
     answer: str
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "trap": self.trap, "axis": self.axis, "tier": self.tier, "qid": self.question.id,
-                "answer": self.answer, "question": self.question.to_dict()}
+        return {
+            "id": self.id,
+            "trap": self.trap,
+            "axis": self.axis,
+            "tier": self.tier,
+            "qid": self.question.id,
+            "answer": self.answer,
+            "question": self.question.to_dict(),
+        }
 
 
 def _same(a: str, b: str) -> bool:
@@ -69,7 +77,7 @@ def _sibling(q: Question, group: list[Question]) -> str | None:
     ``q``'s accepted answers (nor its old value)."""
     own = [q.gold_answer, *q.gold_alts, *(q.gold_parts or ()), q.stale_answer or ""]
     i = next(k for k, x in enumerate(group) if x is q)
-    for other in group[i + 1:] + group[:i]:
+    for other in group[i + 1 :] + group[:i]:
         v = other.gold_answer.strip()
         if v and not any(_same(v, o) for o in own if o):
             return v
@@ -157,10 +165,21 @@ def read_probes(path) -> list[Probe]:
 
 def grade_probes(probes: list[Probe], judge, label: str, concurrency: int = 4) -> list[dict]:
     """One row per probe: the judge's verdict on the trap answer (``score`` None = ungraded, with the reason)."""
+
     def one(p: Probe) -> dict:
         v = judge.grade(p.question, p.answer, kind="answer")
-        return {"judge": label, "id": p.id, "trap": p.trap, "axis": p.axis, "qid": p.question.id, "answer": p.answer,
-                "score": v.score, "verdict": v.verdict, "evidence": v.evidence, "ungraded_reason": v.ungraded_reason}
+        return {
+            "judge": label,
+            "id": p.id,
+            "trap": p.trap,
+            "axis": p.axis,
+            "qid": p.question.id,
+            "answer": p.answer,
+            "score": v.score,
+            "verdict": v.verdict,
+            "evidence": v.evidence,
+            "ungraded_reason": v.ungraded_reason,
+        }
 
     with ThreadPoolExecutor(max(1, concurrency)) as pool:
         return list(pool.map(one, probes))

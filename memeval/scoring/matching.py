@@ -12,8 +12,18 @@ from ..text import containment, normal_form
 from ..text.containment import HEDGE_WORDS, contains, contains_normalized, matches_any, numbers_in
 from ..text.normal_form import CACHE_MAX_CHARS, _normalize, _normalize_cached, normalize
 
-__all__ = ["normalize", "contains", "contains_normalized", "matches_any", "numbers_in", "HEDGE_WORDS",
-           "CACHE_MAX_CHARS", "clear_caches", "_normalize", "_normalize_cached"]
+__all__ = [
+    "normalize",
+    "contains",
+    "contains_normalized",
+    "matches_any",
+    "numbers_in",
+    "HEDGE_WORDS",
+    "CACHE_MAX_CHARS",
+    "clear_caches",
+    "_normalize",
+    "_normalize_cached",
+]
 
 
 def clear_caches() -> None:

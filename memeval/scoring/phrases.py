@@ -42,7 +42,7 @@ def _outside_classes(pattern: str, start: int = 0) -> Iterator[tuple[int, str, i
             in_class = c != "]"
         elif c == "[":
             in_class = True
-            if pattern[i + 1:i + 2] == "]":  # "[]...]": a leading "]" is a literal
+            if pattern[i + 1 : i + 2] == "]":  # "[]...]": a leading "]" is a literal
                 i += 1
         else:
             if c == ")":
@@ -81,7 +81,7 @@ def expand_leading(pattern: str) -> list[str]:
     if not pattern.startswith("(?:"):
         return [pattern]
     end = _group_end(pattern, 0)
-    inner, rest = pattern[3:end], pattern[end + 1:]
+    inner, rest = pattern[3:end], pattern[end + 1 :]
     optional = rest.startswith("?") and not rest.startswith("??")
     if optional:
         rest = rest[1:]

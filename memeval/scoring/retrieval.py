@@ -40,8 +40,21 @@ from memeval.scoring.dry import latest_value
 from memeval.scoring.matching import matches_any  # normalises the joined text once
 from memeval.systems.base import memory_content
 
-__all__ = ["retrieval_hit", "retrieval_targets", "has_evidence", "KS", "LEVELS", "METRICS", "metric_names",
-           "dcg", "evaluate_ranking", "evaluate_turn2session", "Corpus", "map_memories", "ranking_metrics"]
+__all__ = [
+    "retrieval_hit",
+    "retrieval_targets",
+    "has_evidence",
+    "KS",
+    "LEVELS",
+    "METRICS",
+    "metric_names",
+    "dcg",
+    "evaluate_ranking",
+    "evaluate_turn2session",
+    "Corpus",
+    "map_memories",
+    "ranking_metrics",
+]
 
 
 def has_evidence(q: Question) -> bool:
@@ -131,8 +144,9 @@ def _effective_k(ranked: Sequence[Hashable | None], corpus_size: int, k: int) ->
     return max(k, corpus_size + 1) if len(seen) < k else k
 
 
-def evaluate_ranking(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
-                     k: int) -> tuple[float, float, float]:
+def evaluate_ranking(
+    ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable], k: int
+) -> tuple[float, float, float]:
     """(recall_any, recall_all, ndcg) at ``k`` of a ranking of corpus ids (None: an unmapped item).
 
     >>> evaluate_ranking(["a", "x", "b"], ["a", "b"], ["a", "b", "x", "y"], 2)
@@ -143,8 +157,9 @@ def evaluate_ranking(ranked: Sequence[Hashable | None], gold: Iterable[Hashable]
     return _scores(ranked, gold, sum(1 for c in corpus if c in wanted), k)
 
 
-def evaluate_turn2session(ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable],
-                          k: int) -> tuple[float, float, float]:
+def evaluate_turn2session(
+    ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable], k: int
+) -> tuple[float, float, float]:
     """:func:`evaluate_ranking` on session labels (``ranked``/``corpus`` already mapped turn -> session),
     with k grown until the ranking's first k items span k distinct sessions (LongMemEval's turn2session).
 
@@ -197,8 +212,9 @@ def map_memories(memories: Iterable[str], corpus: Corpus) -> list[Hashable | Non
     return out
 
 
-def ranking_metrics(q: Question, turn_ids: Sequence | None, memories: Sequence[str] | None,
-                    corpus: Corpus) -> tuple[dict[str, float] | None, str | None]:
+def ranking_metrics(
+    q: Question, turn_ids: Sequence | None, memories: Sequence[str] | None, corpus: Corpus
+) -> tuple[dict[str, float] | None, str | None]:
     """(metrics, source): every ``metric_names()`` value for the system's ranking, and whether it came
     from returned ``turn_ids`` or from ``text``; (None, None) for a question without evidence turns."""
     if not has_evidence(q) or not q.evidence_turns:

@@ -25,9 +25,22 @@ from typing import Any, Mapping, Sequence
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
 from .judge import JudgeProtocol
 
-__all__ = ["DIMENSIONS", "LABELS", "PROMPT_VERSION", "Grade", "RubricVerdict", "RubricResult",
-           "VerdictError", "Judge", "RubricJudge", "load_prompt", "render_messages", "parse_verdict",
-           "reward_of", "success_of"]
+__all__ = [
+    "DIMENSIONS",
+    "LABELS",
+    "PROMPT_VERSION",
+    "Grade",
+    "RubricVerdict",
+    "RubricResult",
+    "VerdictError",
+    "Judge",
+    "RubricJudge",
+    "load_prompt",
+    "render_messages",
+    "parse_verdict",
+    "reward_of",
+    "success_of",
+]
 
 DIMENSIONS = ("precision", "recall", "reasoning", "proactivity")
 GATING = ("precision", "recall", "reasoning")
@@ -155,13 +168,21 @@ class RubricResult:
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict
         return {
-            "test_id": self.test_id, "reward": self.reward, "success": self.success,
-            "grades": None if v is None else {g.dimension: {"grade": g.grade, "label": g.label,
-                                                            "evidence": g.evidence, "boundary": g.boundary}
-                                              for g in v.grades},
+            "test_id": self.test_id,
+            "reward": self.reward,
+            "success": self.success,
+            "grades": None
+            if v is None
+            else {
+                g.dimension: {"grade": g.grade, "label": g.label, "evidence": g.evidence, "boundary": g.boundary}
+                for g in v.grades
+            },
             "hallucination": None if v is None else {"veto": v.veto, "evidence": v.veto_evidence},
-            "ungraded_reason": self.ungraded_reason, "judge": dict(self.judge),
-            "prompt_version": self.prompt_version, "prompt_hash": self.prompt_hash, "attempts": self.attempts,
+            "ungraded_reason": self.ungraded_reason,
+            "judge": dict(self.judge),
+            "prompt_version": self.prompt_version,
+            "prompt_hash": self.prompt_hash,
+            "attempts": self.attempts,
         }
 
 
@@ -202,8 +223,7 @@ class RubricJudge:
     already retries transport errors and 429/5xx); a verdict lacking evidence is discarded, not retried.
     """
 
-    def __init__(self, client: ChatClient, prompt: str | None = None, parse_attempts: int = 2,
-                 json_mode: bool = True):
+    def __init__(self, client: ChatClient, prompt: str | None = None, parse_attempts: int = 2, json_mode: bool = True):
         if client.temperature != 0:
             raise ValueError("the judge runs at temperature 0")
         self.client, self.prompt = client, prompt if prompt is not None else load_prompt()
@@ -215,8 +235,9 @@ class RubricJudge:
         return {**self.client.identity(), "prompt_version": self.prompt_version, "prompt_hash": self.prompt_hash}
 
     def _result(self, case, verdict, reason, attempts, raw="") -> RubricResult:
-        return RubricResult(case.test_id, verdict, self.client.identity(), self.prompt_version, self.prompt_hash,
-                            reason, attempts, raw)
+        return RubricResult(
+            case.test_id, verdict, self.client.identity(), self.prompt_version, self.prompt_hash, reason, attempts, raw
+        )
 
     def grade(self, case, answer: str, facts: Sequence[Sequence[str]] | None = None) -> RubricResult:
         messages = render_messages(self.prompt, case, answer, facts)

@@ -31,8 +31,18 @@ from .judge import JudgeProtocol, Verdict
 #: the judge of memory and answer modes (``scoring.judge.Judge`` is one)
 Judge = JudgeProtocol
 
-__all__ = ["Response", "Scorer", "Judge", "DryScorer", "RetrievalScorer", "JudgeScorer", "OfficialScorer",
-           "scorers_for", "run_scorers", "RETRIEVAL_VERSION"]
+__all__ = [
+    "Response",
+    "Scorer",
+    "Judge",
+    "DryScorer",
+    "RetrievalScorer",
+    "JudgeScorer",
+    "OfficialScorer",
+    "scorers_for",
+    "run_scorers",
+    "RETRIEVAL_VERSION",
+]
 
 RETRIEVAL_VERSION = "retrieval-v1"
 _EMPTY_CORPUS = retrieval.Corpus((), {}, {})
@@ -75,8 +85,11 @@ class RetrievalScorer:
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
         metrics, source = retrieval.ranking_metrics(q, r.turn_ids, list(r.memories), r.corpus)
-        return {"retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, list(r.memories)),
-                "retrieval_metrics": metrics, "retrieval_source": source}
+        return {
+            "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, list(r.memories)),
+            "retrieval_metrics": metrics,
+            "retrieval_source": source,
+        }
 
 
 class DryScorer:
@@ -94,8 +107,13 @@ class DryScorer:
         memories = list(r.memories)
         text = r.answer if r.answer is not None else "\n".join(memories)
         g = bounds.dry_grade(q, r.answer if r.answer is not None else memories)
-        return {"answer": text, "score": g.score, "verdict": g.verdict, "rule": g.rule,
-                "ungraded_reason": g.ungraded_reason}
+        return {
+            "answer": text,
+            "score": g.score,
+            "verdict": g.verdict,
+            "rule": g.rule,
+            "ungraded_reason": g.ungraded_reason,
+        }
 
 
 class JudgeScorer:
@@ -135,8 +153,12 @@ class JudgeScorer:
 
 
 def _verdict(v: Verdict) -> dict:
-    return {"score": v.score, "verdict": v.verdict if v.score is not None else None,
-            "ungraded_reason": v.ungraded_reason, "judge_evidence": v.evidence}
+    return {
+        "score": v.score,
+        "verdict": v.verdict if v.score is not None else None,
+        "ungraded_reason": v.ungraded_reason,
+        "judge_evidence": v.evidence,
+    }
 
 
 class OfficialScorer:
@@ -150,8 +172,13 @@ class OfficialScorer:
         self._lme = None
 
     def spec(self) -> dict:
-        return {"name": "official", "version": "official-v1", "metrics": [locomo_f1.METRIC, judge_longmemeval.METRIC],
-                "model": getattr(self.client, "model", None), "writes": list(self.writes)}
+        return {
+            "name": "official",
+            "version": "official-v1",
+            "metrics": [locomo_f1.METRIC, judge_longmemeval.METRIC],
+            "model": getattr(self.client, "model", None),
+            "writes": list(self.writes),
+        }
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
         answer = so_far.get("answer")

@@ -12,8 +12,16 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-__all__ = ["DEFAULT_TARGET_MS", "quantile", "UNMEASURABLE_RTT_SHARE", "latency_minus_rtt", "speed_points",
-           "speed_status", "percentiles", "mean_speed_points"]
+__all__ = [
+    "DEFAULT_TARGET_MS",
+    "quantile",
+    "UNMEASURABLE_RTT_SHARE",
+    "latency_minus_rtt",
+    "speed_points",
+    "speed_status",
+    "percentiles",
+    "mean_speed_points",
+]
 
 DEFAULT_TARGET_MS = 500.0
 #: A round trip at or above this share of the total latency leaves nothing measurable.
@@ -61,8 +69,9 @@ def speed_status(latency_ms: float | None, network_ms: float | None) -> tuple[st
     net = _finite_non_negative("network_ms", network_ms)
     if lat <= 0 or net >= UNMEASURABLE_RTT_SHARE * lat:
         share = 100.0 if lat <= 0 else 100.0 * net / lat
-        return "unmeasurable", (f"round trip {net:.1f} ms is {share:.0f}% of the total {lat:.1f} ms "
-                                f"(>= {UNMEASURABLE_RTT_SHARE:.0%})")
+        return "unmeasurable", (
+            f"round trip {net:.1f} ms is {share:.0f}% of the total {lat:.1f} ms (>= {UNMEASURABLE_RTT_SHARE:.0%})"
+        )
     return "measured", None
 
 
@@ -83,8 +92,7 @@ def percentiles(samples: Iterable[float | None]) -> dict[str, float | int | None
         raise ValueError("latency samples contain NaN")
     if not values:
         return {"p50": None, "p90": None, "p95": None, "p99": None, "max": None, "n": 0}
-    out: dict[str, float | int | None] = {
-        f"p{int(q * 100)}": quantile(values, q) for q in (0.5, 0.9, 0.95, 0.99)}
+    out: dict[str, float | int | None] = {f"p{int(q * 100)}": quantile(values, q) for q in (0.5, 0.9, 0.95, 0.99)}
     out["max"] = values[-1]
     out["n"] = len(values)
     return out

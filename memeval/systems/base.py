@@ -7,8 +7,17 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 from ..bench.model import Question, Session
 
-__all__ = ["Recall", "MemorySystem", "NeedsQuestion", "SystemCallError", "memory_text", "Memory", "memory_content",
-           "memory_from_json", "memory_to_json"]
+__all__ = [
+    "Recall",
+    "MemorySystem",
+    "NeedsQuestion",
+    "SystemCallError",
+    "memory_text",
+    "Memory",
+    "memory_content",
+    "memory_from_json",
+    "memory_to_json",
+]
 
 
 class Memory(str):
@@ -54,8 +63,11 @@ def memory_from_json(x) -> str:
 def memory_to_json(m):
     """A memory for the HTTP protocol: an object when it carries fields, else the plain string."""
     if isinstance(m, Memory) and (m.timestamp or m.speaker):
-        return {"text": m.content, **({"timestamp": m.timestamp} if m.timestamp else {}),
-                **({"speaker": m.speaker} if m.speaker else {})}
+        return {
+            "text": m.content,
+            **({"timestamp": m.timestamp} if m.timestamp else {}),
+            **({"speaker": m.speaker} if m.speaker else {}),
+        }
     return str(m)
 
 

@@ -108,8 +108,14 @@ def parse_query_reply(body: bytes) -> tuple[tuple[str, ...], tuple[int, ...] | N
 def _kind(v) -> str:
     if v is None:
         return "null"
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+    }.get(type(v), type(v).__name__)
 
 
 # -- a total deadline per request: a network backend whose every read/write is bounded by it ----------
@@ -132,7 +138,9 @@ class _Stream(httpcore.NetworkStream):
         self._inner.close()
 
     def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-        inner = self._inner.start_tls(ssl_context, server_hostname, self._backend.budget(timeout, httpcore.ConnectTimeout))
+        inner = self._inner.start_tls(
+            ssl_context, server_hostname, self._backend.budget(timeout, httpcore.ConnectTimeout)
+        )
         self._backend.forget(self)
         return self._backend.track(_Stream(inner, self._backend))
 
@@ -177,8 +185,9 @@ class _DeadlineBackend(httpcore.NetworkBackend):
             self._open.discard(stream)
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        inner = self._sync.connect_tcp(host, port, self.budget(timeout, httpcore.ConnectTimeout), local_address,
-                                       socket_options)
+        inner = self._sync.connect_tcp(
+            host, port, self.budget(timeout, httpcore.ConnectTimeout), local_address, socket_options
+        )
         return self.track(_Stream(inner, self))
 
     def connect_unix_socket(self, path, timeout=None, socket_options=None):
@@ -199,9 +208,12 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 def _transport(limits: httpx.Limits, backend: _DeadlineBackend) -> httpx.HTTPTransport:
     transport = httpx.HTTPTransport(limits=limits)
     # httpx takes no network backend; its pool is swapped for the same pool built over ours
-    transport._pool = httpcore.ConnectionPool(max_connections=limits.max_connections,
-                                              max_keepalive_connections=limits.max_keepalive_connections,
-                                              keepalive_expiry=limits.keepalive_expiry, network_backend=backend)
+    transport._pool = httpcore.ConnectionPool(
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=backend,
+    )
     return transport
 
 
@@ -214,9 +226,18 @@ class HttpSystem:
     concurrent_queries = True
     accepts_idempotency_key = True
 
-    def __init__(self, base_url: str, api_key_env: str = "MEMEVAL_API_KEY", api_key_header: str = "authorization",
-                 timeout: float = 30.0, max_attempts: int = 4, backoff: float = 0.05, pool: int = 32,
-                 transport: httpx.BaseTransport | None = None, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
+    def __init__(
+        self,
+        base_url: str,
+        api_key_env: str = "MEMEVAL_API_KEY",
+        api_key_header: str = "authorization",
+        timeout: float = 30.0,
+        max_attempts: int = 4,
+        backoff: float = 0.05,
+        pool: int = 32,
+        transport: httpx.BaseTransport | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    ):
         if timeout <= 0 or max_attempts < 1 or max_reply_bytes < 1:
             raise MemevalError("HTTP system: timeout, attempts and reply cap must be positive")
         try:
@@ -228,25 +249,40 @@ class HttpSystem:
         auth = httpx.BasicAuth(url.username, url.password) if url.username or url.password else None
         self.base_url = public_url(base_url).rstrip("/")
         self.name = f"http:{self.base_url}"
-        self.params = {"base_url": self.base_url, "timeout_s": timeout, "max_attempts": max_attempts,
-                       "api_key_env": api_key_env, "max_reply_bytes": max_reply_bytes}
-        self.timeout, self.max_attempts, self.backoff, self.max_reply_bytes = timeout, max_attempts, backoff, max_reply_bytes
+        self.params = {
+            "base_url": self.base_url,
+            "timeout_s": timeout,
+            "max_attempts": max_attempts,
+            "api_key_env": api_key_env,
+            "max_reply_bytes": max_reply_bytes,
+        }
+        self.timeout, self.max_attempts, self.backoff, self.max_reply_bytes = (
+            timeout,
+            max_attempts,
+            backoff,
+            max_reply_bytes,
+        )
         headers = {}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers[api_key_header] = f"Bearer {key}" if api_key_header.lower() == "authorization" else key
         limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
         self._backend = _DeadlineBackend()
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, auth=auth, timeout=timeout,
-                                  transport=transport or _transport(limits, self._backend), limits=limits)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+            transport=transport or _transport(limits, self._backend),
+            limits=limits,
+        )
 
     # -- protocol -------------------------------------------------------------------------------
     def reset(self) -> None:
         self._call("POST", "/reset")
 
     def ingest(self, session: Session, idempotency_key: str | None = None) -> None:
-        body = {"session_id": session.session_id, "date": session.date,
-                "turns": [t.to_dict() for t in session.turns]}
+        body = {"session_id": session.session_id, "date": session.date, "turns": [t.to_dict() for t in session.turns]}
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         self._call("POST", "/sessions", json=body, headers=headers)
 
@@ -303,8 +339,10 @@ class HttpSystem:
                 resp, body = self._once(method, path, **kw)
                 elapsed = time.perf_counter_ns() - t0
             except _TooBig as e:
-                raise SystemCallError(f"{method} {path}: reply of {e.args[0]}+ bytes is above the cap of "
-                                      f"{self.max_reply_bytes} bytes (--max-reply-bytes)") from None
+                raise SystemCallError(
+                    f"{method} {path}: reply of {e.args[0]}+ bytes is above the cap of "
+                    f"{self.max_reply_bytes} bytes (--max-reply-bytes)"
+                ) from None
             except httpx.TimeoutException:
                 if self._backend.cancelled.is_set():
                     raise cancelled from None
@@ -331,4 +369,3 @@ class HttpSystem:
 
     def close(self) -> None:
         self._http.close()
-

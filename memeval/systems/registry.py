@@ -42,7 +42,7 @@ def make_system(spec: str, **http_options):
 
         return HttpSystem(spec, **http_options)
     if spec.startswith("python:"):
-        mod, _, rest = spec[len("python:"):].partition(":")
+        mod, _, rest = spec[len("python:") :].partition(":")
         attr, params = parse_spec(rest)
         try:
             factory = getattr(importlib.import_module(mod), attr)
@@ -51,7 +51,9 @@ def make_system(spec: str, **http_options):
         return factory(**params)
     name, params = parse_spec(spec)
     if name not in BUILTIN:
-        raise MemevalError(f"unknown system {name!r} (built-in: {', '.join(BUILTIN)}; or http://..., python:mod:factory)")
+        raise MemevalError(
+            f"unknown system {name!r} (built-in: {', '.join(BUILTIN)}; or http://..., python:mod:factory)"
+        )
     try:
         return BUILTIN[name](**params)
     except TypeError as e:

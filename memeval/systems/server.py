@@ -37,33 +37,53 @@ ROUTES = ("reset", "sessions", "query")
 
 @dataclass(frozen=True)
 class Faults:
-    delay_ms: float = 0.0      # added to every /query (server-side service time)
-    error_rate: float = 0.0    # share of requests answered 500 (work not done)
-    drop_rate: float = 0.0     # share of requests whose connection is closed before the work
-    stall_rate: float = 0.0    # share of requests that sleep stall_ms before the work
+    delay_ms: float = 0.0  # added to every /query (server-side service time)
+    error_rate: float = 0.0  # share of requests answered 500 (work not done)
+    drop_rate: float = 0.0  # share of requests whose connection is closed before the work
+    stall_rate: float = 0.0  # share of requests that sleep stall_ms before the work
     stall_ms: float = 2000.0
     seed: int = 0
-    drop_after_rate: float = 0.0        # share of requests whose reply is dropped after the work is done
+    drop_after_rate: float = 0.0  # share of requests whose reply is dropped after the work is done
     routes: tuple[str, ...] = ("query",)  # which of ROUTES the rates apply to
 
 
 @dataclass(frozen=True)
 class Limits:
     max_body_bytes: int = 16 * 1024 * 1024  # larger bodies: 413, connection closed, body never read
-    header_timeout_s: float = 10.0   # total time for the request line and headers, from the first byte
-    body_timeout_s: float = 30.0     # total time for the body
-    idle_timeout_s: float = 120.0    # keep-alive connection idle between requests
-    backlog: int = 1024              # listen backlog (bursts of new connections)
+    header_timeout_s: float = 10.0  # total time for the request line and headers, from the first byte
+    body_timeout_s: float = 30.0  # total time for the body
+    idle_timeout_s: float = 120.0  # keep-alive connection idle between requests
+    backlog: int = 1024  # listen backlog (bursts of new connections)
 
 
-_SESSION = {"type": "object", "required": ["session_id", "date", "turns"], "properties": {
-    "session_id": {"type": ["integer", "string"]}, "date": {"type": "string"},
-    "turns": {"type": "array", "items": {"type": "object", "required": ["turn_id", "speaker", "text", "date"],
-              "properties": {"turn_id": {"type": "integer"}, "session_id": {"type": ["integer", "string"]},
-                             "speaker": {"type": "string"}, "text": {"type": "string"}, "date": {"type": "string"},
-                             "image": {"type": "string"}, "image_no": {"type": "integer"}}}}}}
-_ERROR = {"description": "error", "content": {"application/json": {"schema": {
-    "type": "object", "properties": {"error": {"type": "string"}}}}}}
+_SESSION = {
+    "type": "object",
+    "required": ["session_id", "date", "turns"],
+    "properties": {
+        "session_id": {"type": ["integer", "string"]},
+        "date": {"type": "string"},
+        "turns": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["turn_id", "speaker", "text", "date"],
+                "properties": {
+                    "turn_id": {"type": "integer"},
+                    "session_id": {"type": ["integer", "string"]},
+                    "speaker": {"type": "string"},
+                    "text": {"type": "string"},
+                    "date": {"type": "string"},
+                    "image": {"type": "string"},
+                    "image_no": {"type": "integer"},
+                },
+            },
+        },
+    },
+}
+_ERROR = {
+    "description": "error",
+    "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}},
+}
 _LIMIT_RESPONSES = {
     "400": {**_ERROR, "description": "body is not JSON, or Content-Length is not a non-negative integer"},
     "401": {**_ERROR, "description": "missing or wrong bearer token (when the server was started with one)"},
@@ -72,56 +92,136 @@ _LIMIT_RESPONSES = {
 }
 OPENAPI = {
     "openapi": "3.1.0",
-    "info": {"title": "memeval memory protocol", "version": "1",
-             "description": (
-                 "What memeval's HTTP adapter speaks. Sessions arrive in chronological order. Every POST /sessions "
-                 "carries an Idempotency-Key header (a digest of the bench's content hash, the haystack and the "
-                 "session id): a server must treat a repeated key as a no-op that returns the first reply, and "
-                 "forget its keys on POST /reset. The client gives every request a total deadline (connect + send "
-                 "+ receive) and caps the reply size; a /query reply that breaks the schema is an error, not a "
-                 "score. The reference server (memeval serve) limits the request body (default 16 MiB; 413 "
-                 "above), gives the request line and headers 10 s and the body 30 s in total, closes keep-alive "
-                 "connections idle for 120 s, listens with a backlog of 1024, and with --token-env NAME requires "
-                 "'Authorization: Bearer <token>' on every route but /health and /openapi.json.")},
+    "info": {
+        "title": "memeval memory protocol",
+        "version": "1",
+        "description": (
+            "What memeval's HTTP adapter speaks. Sessions arrive in chronological order. Every POST /sessions "
+            "carries an Idempotency-Key header (a digest of the bench's content hash, the haystack and the "
+            "session id): a server must treat a repeated key as a no-op that returns the first reply, and "
+            "forget its keys on POST /reset. The client gives every request a total deadline (connect + send "
+            "+ receive) and caps the reply size; a /query reply that breaks the schema is an error, not a "
+            "score. The reference server (memeval serve) limits the request body (default 16 MiB; 413 "
+            "above), gives the request line and headers 10 s and the body 30 s in total, closes keep-alive "
+            "connections idle for 120 s, listens with a backlog of 1024, and with --token-env NAME requires "
+            "'Authorization: Bearer <token>' on every route but /health and /openapi.json."
+        ),
+    },
     "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "paths": {
-        "/reset": {"post": {"summary": "Forget everything (stored sessions and idempotency keys)",
-                            "security": [{"bearer": []}, {}],
-                            "responses": {"204": {"description": "reset"}, **_LIMIT_RESPONSES}}},
-        "/sessions": {"post": {"summary": "Store one session (a repeated Idempotency-Key is a no-op)",
-                               "security": [{"bearer": []}, {}],
-                               "parameters": [{"name": "Idempotency-Key", "in": "header", "required": False,
-                                               "schema": {"type": "string", "maxLength": 255},
-                                               "description": "digest of (bench content hash, haystack, session "
-                                                              "id); memeval always sends it"}],
-                               "requestBody": {"required": True, "content": {"application/json": {"schema": _SESSION}}},
-                               "responses": {"200": {"description": "stored (or a repeat: the first reply)",
-                                                     "content": {"application/json": {"schema": {
-                                                         "type": "object",
-                                                         "properties": {"stored": {"type": "integer"}}}}}},
-                                             "422": {**_ERROR, "description": "key reused with another session"},
-                                             **_LIMIT_RESPONSES}}},
-        "/query": {"post": {"summary": "What the system remembers for a question",
-                            "security": [{"bearer": []}, {}],
-                            "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                                "type": "object", "required": ["question"],
-                                "properties": {"question": {"type": "string"},
-                                               "asked_at": {"type": ["string", "null"]}}}}}},
-                            "responses": {"200": {"description": "memories", "content": {"application/json": {
-                                "schema": {"type": "object", "required": ["memories"], "properties": {
-                                    "memories": {"type": "array", "items": {"oneOf": [
-                                        {"type": "string"},
-                                        {"type": "object", "required": ["text"], "properties": {
-                                            "text": {"type": "string"}, "timestamp": {"type": "string"},
-                                            "speaker": {"type": "string"}}}]}},
-                                    "turn_ids": {"type": "array", "items": {"type": "integer"}},
-                                    "answer": {"type": "string"}}}}}}, **_LIMIT_RESPONSES}}},
-        "/health": {"get": {"summary": "No-op, used to measure the network floor (never needs the token)",
-                            "responses": {"200": {"description": "ok"}}}},
-        "/stats": {"get": {"summary": "Counts: requests per route, sessions stored and repeated, faults injected",
-                           "security": [{"bearer": []}, {}],
-                           "responses": {"200": {"description": "counts", "content": {"application/json": {
-                               "schema": {"type": "object", "additionalProperties": {"type": "integer"}}}}}}}},
+        "/reset": {
+            "post": {
+                "summary": "Forget everything (stored sessions and idempotency keys)",
+                "security": [{"bearer": []}, {}],
+                "responses": {"204": {"description": "reset"}, **_LIMIT_RESPONSES},
+            }
+        },
+        "/sessions": {
+            "post": {
+                "summary": "Store one session (a repeated Idempotency-Key is a no-op)",
+                "security": [{"bearer": []}, {}],
+                "parameters": [
+                    {
+                        "name": "Idempotency-Key",
+                        "in": "header",
+                        "required": False,
+                        "schema": {"type": "string", "maxLength": 255},
+                        "description": "digest of (bench content hash, haystack, session id); memeval always sends it",
+                    }
+                ],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _SESSION}}},
+                "responses": {
+                    "200": {
+                        "description": "stored (or a repeat: the first reply)",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"stored": {"type": "integer"}}}
+                            }
+                        },
+                    },
+                    "422": {**_ERROR, "description": "key reused with another session"},
+                    **_LIMIT_RESPONSES,
+                },
+            }
+        },
+        "/query": {
+            "post": {
+                "summary": "What the system remembers for a question",
+                "security": [{"bearer": []}, {}],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["question"],
+                                "properties": {
+                                    "question": {"type": "string"},
+                                    "asked_at": {"type": ["string", "null"]},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "memories",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["memories"],
+                                    "properties": {
+                                        "memories": {
+                                            "type": "array",
+                                            "items": {
+                                                "oneOf": [
+                                                    {"type": "string"},
+                                                    {
+                                                        "type": "object",
+                                                        "required": ["text"],
+                                                        "properties": {
+                                                            "text": {"type": "string"},
+                                                            "timestamp": {"type": "string"},
+                                                            "speaker": {"type": "string"},
+                                                        },
+                                                    },
+                                                ]
+                                            },
+                                        },
+                                        "turn_ids": {"type": "array", "items": {"type": "integer"}},
+                                        "answer": {"type": "string"},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    **_LIMIT_RESPONSES,
+                },
+            }
+        },
+        "/health": {
+            "get": {
+                "summary": "No-op, used to measure the network floor (never needs the token)",
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/stats": {
+            "get": {
+                "summary": "Counts: requests per route, sessions stored and repeated, faults injected",
+                "security": [{"bearer": []}, {}],
+                "responses": {
+                    "200": {
+                        "description": "counts",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "additionalProperties": {"type": "integer"}}
+                            }
+                        },
+                    }
+                },
+            }
+        },
     },
 }
 
@@ -131,8 +231,15 @@ _OPEN = ("/health", "/openapi.json")
 class ReferenceServer:
     """``with ReferenceServer(system, port=0, faults=Faults()) as srv: srv.url``."""
 
-    def __init__(self, system, host: str = "127.0.0.1", port: int = 0, faults: Faults = Faults(),
-                 limits: Limits = Limits(), token: str | None = None):
+    def __init__(
+        self,
+        system,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Faults = Faults(),
+        limits: Limits = Limits(),
+        token: str | None = None,
+    ):
         unknown = set(faults.routes) - set(ROUTES)
         if unknown:
             raise ValueError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
@@ -141,14 +248,30 @@ class ReferenceServer:
         self._rng_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._keys: dict[str, tuple[str, dict]] = {}
-        self.counts = {"query": 0, "reset": 0, "sessions": 0, "ingested": 0, "repeated": 0,
-                       "error": 0, "drop": 0, "stall": 0, "drop_after": 0, "rejected": 0}
+        self.counts = {
+            "query": 0,
+            "reset": 0,
+            "sessions": 0,
+            "ingested": 0,
+            "repeated": 0,
+            "error": 0,
+            "drop": 0,
+            "stall": 0,
+            "drop_after": 0,
+            "rejected": 0,
+        }
         self._watched: dict[object, float] = {}
         self._watch_lock = threading.Lock()
         self._stopping = threading.Event()
-        server_cls = type("_Server", (ThreadingHTTPServer,), {
-            "request_queue_size": limits.backlog, "daemon_threads": True,
-            "handle_error": lambda self, request, client_address: None})  # a client that vanished: not our error
+        server_cls = type(
+            "_Server",
+            (ThreadingHTTPServer,),
+            {
+                "request_queue_size": limits.backlog,
+                "daemon_threads": True,
+                "handle_error": lambda self, request, client_address: None,
+            },
+        )  # a client that vanished: not our error
         self._server = server_cls((host, port), self._handler())
         self._thread: threading.Thread | None = None
         self._watchdog = threading.Thread(target=self._watch_loop, daemon=True)
@@ -174,8 +297,12 @@ class ReferenceServer:
             if route not in f.routes:
                 return None
             x = self._rng.random()
-            for kind, rate in (("error", f.error_rate), ("drop", f.drop_rate), ("stall", f.stall_rate),
-                               ("drop_after", f.drop_after_rate)):
+            for kind, rate in (
+                ("error", f.error_rate),
+                ("drop", f.drop_rate),
+                ("stall", f.stall_rate),
+                ("drop_after", f.drop_after_rate),
+            ):
                 if x < rate:
                     self.counts[kind] += 1
                     return kind
@@ -396,8 +523,9 @@ class ReferenceServer:
 
 
 def _session(body) -> Session:
-    turns = tuple(turn_from_dict({"session_id": body.get("session_id"), **t}, "request", i)
-                  for i, t in enumerate(body["turns"]))
+    turns = tuple(
+        turn_from_dict({"session_id": body.get("session_id"), **t}, "request", i) for i, t in enumerate(body["turns"])
+    )
     return Session(body["session_id"], body["date"], turns)
 
 

@@ -19,8 +19,12 @@ def completion(text: str = "", tool_calls: list | None = None, model: str = "stu
     msg: dict = {"role": "assistant", "content": text}
     if tool_calls:
         msg["tool_calls"] = tool_calls
-    return {"id": "cmpl-stub", "object": "chat.completion", "model": model,
-            "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}]}
+    return {
+        "id": "cmpl-stub",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+    }
 
 
 class ScriptedChatServer:
@@ -32,6 +36,7 @@ class ScriptedChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             disable_nagle_algorithm = True
+
             def log_message(self, *a):
                 pass
 
@@ -84,7 +89,7 @@ def scripted_agent_responder(agent, channel: str = "tool") -> Callable[[dict], d
         msgs = [m for m in body["messages"] if m.get("role") != "system"]
         last_user = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
         state_ids, plain = set(), []
-        for m in msgs:               # the scripted agent never sees the state channel
+        for m in msgs:  # the scripted agent never sees the state channel
             if m.get("role") == "assistant" and m.get("tool_calls"):
                 calls = [c for c in m["tool_calls"] if c["function"]["name"] != state_tool]
                 state_ids |= {c["id"] for c in m["tool_calls"] if c["function"]["name"] == state_tool}
@@ -99,8 +104,10 @@ def scripted_agent_responder(agent, channel: str = "tool") -> Callable[[dict], d
         step = sum(1 for m in msgs[last_user:] if m.get("role") == "assistant")
         out = agent.gen(plain, body.get("seed") or 0, turn, step)
         if out.tool_calls:
-            return completion("", [tool_call(c.name, dict(c.args), c.id or f"c{turn}_{step}_{i}")
-                                   for i, c in enumerate(out.tool_calls)])
+            return completion(
+                "",
+                [tool_call(c.name, dict(c.args), c.id or f"c{turn}_{step}_{i}") for i, c in enumerate(out.tool_calls)],
+            )
         if channel == "tool" and out.state is not None and not reported:
             return completion("", [tool_call(state_tool, dict(out.state), f"s{turn}_{step}")])
         if channel == "block" and out.state is not None:

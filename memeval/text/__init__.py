@@ -11,5 +11,16 @@ from .fold import casefold_space, drop_punct_articles, fold_case_space, fold_for
 from .normal_form import normalize
 from .tokens import letter_words, word_tokens
 
-__all__ = ["normalize", "contains", "contains_normalized", "matches_any", "fold_case_space", "casefold_space",
-           "drop_punct_articles", "fold_for_phrases", "fold_marks", "word_tokens", "letter_words"]
+__all__ = [
+    "normalize",
+    "contains",
+    "contains_normalized",
+    "matches_any",
+    "fold_case_space",
+    "casefold_space",
+    "drop_punct_articles",
+    "fold_for_phrases",
+    "fold_marks",
+    "word_tokens",
+    "letter_words",
+]

@@ -48,9 +48,19 @@ def _blocks(c: str) -> bool:
     return (c.isalnum() or c == "_") and not _CJK.match(c)
 
 
-_ARABIC_PROCLITICS = ("\u0648", "\u0641", "\u0628", "\u0644", "\u0643", "\u0627\u0644",
-                      "\u0648\u0627\u0644", "\u0641\u0627\u0644", "\u0628\u0627\u0644", "\u0644\u0627\u0644",
-                      "\u0643\u0627\u0644")
+_ARABIC_PROCLITICS = (
+    "\u0648",
+    "\u0641",
+    "\u0628",
+    "\u0644",
+    "\u0643",
+    "\u0627\u0644",
+    "\u0648\u0627\u0644",
+    "\u0641\u0627\u0644",
+    "\u0628\u0627\u0644",
+    "\u0644\u0627\u0644",
+    "\u0643\u0627\u0644",
+)
 _ARABIC_SUFFIXES = ("", "\u0647", "\u0647\u0627", "\u0647\u0645", "\u0643", "\u064a", "\u0627\u062a")
 _LATIN_SUFFIXES = ("", "s", "es", "d", "ed", "ing")
 _Y_SUFFIXES = ("", "s", "d", "ing")
@@ -99,8 +109,11 @@ def _left_ok(a: str, i: int, left: str) -> bool:
     if left == "arabic":
         if not _is_word_char(prev):
             return True
-        return any(a.startswith(p, i - len(p)) and (i - len(p) == 0 or not _is_word_char(a[i - len(p) - 1]))
-                   for p in _ARABIC_PROCLITICS if len(p) <= i)
+        return any(
+            a.startswith(p, i - len(p)) and (i - len(p) == 0 or not _is_word_char(a[i - len(p) - 1]))
+            for p in _ARABIC_PROCLITICS
+            if len(p) <= i
+        )
     if _blocks(prev):
         return False
     # a number is not the tail of a decimal or a time: "5" is not inside "1.5" or "9:05"
@@ -225,7 +238,6 @@ def matches_any(answer: str, golds: Iterable[str | None]) -> bool:
         return False
     a = normalize(answer)
     return any(contains_normalized(a, g) for g in golds if g)
-
 
 
 def clear_caches() -> None:

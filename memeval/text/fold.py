@@ -45,11 +45,21 @@ def drop_punct_articles(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", s).split())
 
 
-_PHRASE_FOLD = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'", "\u00b4": "'", "`": "'",
-    "\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627", "\u0640": None,
-    "\u0649": "\u064a",  # alef maqsura → yeh ("على" and "علي" are written both ways)
-})
+_PHRASE_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2032": "'",
+        "\u00b4": "'",
+        "`": "'",
+        "\u0623": "\u0627",
+        "\u0625": "\u0627",
+        "\u0622": "\u0627",
+        "\u0640": None,
+        "\u0649": "\u064a",  # alef maqsura → yeh ("على" and "علي" are written both ways)
+    }
+)
 _ARABIC_MARKS = re.compile("[\u064b-\u065f\u0670]")
 
 
@@ -75,13 +85,19 @@ def _marks() -> re.Pattern:
                 start = cp
             prev = cp
     ranges.append((start, prev))
-    return re.compile("[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
-                                    for a, b in ranges) + "]")
+    return re.compile(
+        "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges) + "]"
+    )
 
 
-_MARKS_EXTRA = str.maketrans({"\u0671": "\u0627", "\u0640": None,
-                              **{chr(0x0660 + i): str(i) for i in range(10)},
-                              **{chr(0x06F0 + i): str(i) for i in range(10)}})
+_MARKS_EXTRA = str.maketrans(
+    {
+        "\u0671": "\u0627",
+        "\u0640": None,
+        **{chr(0x0660 + i): str(i) for i in range(10)},
+        **{chr(0x06F0 + i): str(i) for i in range(10)},
+    }
+)
 _THOUSANDS_COMMA = re.compile(r"(?<=\d)[,\u066c](?=\d)")
 
 

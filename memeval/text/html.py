@@ -13,8 +13,9 @@ from typing import Iterable
 __all__ = ["table_html"]
 
 
-def table_html(columns: Iterable[str], rows: Iterable[Iterable[str]], *, caption: str | None = None,
-               css_class: str | None = None) -> str:
+def table_html(
+    columns: Iterable[str], rows: Iterable[Iterable[str]], *, caption: str | None = None, css_class: str | None = None
+) -> str:
     """``rows`` (each a sequence of cell texts, in ``columns`` order) as an escaped HTML table."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>" for row in rows)

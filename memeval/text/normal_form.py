@@ -39,16 +39,32 @@ __all__ = ["normalize", "CACHE_MAX_CHARS", "clear_caches"]
 # ---------------------------------------------------------------------------------------------
 # Unicode folding
 
-_PRE_TRANSLATE = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-    "\u066b": ".", "\u066c": ",",  # Arabic decimal and thousands separators
-    **{chr(0x0660 + i): str(i) for i in range(10)},  # Arabic-Indic digits
-    **{chr(0x06F0 + i): str(i) for i in range(10)},  # Extended Arabic-Indic (Persian/Urdu)
-    "\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627", "\u0671": "\u0627",  # alef forms
-    "\u0640": None,  # tatweel
-    "\u0649": "\u064a", "\u0629": "\u0647",  # alef maqsura → yeh, teh marbuta → heh (spelt both ways)
-})
+_PRE_TRANSLATE = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u066b": ".",
+        "\u066c": ",",  # Arabic decimal and thousands separators
+        **{chr(0x0660 + i): str(i) for i in range(10)},  # Arabic-Indic digits
+        **{chr(0x06F0 + i): str(i) for i in range(10)},  # Extended Arabic-Indic (Persian/Urdu)
+        "\u0623": "\u0627",
+        "\u0625": "\u0627",
+        "\u0622": "\u0627",
+        "\u0671": "\u0627",  # alef forms
+        "\u0640": None,  # tatweel
+        "\u0649": "\u064a",
+        "\u0629": "\u0647",  # alef maqsura → yeh, teh marbuta → heh (spelt both ways)
+    }
+)
 # Combining diacritical marks (Latin, Greek, Cyrillic accents) and Arabic harakat. Japanese
 # (han)dakuten (U+3099/309A) are deliberately not here: が must not become か.
 _COMBINING = re.compile("[\u0300-\u036f\u064b-\u065f\u0670]")
@@ -72,11 +88,25 @@ _AM_PM = re.compile(r"\b([ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm
 _CLOCK = re.compile(r"(\d)(?::00)?\s*([ap]m)\b")  # 7pm, 7:00 pm → 7 pm
 # Chinese/Japanese numerals before a counter or unit (三只 → 3只, 二十五岁 → 25岁, 三月 → 3月); a
 # numeral elsewhere (一起 "together", 星期三) is a word and stays.
-_CJK_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-               "七": 7, "八": 8, "九": 9}
+_CJK_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "兩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CJK_NUMERAL = re.compile(
-    "([零〇一二两兩三四五六七八九十百千]+)(?=[个個只隻本次年月日天岁歲点點分元块塊位件条條张張名小时時周週人回歳つ階号號杯])")
+    "([零〇一二两兩三四五六七八九十百千]+)(?=[个個只隻本次年月日天岁歲点點分元块塊位件条條张張名小时時周週人回歳つ階号號杯])"
+)
 
 
 def _cjk_numeral_sub(m: re.Match) -> str:
@@ -117,11 +147,16 @@ def _fold_british(s: str) -> str:
 # matches a part of it, and a gold written as the same date still does.
 _ISO_DATE = re.compile(r"(?<![\d.,:/-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
-_PUNCT_TO_SPACE = str.maketrans({c: " " for c in (
-    "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~\"`()[]{}<>/\\?!;*_#|^=+"
-    "\u2026\u00ab\u00bb\u3002\u3001\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
-    "\u30fb\u061f\u060c\u061b\u00bf\u00a1\u00b7"
-)})
+_PUNCT_TO_SPACE = str.maketrans(
+    {
+        c: " "
+        for c in (
+            '-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~"`()[]{}<>/\\?!;*_#|^=+'
+            "\u2026\u00ab\u00bb\u3002\u3001\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
+            "\u30fb\u061f\u060c\u061b\u00bf\u00a1\u00b7"
+        )
+    }
+)
 _CURRENCY_SIGNS = frozenset("$€£¥₩₽")
 
 
@@ -140,23 +175,55 @@ def _fraction_sub(m: re.Match) -> str:
 # ---------------------------------------------------------------------------------------------
 # Word-level steps, on tokens (one pass, dictionary look-ups: fast)
 
-_UNITS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen".split())}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen".split()
+    )
+}
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 _NUMWORDS = frozenset([*_UNITS, *_TENS, *_SCALES])
 _FRACTION_PAIRS = {
-    ("three", "quarters"): "0.75", ("three", "quarter"): "0.75", ("two", "thirds"): "0.67",
-    ("a", "third"): "0.33", ("one", "third"): "0.33", ("a", "quarter"): "0.25",
-    ("one", "quarter"): "0.25", ("a", "half"): "0.5", ("one", "half"): "0.5",
-    ("a", "fourth"): "0.25", ("one", "fourth"): "0.25", ("three", "fourths"): "0.75",
+    ("three", "quarters"): "0.75",
+    ("three", "quarter"): "0.75",
+    ("two", "thirds"): "0.67",
+    ("a", "third"): "0.33",
+    ("one", "third"): "0.33",
+    ("a", "quarter"): "0.25",
+    ("one", "quarter"): "0.25",
+    ("a", "half"): "0.5",
+    ("one", "half"): "0.5",
+    ("a", "fourth"): "0.25",
+    ("one", "fourth"): "0.25",
+    ("three", "fourths"): "0.75",
 }
-_ORDINALS_WORDS = {w: i for i, w in [
-    (1, "first"), (3, "third"), (4, "fourth"), (5, "fifth"), (6, "sixth"), (7, "seventh"), (8, "eighth"),
-    (9, "ninth"), (10, "tenth"), (11, "eleventh"), (12, "twelfth"), (13, "thirteenth"), (14, "fourteenth"),
-    (15, "fifteenth"), (16, "sixteenth"), (17, "seventeenth"), (18, "eighteenth"), (19, "nineteenth"),
-    (20, "twentieth"), (30, "thirtieth")]}  # not "second": it is also a unit of time
+_ORDINALS_WORDS = {
+    w: i
+    for i, w in [
+        (1, "first"),
+        (3, "third"),
+        (4, "fourth"),
+        (5, "fifth"),
+        (6, "sixth"),
+        (7, "seventh"),
+        (8, "eighth"),
+        (9, "ninth"),
+        (10, "tenth"),
+        (11, "eleventh"),
+        (12, "twelfth"),
+        (13, "thirteenth"),
+        (14, "fourteenth"),
+        (15, "fifteenth"),
+        (16, "sixteenth"),
+        (17, "seventeenth"),
+        (18, "eighteenth"),
+        (19, "nineteenth"),
+        (20, "twentieth"),
+        (30, "thirtieth"),
+    ]
+}  # not "second": it is also a unit of time
 
 
 def _ordinal(n: int) -> str:
@@ -165,9 +232,9 @@ def _ordinal(n: int) -> str:
 
 
 _FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
-_PRONOUNS = frozenset((
-    "i me my mine you your yours he him his she her hers it its we us our ours they them their theirs"
-).split())
+_PRONOUNS = frozenset(
+    ("i me my mine you your yours he him his she her hers it its we us our ours they them their theirs").split()
+)
 # A reflexive is kept as one person-free word: "I counted them myself" = "he counted them himself",
 # but it does not vanish ("counted them myself" is not just "counted").
 _REFLEXIVES = frozenset("myself yourself yourselves himself herself itself ourselves themselves".split())
@@ -182,21 +249,88 @@ _EUR_WORDS = frozenset(("euro", "euros", "eur"))
 # purpose: words that are also common words or names elsewhere (es "once", fr "sept"/"neuf",
 # de "elf"/"ein", it "due"/"sei"/"otto", articles like "un"/"una"/"um").
 _FOREIGN_NUMBERS = {
-    **dict.fromkeys(["dos"], "2"), **dict.fromkeys(["tres"], "3"), "cuatro": "4", "cinco": "5", "seis": "6",
-    "siete": "7", "ocho": "8", "nueve": "9", "diez": "10", "doce": "12", "veinte": "20",
-    "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "huit": "8", "dix": "10", "douze": "12", "vingt": "20",
-    "zwei": "2", "drei": "3", "vier": "4", "funf": "5", "sechs": "6", "sieben": "7", "acht": "8", "neun": "9",
-    "zehn": "10", "zwolf": "12", "zwanzig": "20",
-    "dois": "2", "duas": "2", "quatro": "4", "sete": "7", "oito": "8", "nove": "9", "dez": "10", "vinte": "20",
-    "tre": "3", "quattro": "4", "cinque": "5", "sette": "7", "dieci": "10", "dodici": "12", "venti": "20",
-    "один": "1", "одна": "1", "два": "2", "две": "2", "три": "3", "четыре": "4", "пять": "5", "шесть": "6",
-    "семь": "7", "восемь": "8", "девять": "9", "десять": "10", "двенадцать": "12", "двадцать": "20",
+    **dict.fromkeys(["dos"], "2"),
+    **dict.fromkeys(["tres"], "3"),
+    "cuatro": "4",
+    "cinco": "5",
+    "seis": "6",
+    "siete": "7",
+    "ocho": "8",
+    "nueve": "9",
+    "diez": "10",
+    "doce": "12",
+    "veinte": "20",
+    "deux": "2",
+    "trois": "3",
+    "quatre": "4",
+    "cinq": "5",
+    "huit": "8",
+    "dix": "10",
+    "douze": "12",
+    "vingt": "20",
+    "zwei": "2",
+    "drei": "3",
+    "vier": "4",
+    "funf": "5",
+    "sechs": "6",
+    "sieben": "7",
+    "acht": "8",
+    "neun": "9",
+    "zehn": "10",
+    "zwolf": "12",
+    "zwanzig": "20",
+    "dois": "2",
+    "duas": "2",
+    "quatro": "4",
+    "sete": "7",
+    "oito": "8",
+    "nove": "9",
+    "dez": "10",
+    "vinte": "20",
+    "tre": "3",
+    "quattro": "4",
+    "cinque": "5",
+    "sette": "7",
+    "dieci": "10",
+    "dodici": "12",
+    "venti": "20",
+    "один": "1",
+    "одна": "1",
+    "два": "2",
+    "две": "2",
+    "три": "3",
+    "четыре": "4",
+    "пять": "5",
+    "шесть": "6",
+    "семь": "7",
+    "восемь": "8",
+    "девять": "9",
+    "десять": "10",
+    "двенадцать": "12",
+    "двадцать": "20",
 }
 
-_SPECIAL_WORDS = frozenset([*_FOREIGN_NUMBERS, *_ORDINALS_WORDS,
-    *_NUMWORDS, *_FRACTION_SINGLE, *(a for a, _ in _FRACTION_PAIRS), *_PRONOUNS, *_REFLEXIVES, *_USD_WORDS, *_EUR_WORDS,
-    *_CURRENCY_SIGNS, "a", "an", "the", "per", "percent", "percentage", "%",
-])
+_SPECIAL_WORDS = frozenset(
+    [
+        *_FOREIGN_NUMBERS,
+        *_ORDINALS_WORDS,
+        *_NUMWORDS,
+        *_FRACTION_SINGLE,
+        *(a for a, _ in _FRACTION_PAIRS),
+        *_PRONOUNS,
+        *_REFLEXIVES,
+        *_USD_WORDS,
+        *_EUR_WORDS,
+        *_CURRENCY_SIGNS,
+        "a",
+        "an",
+        "the",
+        "per",
+        "percent",
+        "percentage",
+        "%",
+    ]
+)
 
 
 def _run_to_text(words: list[str]) -> list[str]:
@@ -312,7 +446,7 @@ def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
         while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
             j += 1
         nums = _run_to_text(toks[i:j])
-        if toks[j:j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
+        if toks[j : j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
             nums[-1] = _fmt(float(nums[-1]) + 0.5)
             j += 3
         out.extend(nums)

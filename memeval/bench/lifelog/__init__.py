@@ -8,5 +8,13 @@ from .filler import filler_sessions
 from .generator import GENERATOR_NAME, GENERATOR_VERSION, build, generate
 from .presets import PRESETS, TIER_NAMES, Preset
 
-__all__ = ["generate", "build", "filler_sessions", "PRESETS", "TIER_NAMES", "Preset", "GENERATOR_NAME",
-           "GENERATOR_VERSION"]
+__all__ = [
+    "generate",
+    "build",
+    "filler_sessions",
+    "PRESETS",
+    "TIER_NAMES",
+    "Preset",
+    "GENERATOR_NAME",
+    "GENERATOR_VERSION",
+]

@@ -34,8 +34,8 @@ class DTurn:
 @dataclass
 class DSession:
     date: str
-    seq: int      # global creation order: ties on a date sort the same way in every tier
-    level: int    # lowest tier holding it: 0 core, 1 small, 2 medium, 3 full
+    seq: int  # global creation order: ties on a date sort the same way in every tier
+    level: int  # lowest tier holding it: 0 core, 1 small, 2 medium, 3 full
     turns: list[DTurn]
 
 

@@ -87,10 +87,19 @@ class NearMiss:
         extra = dict(h.extra)
         p = self.filler
         text = rng.choice(self.templates[h.topic]).format(
-            S=subject, animal=extra.get("animal") or rng.choice(self.animals), fpet=rng.choice(p["pets"]),
-            fwork=rng.choice(p["workplaces"]), city=rng.choice(p["cities"]), fband=rng.choice(p["bands"]),
-            fbook=rng.choice(p["novels"]), fstreet=rng.choice(p["streets"]), fcar=rng.choice(p["cars"]),
-            fvenue=rng.choice(p["venues"]), film=rng.choice(p["films"]), weekday=rng.choice(p["weekdays"]))
+            S=subject,
+            animal=extra.get("animal") or rng.choice(self.animals),
+            fpet=rng.choice(p["pets"]),
+            fwork=rng.choice(p["workplaces"]),
+            city=rng.choice(p["cities"]),
+            fband=rng.choice(p["bands"]),
+            fbook=rng.choice(p["novels"]),
+            fstreet=rng.choice(p["streets"]),
+            fcar=rng.choice(p["cars"]),
+            fvenue=rng.choice(p["venues"]),
+            film=rng.choice(p["films"]),
+            weekday=rng.choice(p["weekdays"]),
+        )
         return text[0].upper() + text[1:], h.person
 
     def safe(self, text: str, names: list[str]) -> bool:
@@ -132,11 +141,20 @@ class _Talk:
             return line
         r, p = self.rng, self.pools
         fname = r.choice(p["people"]) + (" " + r.choice(p["last"]) if r.random() < 0.4 else "")
-        return line.format(fname=fname, dentist=r.choice(p["dentists"]), fpet=r.choice(p["pets"]),
-                           city=r.choice(p["cities"]), film=r.choice(p["films"]), fdish=r.choice(p["dishes"]),
-                           plant=r.choice(p["plants"]), plang=r.choice(p["languages"]),
-                           weekday=r.choice(p["weekdays"]), ord=r.choice(p["ordinals"]),
-                           n=r.randint(2, 60), hour=r.randint(5, 11))
+        return line.format(
+            fname=fname,
+            dentist=r.choice(p["dentists"]),
+            fpet=r.choice(p["pets"]),
+            city=r.choice(p["cities"]),
+            film=r.choice(p["films"]),
+            fdish=r.choice(p["dishes"]),
+            plant=r.choice(p["plants"]),
+            plang=r.choice(p["languages"]),
+            weekday=r.choice(p["weekdays"]),
+            ord=r.choice(p["ordinals"]),
+            n=r.randint(2, 60),
+            hour=r.randint(5, 11),
+        )
 
     def _life(self) -> str:
         r = self.rng
@@ -197,8 +215,16 @@ class _Talk:
         return out
 
 
-def make_filler(seed: int, stream_name: str, dates: Sequence[date], n_turns: int, level: int, uid: Counter,
-                seq: Counter, near: NearMiss | None = None) -> list[DSession]:
+def make_filler(
+    seed: int,
+    stream_name: str,
+    dates: Sequence[date],
+    n_turns: int,
+    level: int,
+    uid: Counter,
+    seq: Counter,
+    near: NearMiss | None = None,
+) -> list[DSession]:
     """Filler sessions on ``dates`` (one each) holding ``n_turns`` turns in all; with ``near``, some
     user turns are near misses about the story's cast."""
     rng = stream(seed, "filler", stream_name)
@@ -210,8 +236,9 @@ def make_filler(seed: int, stream_name: str, dates: Sequence[date], n_turns: int
     return out
 
 
-def filler_sessions(n_turns: int, seed: int, dates: list[str], start_turn_id: int = 1,
-                    start_session_id: int = 1) -> list[Session]:
+def filler_sessions(
+    n_turns: int, seed: int, dates: list[str], start_turn_id: int = 1, start_session_id: int = 1
+) -> list[Session]:
     """Filler sessions, one per date in ``dates`` (ISO strings, any order kept), ``n_turns`` turns in
     all, numbered from ``start_turn_id`` / ``start_session_id``. Deterministic in its arguments."""
     if n_turns < len(dates):

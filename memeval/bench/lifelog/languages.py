@@ -25,8 +25,18 @@ def _draw(rng: random.Random, pool: list[str], decks: dict[str, list[str]], key:
     return deck.pop()
 
 
-def language_sessions(seed: int, values: Values, start: date, days: int, per_lang: int, facts_per_session: int,
-                      glue_pairs: int, uid: Counter, seq: Counter, level: int = 1):
+def language_sessions(
+    seed: int,
+    values: Values,
+    start: date,
+    days: int,
+    per_lang: int,
+    facts_per_session: int,
+    glue_pairs: int,
+    uid: Counter,
+    seq: Counter,
+    level: int = 1,
+):
     """(sessions, XLING_STORE questions): ``per_lang`` sessions in each language."""
     rng = stream(seed, "languages")
     store = load("xling")["store"]
@@ -53,9 +63,17 @@ def language_sessions(seed: int, values: Values, start: date, days: int, per_lan
                     person, value = values.person(), values.draw(store[kind]["value"])
                     t = DTurn(uid(), "user", lang["facts"][kind].format(P=person, V=value))
                     turns.append(t)
-                    questions.append(DQuestion(
-                        "XLING_STORE", store[kind]["ask"].format(P=person), value, [t], [f"L{k:04d}"], level,
-                        fields={"query_lang": "en", "store_lang": code}))
+                    questions.append(
+                        DQuestion(
+                            "XLING_STORE",
+                            store[kind]["ask"].format(P=person),
+                            value,
+                            [t],
+                            [f"L{k:04d}"],
+                            level,
+                            fields={"query_lang": "en", "store_lang": code},
+                        )
+                    )
                 turns.append(DTurn(uid(), "assistant", _draw(rng, lang["glue_assistant"], decks, "a")))
             sessions.append(DSession(day, seq(), level, turns))
     return sessions, questions
@@ -78,8 +96,20 @@ def query_questions(seed: int, facts: Sequence[KeyedFact], per_lang: int) -> lis
             spec = story[f.kind]
             src = f.question
             ask = spec["ask"][0] if isinstance(spec["ask"], list) else spec["ask"]  # the plain English form
-            out.append(DQuestion(
-                "XLING_QUERY", ask.format(who=f.person, **f.extra), f.value, list(src.evidence),
-                list(src.need), 0, fields={"question": templates[spec["xq"]].format(who=f.person.split(" ")[0]),
-                                           "query_lang": code, "store_lang": "en"}, source=src))
+            out.append(
+                DQuestion(
+                    "XLING_QUERY",
+                    ask.format(who=f.person, **f.extra),
+                    f.value,
+                    list(src.evidence),
+                    list(src.need),
+                    0,
+                    fields={
+                        "question": templates[spec["xq"]].format(who=f.person.split(" ")[0]),
+                        "query_lang": code,
+                        "store_lang": "en",
+                    },
+                    source=src,
+                )
+            )
     return out

@@ -17,23 +17,35 @@ from .png import encode_png
 __all__ = ["Scene", "make_scenes", "draw_scene", "scene_questions", "COLOURS", "OBJECTS", "ANCHORS"]
 
 COLOURS: dict[str, tuple[int, int, int]] = {
-    "red": (200, 30, 40), "blue": (40, 80, 200), "green": (40, 150, 60), "yellow": (240, 210, 40),
-    "orange": (240, 130, 30), "purple": (130, 60, 170), "pink": (240, 130, 180), "black": (25, 25, 25),
+    "red": (200, 30, 40),
+    "blue": (40, 80, 200),
+    "green": (40, 150, 60),
+    "yellow": (240, 210, 40),
+    "orange": (240, 130, 30),
+    "purple": (130, 60, 170),
+    "pink": (240, 130, 180),
+    "black": (25, 25, 25),
     "white": (250, 250, 250),
 }
 OBJECTS = ("mug", "book", "vase", "ball", "lamp", "clock", "candle", "box", "teapot")
 ANCHORS = ("sofa", "table", "shelf", "bed", "desk", "chair")
 _WALLS = ((224, 214, 196), (200, 214, 220), (214, 226, 206), (232, 220, 226), (210, 206, 230))
 _FLOORS = ((150, 110, 70), (120, 120, 120), (170, 140, 100), (100, 80, 60))
-_ANCHOR_RGB = {"sofa": (110, 90, 140), "table": (140, 90, 50), "shelf": (120, 80, 40), "bed": (90, 120, 150),
-               "desk": (100, 70, 40), "chair": (130, 60, 60)}
+_ANCHOR_RGB = {
+    "sofa": (110, 90, 140),
+    "table": (140, 90, 50),
+    "shelf": (120, 80, 40),
+    "bed": (90, 120, 150),
+    "desk": (100, 70, 40),
+    "chair": (130, 60, 60),
+}
 W, H, FLOOR_Y = 480, 320, 230
 
 
 @dataclass(frozen=True)
 class Scene:
     anchor: str
-    on: tuple[str, str]      # (colour, object)
+    on: tuple[str, str]  # (colour, object)
     left: tuple[str, str]
     right: tuple[str, str]
     wall: int
@@ -45,8 +57,16 @@ def make_scenes(n: int, rng: random.Random) -> list[Scene]:
     for _ in range(n):
         objs = rng.sample(OBJECTS, 3)
         cols = rng.sample(sorted(COLOURS), 3)
-        out.append(Scene(rng.choice(ANCHORS), (cols[0], objs[0]), (cols[1], objs[1]), (cols[2], objs[2]),
-                         rng.randrange(len(_WALLS)), rng.randrange(len(_FLOORS))))
+        out.append(
+            Scene(
+                rng.choice(ANCHORS),
+                (cols[0], objs[0]),
+                (cols[1], objs[1]),
+                (cols[2], objs[2]),
+                rng.randrange(len(_WALLS)),
+                rng.randrange(len(_FLOORS)),
+            )
+        )
     return out
 
 
@@ -65,8 +85,9 @@ def _object(d: ImageDraw.ImageDraw, kind: str, colour: str, cx: int, base: int) 
         d.ellipse([cx - 18, base - 36, cx + 18, base], fill=c, outline=o)
     elif kind == "lamp":
         d.line([cx, base - 40, cx, base], fill=o, width=4)
-        d.polygon([(cx - 20, base - 40), (cx + 20, base - 40), (cx + 10, base - 64), (cx - 10, base - 64)],
-                  fill=c, outline=o)
+        d.polygon(
+            [(cx - 20, base - 40), (cx + 20, base - 40), (cx + 10, base - 64), (cx - 10, base - 64)], fill=c, outline=o
+        )
     elif kind == "clock":
         d.ellipse([cx - 20, base - 40, cx + 20, base], fill=c, outline=o, width=2)
         d.line([cx, base - 20, cx, base - 34], fill=o, width=2)
@@ -140,7 +161,10 @@ def scene_questions(scene: Scene, day: str, k: int) -> list[tuple[str, str, tupl
     qs = [
         (f"In the photo from {day}, what is on the {a}?", f"{scene.on[0]} {scene.on[1]}", (scene.on[1],)),
         (f"In the photo from {day}, what colour is the {scene.left[1]} to the left of the {a}?", scene.left[0], ()),
-        (f"In the photo from {day}, what is to the right of the {a}?", f"{scene.right[0]} {scene.right[1]}",
-         (scene.right[1],)),
+        (
+            f"In the photo from {day}, what is to the right of the {a}?",
+            f"{scene.right[0]} {scene.right[1]}",
+            (scene.right[1],),
+        ),
     ]
     return qs[:k]

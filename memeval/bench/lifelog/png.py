@@ -16,10 +16,42 @@ from PIL import Image, ImageChops
 __all__ = ["encode_png"]
 
 # Deflate length codes 257..285: (code, base length, extra bits).
-_LENGTHS = [(257 + i, b, e) for i, (b, e) in enumerate([
-    (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0), (11, 1), (13, 1), (15, 1), (17, 1),
-    (19, 2), (23, 2), (27, 2), (31, 2), (35, 3), (43, 3), (51, 3), (59, 3), (67, 4), (83, 4), (99, 4),
-    (115, 4), (131, 5), (163, 5), (195, 5), (227, 5), (258, 0)])]
+_LENGTHS = [
+    (257 + i, b, e)
+    for i, (b, e) in enumerate(
+        [
+            (3, 0),
+            (4, 0),
+            (5, 0),
+            (6, 0),
+            (7, 0),
+            (8, 0),
+            (9, 0),
+            (10, 0),
+            (11, 1),
+            (13, 1),
+            (15, 1),
+            (17, 1),
+            (19, 2),
+            (23, 2),
+            (27, 2),
+            (31, 2),
+            (35, 3),
+            (43, 3),
+            (51, 3),
+            (59, 3),
+            (67, 4),
+            (83, 4),
+            (99, 4),
+            (115, 4),
+            (131, 5),
+            (163, 5),
+            (195, 5),
+            (227, 5),
+            (258, 0),
+        ]
+    )
+]
 
 
 def _length_code(n: int) -> tuple[int, int, int]:
@@ -105,7 +137,7 @@ def encode_png(img: Image.Image) -> bytes:
     up = ImageChops.subtract_modulo(img, ImageChops.offset(img, 0, 1)).tobytes()
     parts = [b"\x00", rgb[:stride]]
     for y in range(1, height):
-        parts += (b"\x02", up[y * stride:(y + 1) * stride])
+        parts += (b"\x02", up[y * stride : (y + 1) * stride])
     raw = b"".join(parts)
     stream = b"\x78\x01" + _deflate(raw) + struct.pack(">I", _adler32(raw))
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)

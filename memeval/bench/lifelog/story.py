@@ -22,11 +22,31 @@ __all__ = ["Story", "KeyedFact", "Hook"]
 
 _FMT = string.Formatter()
 # Template slots filled with fresh values (drawn once per use) or picks from a plain list.
-_FRESH = {"P": "person", "A": "person", "G1": "person", "G2": "person", "town": "town", "company": "company",
-          "venue": "venue", "band": "band", "book": "book", "film": "film", "car": "car", "street": "street",
-          "proj": "project"}
-_PICK = {"course": "course", "prof": "profession", "animal": "animal", "ing": "ingredient", "fear": "fear",
-         "kind": "place_kind", "dislike": "dislike", "thing": "thing"}
+_FRESH = {
+    "P": "person",
+    "A": "person",
+    "G1": "person",
+    "G2": "person",
+    "town": "town",
+    "company": "company",
+    "venue": "venue",
+    "band": "band",
+    "book": "book",
+    "film": "film",
+    "car": "car",
+    "street": "street",
+    "proj": "project",
+}
+_PICK = {
+    "course": "course",
+    "prof": "profession",
+    "animal": "animal",
+    "ing": "ingredient",
+    "fear": "fear",
+    "kind": "place_kind",
+    "dislike": "dislike",
+    "thing": "thing",
+}
 
 
 @dataclass(frozen=True)
@@ -185,8 +205,9 @@ class Story:
                 kind = self._next_kind()
             spec = self.d["keyed"][kind]
             st, value, person, extra, rel = self._keyed(kind, self.rng.randrange(len(self.dates)))
-            q = self._ask(DQuestion(axis, self._form(spec[key], who=self._ref(person, rel), **extra), value, [st],
-                                    [st.fact]))
+            q = self._ask(
+                DQuestion(axis, self._form(spec[key], who=self._ref(person, rel), **extra), value, [st], [st.fact])
+            )
             self.hooks.append(Hook(person, None, kind, tuple(extra.items())))
             self.keyed_facts.append(KeyedFact(q, kind, person, value, extra, st))
 
@@ -202,9 +223,16 @@ class Story:
             shown = [first, second]
             self.rng.shuffle(shown)
             verb = self.rng.choice(["came first", "happened first", "was earlier"])
-            self._ask(DQuestion("TEMPORAL", f"Which {verb}: {shown[0][1]} or {shown[1][1]}?", first[1],
-                                [first[0], second[0]], [first[0].fact, second[0].fact],
-                                fields={"gold_alts": (first[2],)}))
+            self._ask(
+                DQuestion(
+                    "TEMPORAL",
+                    f"Which {verb}: {shown[0][1]} or {shown[1][1]}?",
+                    first[1],
+                    [first[0], second[0]],
+                    [first[0].fact, second[0].fact],
+                    fields={"gold_alts": (first[2],)},
+                )
+            )
 
     def changing(self, n: int, axis: str) -> None:
         kinds = list(self.d["changing"])
@@ -222,19 +250,38 @@ class Story:
                 for s, t in zip(sess, olds):
                     self._say(s, t.format(**fill, V=old), person=person)
                 new_st = self._say(sess[3], spec["passing"].format(**fill, V=new), long=True, person=person)
-                self._ask(DQuestion("STALE", self._form(spec["ask_stale"], **fill), new, [new_st], [new_st.fact],
-                                    fields={"stale_answer": old}))
+                self._ask(
+                    DQuestion(
+                        "STALE",
+                        self._form(spec["ask_stale"], **fill),
+                        new,
+                        [new_st],
+                        [new_st.fact],
+                        fields={"stale_answer": old},
+                    )
+                )
                 continue
             a, b = self._sessions(2)
             self._say(a, spec["old"][0].format(**fill, V=old), person=person)
             if axis == "UPDATE":
                 new_st = self._say(b, spec["new"].format(**fill, V=new), person=person)
-                self._ask(DQuestion("UPDATE", self._form(spec["ask"], **fill), new, [new_st], [new_st.fact],
-                                    fields={"stale_answer": old}))
+                self._ask(
+                    DQuestion(
+                        "UPDATE",
+                        self._form(spec["ask"], **fill),
+                        new,
+                        [new_st],
+                        [new_st.fact],
+                        fields={"stale_answer": old},
+                    )
+                )
             else:  # CONFLICT: the question presupposes the old value
                 new_st = self._say(b, spec["conflict"].format(**fill, V=new), person=person)
-                self._ask(DQuestion("CONFLICT", self._form(spec["ask_conflict"], **fill), f"no, {new}", [new_st],
-                                    [new_st.fact]))
+                self._ask(
+                    DQuestion(
+                        "CONFLICT", self._form(spec["ask_conflict"], **fill), f"no, {new}", [new_st], [new_st.fact]
+                    )
+                )
 
     def contradict(self, n: int) -> None:
         kinds = list(self.d["clashing"])
@@ -247,9 +294,16 @@ class Story:
             a, b = self._sessions(2, min_gap_days=21)
             sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1), person=person)
             sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2), person=person)
-            self._ask(DQuestion("CONTRADICT", self._form(spec["ask"], who=self._ref(person, rel)),
-                                f"{v1} or {v2}: both were said and nothing settles which", [sa, sb],
-                                [sa.fact, sb.fact], fields={"clash_a": v1, "clash_b": v2}))
+            self._ask(
+                DQuestion(
+                    "CONTRADICT",
+                    self._form(spec["ask"], who=self._ref(person, rel)),
+                    f"{v1} or {v2}: both were said and nothing settles which",
+                    [sa, sb],
+                    [sa.fact, sb.fact],
+                    fields={"clash_a": v1, "clash_b": v2},
+                )
+            )
 
     def reconcile(self, n: int) -> None:
         kinds = list(self.d["conditional"])
@@ -265,8 +319,16 @@ class Story:
             sa = self._say(s1, spec["a"].format(P=person, rel=rel, V=v1), person=person)
             sb = self._say(s2, spec["b"].format(P=person, rel=rel, V=v2), person=person)
             gold = f"{v1} {spec['cond_a']}, {v2} {spec['cond_b']}"
-            self._ask(DQuestion("RECONCILE", self._form(spec["ask"], who=self._ref(person, rel)), gold, [sa, sb], [sa.fact, sb.fact],
-                                fields={"side_a": v1, "side_b": v2}))
+            self._ask(
+                DQuestion(
+                    "RECONCILE",
+                    self._form(spec["ask"], who=self._ref(person, rel)),
+                    gold,
+                    [sa, sb],
+                    [sa.fact, sb.fact],
+                    fields={"side_a": v1, "side_b": v2},
+                )
+            )
 
     def gather(self, n: int) -> None:
         kinds = list(self.d["parts"])
@@ -279,8 +341,16 @@ class Story:
             a, b = self._sessions(2)
             sa = self._say(a, spec["a"].format(P=person, rel=rel, V=v1), person=person)
             sb = self._say(b, spec["b"].format(P=person, rel=rel, V=v2), person=person)
-            self._ask(DQuestion("GATHER", self._form(spec["ask"], who=self._ref(person, rel)), f"{v1} and {v2}", [sa, sb],
-                                [sa.fact, sb.fact], fields={"gold_parts": (v1, v2)}))
+            self._ask(
+                DQuestion(
+                    "GATHER",
+                    self._form(spec["ask"], who=self._ref(person, rel)),
+                    f"{v1} and {v2}",
+                    [sa, sb],
+                    [sa.fact, sb.fact],
+                    fields={"gold_parts": (v1, v2)},
+                )
+            )
 
     def _joined(self, axis: str, n: int, intros: list[dict], rel: str, exclude: set[str]) -> None:
         kinds = [k for k in self.d["keyed"] if k not in exclude]
@@ -342,8 +412,9 @@ class Story:
         if source is not None:
             fields["source_fact"] = source.fact
         need = [source.fact] if source is not None else []
-        return self._ask(DQuestion("FALSE_MEMORY", text, "", [], need, fields={"expect": "no_memory", **fields},
-                                   qset=qset))
+        return self._ask(
+            DQuestion("FALSE_MEMORY", text, "", [], need, fields={"expect": "no_memory", **fields}, qset=qset)
+        )
 
     def false_memory(self, swap: int, invert: int, ghost: int, qset: str = "main") -> None:
         """False-memory questions for question set ``qset``; each call uses facts no earlier call used."""
@@ -351,8 +422,9 @@ class Story:
             self._swap_facts = list(self.keyed_facts)
             self.rng.shuffle(self._swap_facts)
         if swap > len(self._swap_facts):
-            raise ValueError(f"{swap} more swap probes need as many unused BASIC/PARAPHRASE facts, "
-                             f"have {len(self._swap_facts)}")
+            raise ValueError(
+                f"{swap} more swap probes need as many unused BASIC/PARAPHRASE facts, have {len(self._swap_facts)}"
+            )
         if invert > len(self.polar) - self._polar_used:
             raise ValueError(f"{invert} more invert probes need as many unused polar facts")
         for f in self._swap_facts[:swap]:
@@ -360,7 +432,7 @@ class Story:
             wrong = self.values.wrong(spec["value"])
             self._probe(spec["claim"].format(P=f.person, X=wrong, **f.extra), "swap", f.statement, qset)
         del self._swap_facts[:swap]
-        for claim, st in self.polar[self._polar_used:self._polar_used + invert]:
+        for claim, st in self.polar[self._polar_used : self._polar_used + invert]:
             self._probe(claim, "invert", st, qset)
         self._polar_used += invert
         for _ in range(ghost):

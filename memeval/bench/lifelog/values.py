@@ -84,8 +84,9 @@ class Values:
         return self._combo("street", "street_head", "street_tail", "{} {}")
 
     def project(self) -> str:
-        return self._pop("project", lambda: [f"{p} {s}" for p in self.v["project"]
-                                             for s in ("Alpha", "Beta", "Gamma", "Delta")])
+        return self._pop(
+            "project", lambda: [f"{p} {s}" for p in self.v["project"] for s in ("Alpha", "Beta", "Gamma", "Delta")]
+        )
 
     def number(self) -> str:
         return self._pop("number", lambda: [str(n) for n in range(101, 990) if n % 100])

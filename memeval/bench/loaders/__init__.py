@@ -37,8 +37,15 @@ def _one_folder(kind: str, paths: Sequence) -> Path:
     return Path(paths[0])
 
 
-def import_bench(kind: str, paths: Sequence, out, *, force: bool = False, name: str | None = None,
-                 pairs: dict[str, list[str]] | None = None) -> Bench:
+def import_bench(
+    kind: str,
+    paths: Sequence,
+    out,
+    *,
+    force: bool = False,
+    name: str | None = None,
+    pairs: dict[str, list[str]] | None = None,
+) -> Bench:
     """Convert ``paths`` (files or a folder, by format) into a bench folder at ``out``."""
     if pairs and kind != "glasshouse":
         raise MemevalError("--pair applies to glasshouse only")
@@ -47,12 +54,15 @@ def import_bench(kind: str, paths: Sequence, out, *, force: bool = False, name: 
         kw["name"] = name
     if kind == "longmemeval":
         from .longmemeval import load_longmemeval  # on use: start-up time of every command
+
         return load_longmemeval(paths, out, **kw)
     if kind == "locomo":
         from .locomo import load_locomo  # on use: start-up time of every command
+
         return load_locomo(paths, out, **kw)
     if kind == "glasshouse":
         from .glasshouse import load_glasshouse  # on use: start-up time of every command
+
         return load_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
     if kind == "booksuite":
         load = _booksuite()

@@ -139,6 +139,12 @@ class TierCounter:
         return self
 
     def tier(self, name: str, turns_file: str, questions_file: str, n_questions: int) -> Tier:
-        return Tier(name=name, turns_file=turns_file, questions_file=questions_file,
-                    n_turns=self.n_turns, n_sessions=self.n_sessions, n_tokens=self.n_tokens,
-                    n_questions=n_questions)
+        return Tier(
+            name=name,
+            turns_file=turns_file,
+            questions_file=questions_file,
+            n_turns=self.n_turns,
+            n_sessions=self.n_sessions,
+            n_tokens=self.n_tokens,
+            n_questions=n_questions,
+        )

@@ -70,7 +70,7 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                 continue
             c = buf[i]
             if c == "]" and expect_value is not True:
-                rest = buf[i + 1:].strip()
+                rest = buf[i + 1 :].strip()
                 if not rest and not eof:
                     tail = len(buf)
                     more(1 << 16)  # bytes after the list that are not UTF-8 are an InputError too
@@ -83,8 +83,9 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                 i += 1
                 continue
             if expect_value is False:
-                raise InputError(path, f"{index}", None,
-                                 f"expected ',' or ']' after record {index - 1} (at character {base + i})")
+                raise InputError(
+                    path, f"{index}", None, f"expected ',' or ']' after record {index - 1} (at character {base + i})"
+                )
             # decode one element; grow the buffer while it is incomplete
             step, last_err = chunk, None
             while True:
@@ -96,8 +97,9 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                 except json.JSONDecodeError as e:
                     sig = (e.pos, e.msg)
                     if eof or (sig == last_err and len(buf) - e.pos > _GIVE_UP):
-                        raise InputError(path, f"{index}", None,
-                                         f"not valid JSON ({e.msg} at character {base + e.pos})") from None
+                        raise InputError(
+                            path, f"{index}", None, f"not valid JSON ({e.msg} at character {base + e.pos})"
+                        ) from None
                     last_err = sig
                     more(step)
                     step *= 2
@@ -110,8 +112,9 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                 try:
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:
-                    raise InputError(path, f"{index}", None, "holds an escaped lone surrogate (\\ud800-\\udfff), "
-                                                             "which is not text") from None
+                    raise InputError(
+                        path, f"{index}", None, "holds an escaped lone surrogate (\\ud800-\\udfff), which is not text"
+                    ) from None
             yield index, obj
             index += 1
             expect_value = False

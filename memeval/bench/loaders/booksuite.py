@@ -34,16 +34,44 @@ from typing import Any, Mapping
 from ...errors import InputError
 from ...text.fold import fold_case_space
 from .booksuite_answers import answers_from_run, read_answers, read_responses
-from .booksuite_model import (LAYER_AXES, LAYER_TITLES, LAYERS, BENCH_NAME, LICENSE, QUESTIONS_FILE, SOURCE, TIER, TURNS_FILE,
-                              BookCase, Fact, History, Message, facts_as_json, read_gold_facts)
+from .booksuite_model import (
+    LAYER_AXES,
+    LAYER_TITLES,
+    LAYERS,
+    BENCH_NAME,
+    LICENSE,
+    QUESTIONS_FILE,
+    SOURCE,
+    TIER,
+    TURNS_FILE,
+    BookCase,
+    Fact,
+    History,
+    Message,
+    facts_as_json,
+    read_gold_facts,
+)
 from ..io import read_yaml, save_bench, write_questions, write_turns
 from ._common import staged_output
 from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
 
-__all__ = ["LAYERS", "LAYER_AXES", "LAYER_TITLES", "Message", "History", "BookCase", "BookSuite",
-           "read_case", "load_booksuite", "import_booksuite", "bench_rows", "read_responses",
-           "read_answers", "answers_from_run"]
+__all__ = [
+    "LAYERS",
+    "LAYER_AXES",
+    "LAYER_TITLES",
+    "Message",
+    "History",
+    "BookCase",
+    "BookSuite",
+    "read_case",
+    "load_booksuite",
+    "import_booksuite",
+    "bench_rows",
+    "read_responses",
+    "read_answers",
+    "answers_from_run",
+]
 
 _TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2})?))?$")
 
@@ -70,6 +98,7 @@ class BookSuite:
 
 # --- reading the YAML ---------------------------------------------------------------------------
 
+
 def _str(obj: dict, key: str, path, record, required: bool = True) -> str | None:
     v = obj.get(key)
     if v is None:
@@ -89,8 +118,12 @@ def _timestamp(v: Any, path, record) -> str:
     if isinstance(v, dt.date):
         return v.isoformat()
     if not isinstance(v, str):
-        raise InputError(path, record, "timestamp", "missing" if v is None else
-                         f"expected 'YYYY-MM-DD HH:MM:SS', got {type(v).__name__}")
+        raise InputError(
+            path,
+            record,
+            "timestamp",
+            "missing" if v is None else f"expected 'YYYY-MM-DD HH:MM:SS', got {type(v).__name__}",
+        )
     m = _TIMESTAMP.match(v.strip())
     if not m:
         raise InputError(path, record, "timestamp", f"expected 'YYYY-MM-DD HH:MM:SS', got {v!r}")
@@ -121,8 +154,12 @@ def _history(obj: Any, path, record: str) -> History:
         role = _str(m, "role", path, rec)
         content = m.get("content")
         if not isinstance(content, str):
-            raise InputError(path, rec, "content", "missing" if "content" not in m else
-                             f"expected a string, got {type(content).__name__}")
+            raise InputError(
+                path,
+                rec,
+                "content",
+                "missing" if "content" not in m else f"expected a string, got {type(content).__name__}",
+            )
         out.append(Message(role, content))
     return History(str(cid), _timestamp(obj.get("timestamp"), path, record), tuple(out), meta)
 
@@ -145,11 +182,13 @@ def read_case(path) -> BookCase:
     seen: set[str] = set()
     for i, h in enumerate(histories):
         if h.conversation_id in seen:
-            raise InputError(path, f"{rec}.conversation_histories[{i}]", "conversation_id",
-                             f"duplicate {h.conversation_id!r}")
+            raise InputError(
+                path, f"{rec}.conversation_histories[{i}]", "conversation_id", f"duplicate {h.conversation_id!r}"
+            )
         seen.add(h.conversation_id)
     return BookCase(
-        test_id=test_id, layer=layer,
+        test_id=test_id,
+        layer=layer,
         title=_str(obj, "title", path, rec, required=False) or "",
         description=_str(obj, "description", path, rec, required=False) or "",
         histories=histories,
@@ -193,6 +232,7 @@ def load_booksuite(src_dir, gold_path=None) -> BookSuite:
 
 # --- conversion to a bench ----------------------------------------------------------------------
 
+
 def _fact_turns(facts: tuple[Fact, ...], turns: list[Turn]) -> list[Turn]:
     variants = [fold_case_space(v) for f in facts for v in f]
     return [t for t in turns if any(v in fold_case_space(t.text) for v in variants)]
@@ -209,8 +249,12 @@ def bench_rows(suite: BookSuite) -> tuple[list[Turn], list[Question]]:
                 mine.append(Turn(len(mine) + 1, h.conversation_id, m.role, m.content, h.date, haystack=c.test_id))
         turns.extend(mine)
         facts = suite.gold.get(c.test_id)
-        extra: dict[str, Any] = {"layer": c.layer, "title": c.title, "description": c.description,
-                                 "evaluation_criteria": c.evaluation_criteria}
+        extra: dict[str, Any] = {
+            "layer": c.layer,
+            "title": c.title,
+            "description": c.description,
+            "evaluation_criteria": c.evaluation_criteria,
+        }
         if c.expected_behavior is not None:
             extra["expected_behavior"] = c.expected_behavior
         extra["has_gold"] = facts is not None
@@ -219,12 +263,24 @@ def bench_rows(suite: BookSuite) -> tuple[list[Turn], list[Question]]:
             extra["required_facts"] = facts_as_json(facts)
             hits = _fact_turns(facts, mine)
             parts = tuple(f[0] for f in facts)
-            gold = {"gold_answer": "; ".join(parts), "gold_parts": parts,
-                    "evidence_turns": tuple(t.turn_id for t in hits),
-                    "evidence_sessions": tuple(dict.fromkeys(t.session_id for t in hits))}
+            gold = {
+                "gold_answer": "; ".join(parts),
+                "gold_parts": parts,
+                "evidence_turns": tuple(t.turn_id for t in hits),
+                "evidence_sessions": tuple(dict.fromkeys(t.session_id for t in hits)),
+            }
         extra["source_file"] = Path(c.source_file).name
-        questions.append(Question(id=c.test_id, axis=LAYER_AXES[c.layer], question_en=c.user_question,
-                                  asked_at=c.asked_at, haystack=c.test_id, extra=extra, **gold))
+        questions.append(
+            Question(
+                id=c.test_id,
+                axis=LAYER_AXES[c.layer],
+                question_en=c.user_question,
+                asked_at=c.asked_at,
+                haystack=c.test_id,
+                extra=extra,
+                **gold,
+            )
+        )
     return turns, questions
 
 
@@ -237,14 +293,30 @@ def _write_bench(suite: BookSuite, out_dir) -> Bench:
     lic = Path(suite.root) / "LICENSE"
     if lic.is_file():
         shutil.copyfile(lic, out / "LICENSE")
-    tier = Tier(TIER, TURNS_FILE, QUESTIONS_FILE, n_turns=len(turns),
-                n_sessions=len({(t.haystack, t.session_id) for t in turns}),
-                n_tokens=sum(count_tokens(t.text) for t in turns), n_questions=len(questions))
-    bench = Bench(name=BENCH_NAME, version="ch3-4a8df46", tiers=(tier,), root=str(out), license=LICENSE,
-                  source=SOURCE, tokenizer=TOKENIZER, axis_map=dict(LAYER_AXES),
-                  extra={"haystacks": "one per question (haystack = test_id)",
-                         "gold": f"fixtures/gold_facts.json: {len(suite.gold)} of {len(suite.cases)} cases; "
-                                 "metric keyword-recall (memeval compare)"})
+    tier = Tier(
+        TIER,
+        TURNS_FILE,
+        QUESTIONS_FILE,
+        n_turns=len(turns),
+        n_sessions=len({(t.haystack, t.session_id) for t in turns}),
+        n_tokens=sum(count_tokens(t.text) for t in turns),
+        n_questions=len(questions),
+    )
+    bench = Bench(
+        name=BENCH_NAME,
+        version="ch3-4a8df46",
+        tiers=(tier,),
+        root=str(out),
+        license=LICENSE,
+        source=SOURCE,
+        tokenizer=TOKENIZER,
+        axis_map=dict(LAYER_AXES),
+        extra={
+            "haystacks": "one per question (haystack = test_id)",
+            "gold": f"fixtures/gold_facts.json: {len(suite.gold)} of {len(suite.cases)} cases; "
+            "metric keyword-recall (memeval compare)",
+        },
+    )
     save_bench(bench, out)
     return bench
 

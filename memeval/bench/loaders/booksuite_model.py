@@ -18,8 +18,19 @@ from typing import Any, Iterable, Mapping
 from ...errors import InputError
 from ..io import read_json
 
-__all__ = ["LAYERS", "LAYER_AXES", "LAYER_TITLES", "Message", "History", "BookCase", "Fact",
-           "facts_from_json", "facts_as_json", "read_gold_facts", "gold_from_mapping"]
+__all__ = [
+    "LAYERS",
+    "LAYER_AXES",
+    "LAYER_TITLES",
+    "Message",
+    "History",
+    "BookCase",
+    "Fact",
+    "facts_from_json",
+    "facts_as_json",
+    "read_gold_facts",
+    "gold_from_mapping",
+]
 
 #: One required fact: its acceptable surface forms, the first being how it is shown.
 Fact = tuple[str, ...]
@@ -29,16 +40,22 @@ LAYERS = ("layer1", "layer2", "layer3")
 #: entities held in separate conversations (combine and disambiguate across sessions: MULTI); layer3
 #: wants connections nobody asked for, across sessions (passport expiry vs. a booked trip: IMPLICIT).
 LAYER_AXES: dict[str, str] = {"layer1": "BASIC", "layer2": "MULTI", "layer3": "IMPLICIT"}
-LAYER_TITLES: dict[str, str] = {"layer1": "Layer 1 · Basic Recall", "layer2": "Layer 2 · Disambiguation",
-                                "layer3": "Layer 3 · Proactive Synthesis"}
+LAYER_TITLES: dict[str, str] = {
+    "layer1": "Layer 1 · Basic Recall",
+    "layer2": "Layer 2 · Disambiguation",
+    "layer3": "Layer 3 · Proactive Synthesis",
+}
 
 BENCH_NAME = "booksuite"
-SOURCE = ("bojieli/ai-agent-book@4a8df464a59fe65198c9a50a2ea848772dfc9698 "
-          "chapter3/user-memory-evaluation (test_cases, fixtures/gold_facts.json)")
+SOURCE = (
+    "bojieli/ai-agent-book@4a8df464a59fe65198c9a50a2ea848772dfc9698 "
+    "chapter3/user-memory-evaluation (test_cases, fixtures/gold_facts.json)"
+)
 LICENSE = "Apache-2.0"
 TIER = "all"
 TURNS_FILE = "booksuite_turns.jsonl"
 QUESTIONS_FILE = "booksuite_questions.jsonl"
+
 
 @dataclass(frozen=True)
 class Message:
@@ -88,10 +105,17 @@ def facts_from_json(value: Any, path="<gold>", record: str | None = None) -> tup
     out: list[Fact] = []
     for i, item in enumerate(value):
         variants = [item] if isinstance(item, str) else item
-        if (not isinstance(variants, list) or not variants
-                or any(not isinstance(v, str) or not v.strip() for v in variants)):
-            raise InputError(path, record, f"required_facts[{i}]",
-                             "expected a non-empty string or a non-empty list of non-empty strings")
+        if (
+            not isinstance(variants, list)
+            or not variants
+            or any(not isinstance(v, str) or not v.strip() for v in variants)
+        ):
+            raise InputError(
+                path,
+                record,
+                f"required_facts[{i}]",
+                "expected a non-empty string or a non-empty list of non-empty strings",
+            )
         out.append(tuple(variants))
     return tuple(out)
 

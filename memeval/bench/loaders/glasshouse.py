@@ -22,8 +22,15 @@ from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
 
-__all__ = ["TIER_ORDER", "XLING_MIN_TIER", "PROBES_SET", "load_glasshouse", "read_question_lines", "check_pairing",
-           "find_tier_files"]
+__all__ = [
+    "TIER_ORDER",
+    "XLING_MIN_TIER",
+    "PROBES_SET",
+    "load_glasshouse",
+    "read_question_lines",
+    "check_pairing",
+    "find_tier_files",
+]
 
 TIER_ORDER = ("core", "small", "medium", "full")
 XLING_MIN_TIER = "small"
@@ -79,10 +86,16 @@ def detect_session_field(turns: list[Turn], questions: list[Question]) -> str:
     """The turn field ``evidence_sessions`` refer to: ``session_id`` or a published ``*session*``
     field (glasshouse: ``core_session``), whichever holds more of the cited (turn, session) pairs."""
     pos = {t.turn_id: t for t in turns}
-    candidates = ["session_id"] + sorted({k for t in turns[:1000] for k, v in t.extra.items()
-                                          if "session" in k and isinstance(v, (int, str))})
-    pairs = [(tid, {str(s) for s in q.evidence_sessions}) for q in questions if q.evidence_sessions
-             for tid in q.evidence_turns if tid in pos]
+    candidates = ["session_id"] + sorted(
+        {k for t in turns[:1000] for k, v in t.extra.items() if "session" in k and isinstance(v, (int, str))}
+    )
+    pairs = [
+        (tid, {str(s) for s in q.evidence_sessions})
+        for q in questions
+        if q.evidence_sessions
+        for tid in q.evidence_turns
+        if tid in pos
+    ]
     best, best_hits = "session_id", -1
     for f in candidates:
         hits = sum(1 for tid, ss in pairs if str(pos[tid].session_key(f)) in ss)
@@ -99,13 +112,14 @@ def _unresolved(q: Question, session_of: dict[int, int | str]) -> tuple[str | No
         if tid not in session_of:
             return f"evidence turn {tid} does not exist", None
         if sessions and str(session_of[tid]) not in sessions and wrong is None:
-            wrong = (f"evidence turn {tid} is in session {session_of[tid]}, not in evidence_sessions "
-                     f"{sorted(q.evidence_sessions, key=str)}")
+            wrong = (
+                f"evidence turn {tid} is in session {session_of[tid]}, not in evidence_sessions "
+                f"{sorted(q.evidence_sessions, key=str)}"
+            )
     return None, wrong
 
 
-def check_pairing(q_path, rows, turns_path, session_of,
-                  mismatches: list[str] | None = None) -> InputError | None:
+def check_pairing(q_path, rows, turns_path, session_of, mismatches: list[str] | None = None) -> InputError | None:
     """The first question of ``rows`` whose evidence does not resolve in the tier, as an error.
 
     A cited session that does not hold the evidence turn is an error only when more rows than
@@ -116,16 +130,24 @@ def check_pairing(q_path, rows, turns_path, session_of,
     for n, q, _ in rows:
         missing, bad_session = _unresolved(q, session_of)
         if missing:
-            return InputError(q_path, n, "evidence_turns",
-                              f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {missing} there "
-                              "(evidence turn ids are per tier file; a question file belongs to one tier)")
+            return InputError(
+                q_path,
+                n,
+                "evidence_turns",
+                f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {missing} there "
+                "(evidence turn ids are per tier file; a question file belongs to one tier)",
+            )
         if bad_session:
             wrong.append((n, q, bad_session))
     if len(wrong) > SESSION_MISMATCH_TOLERANCE * len(rows):
         n, q, why = wrong[0]
         more = f"; {len(wrong) - 1} more row(s) like it" if len(wrong) > 1 else ""
-        return InputError(q_path, n, "evidence_sessions",
-                          f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there{more}")
+        return InputError(
+            q_path,
+            n,
+            "evidence_sessions",
+            f"question {q.id!r} cannot be paired with {Path(turns_path).name}: {why} there{more}",
+        )
     if mismatches is not None:
         mismatches.extend(f"{q.id}: {why}" for _, q, why in wrong)
     return None
@@ -136,16 +158,18 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     for t in turns:
         if t.image:
             if image_ref_kind(t.image) in ("data", "remote"):
-                raise InputError(turns_path, f"turn_id {t.turn_id}", "image",
-                                 "expected a file path inside the folder, not a URL")
+                raise InputError(
+                    turns_path, f"turn_id {t.turn_id}", "image", "expected a file path inside the folder, not a URL"
+                )
             if not is_file(confined(folder, t.image, turns_path, f"turn_id {t.turn_id}", "image")):
                 raise InputError(turns_path, f"turn_id {t.turn_id}", "image", f"file {t.image!r} not found")
             images.append(t.image)
     return images
 
 
-def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = False,
-                    pairs: dict[str, list[str]] | None = None) -> Bench:
+def load_glasshouse(
+    folder, out, *, name: str = "glasshouse", force: bool = False, pairs: dict[str, list[str]] | None = None
+) -> Bench:
     """Turn a glasshouse folder into a bench folder at ``out`` (original files linked or copied).
 
     ``pairs`` maps an extra question file (name in ``folder``) to the tiers it must be attached to;
@@ -182,7 +206,8 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
     smallest = next(iter(tier_files))
     session_field = detect_session_field(turns_by_tier[smallest], [q for _, q, _ in main_rows[smallest]])
     index: dict[str, dict[int, int | str]] = {
-        t: {x.turn_id: x.session_key(session_field) for x in turns} for t, turns in turns_by_tier.items()}
+        t: {x.turn_id: x.session_key(session_field) for x in turns} for t, turns in turns_by_tier.items()
+    }
 
     attached: dict[str, list[tuple[str, list]]] = {t: [] for t in tier_files}
     session_mismatches: dict[str, list[str]] = {}
@@ -198,8 +223,10 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
     sets: dict[str, dict[str, tuple[str, list]]] = {t: {} for t in tier_files}  # tier -> set -> file
     probes = f"glasshouse_v{version}_probes.jsonl"
     # (file, axis when a row has none, smallest eligible tier, named set or None for the main set)
-    extras = [("questions_xling.jsonl", None, TIER_ORDER.index(XLING_MIN_TIER), None),
-              (probes, "FALSE_MEMORY", 0, PROBES_SET)]
+    extras = [
+        ("questions_xling.jsonl", None, TIER_ORDER.index(XLING_MIN_TIER), None),
+        (probes, "FALSE_MEMORY", 0, PROBES_SET),
+    ]
     extras += [(f, None, 0, None) for f in pairs if f not in {e[0] for e in extras}]
     for fname, default_axis, min_rank, set_name in extras:
         qp = folder / fname
@@ -223,12 +250,15 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
                     skipped.setdefault(fname, {})[t] = err.message
                 else:
                     targets.append(t)
-                    session_mismatches.setdefault(fname, []).extend(x for x in found if x not in
-                                                                    session_mismatches.get(fname, []))
+                    session_mismatches.setdefault(fname, []).extend(
+                        x for x in found if x not in session_mismatches.get(fname, [])
+                    )
             if not targets:
-                raise MemevalError(f"{qp}: its evidence resolves in no tier here ("
-                                   + ("; ".join(f"{t}: {m}" for t, m in skipped.get(fname, {}).items())
-                                      or "no eligible tier") + ")")
+                raise MemevalError(
+                    f"{qp}: its evidence resolves in no tier here ("
+                    + ("; ".join(f"{t}: {m}" for t, m in skipped.get(fname, {}).items()) or "no eligible tier")
+                    + ")"
+                )
         for t in targets:
             if set_name:
                 sets[t][set_name] = (fname, rows)
@@ -259,8 +289,9 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
             for fname, rows in files:
                 for n, q, _ in rows:
                     if q.id in ids:
-                        raise InputError(folder / fname, n, "id",
-                                         f"question id {q.id!r} also in {ids[q.id]} (tier {t!r})")
+                        raise InputError(
+                            folder / fname, n, "id", f"question id {q.id!r} also in {ids[q.id]} (tier {t!r})"
+                        )
                     ids[q.id] = fname
             if len(files) == 1:
                 q_name = place(files[0][0], files[0][1], f"bench_questions_{t}.jsonl")
@@ -276,21 +307,33 @@ def load_glasshouse(folder, out, *, name: str = "glasshouse", force: bool = Fals
             named = {k: place(f, rows, f"bench_{k}.jsonl") for k, (f, rows) in sets[t].items()}
             tier = TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q)
             tiers.append(replace(tier, question_sets=named))
-        axes = sorted({q.axis for v in attached.values() for _, rows in v for _, q, _ in rows}
-                      | {q.axis for v in sets.values() for _, rows in v.values() for _, q, _ in rows})
+        axes = sorted(
+            {q.axis for v in attached.values() for _, rows in v for _, q, _ in rows}
+            | {q.axis for v in sets.values() for _, rows in v.values() for _, q, _ in rows}
+        )
         bench = Bench(
-            name=name, version=version, tiers=tuple(tiers), root=str(out), license=LICENSE,
-            source=f"glasshouse v{version} files from {folder.resolve()}", tokenizer=TOKENIZER,
+            name=name,
+            version=version,
+            tiers=tuple(tiers),
+            root=str(out),
+            license=LICENSE,
+            source=f"glasshouse v{version} files from {folder.resolve()}",
+            tokenizer=TOKENIZER,
             axis_map={a: a for a in axes},
-            extra={"format": "glasshouse", SESSION_FIELD_KEY: session_field,
-                   "evidence_session_mismatches": {f: v for f, v in session_mismatches.items() if v},
-                   "question_files": {t: [f for f, _ in v] for t, v in attached.items()},
-                   "question_set_files": {t: {k: f for k, (f, _) in v.items()} for t, v in sets.items() if v},
-                   "not_attached": skipped,
-                   "notes": ["degradation curves compare tiers on the core questions (inside every tier's "
-                             "set); axes whose evidence lives only in larger tiers are read off the largest",
-                             f"false-memory probes are the named question set '{PROBES_SET}' of each tier "
-                             "(memeval run --question-set probes), kept apart from the main weighted mean"]},
+            extra={
+                "format": "glasshouse",
+                SESSION_FIELD_KEY: session_field,
+                "evidence_session_mismatches": {f: v for f, v in session_mismatches.items() if v},
+                "question_files": {t: [f for f, _ in v] for t, v in attached.items()},
+                "question_set_files": {t: {k: f for k, (f, _) in v.items()} for t, v in sets.items() if v},
+                "not_attached": skipped,
+                "notes": [
+                    "degradation curves compare tiers on the core questions (inside every tier's "
+                    "set); axes whose evidence lives only in larger tiers are read off the largest",
+                    f"false-memory probes are the named question set '{PROBES_SET}' of each tier "
+                    "(memeval run --question-set probes), kept apart from the main weighted mean",
+                ],
+            },
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))

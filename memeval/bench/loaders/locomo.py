@@ -28,8 +28,7 @@ from ._jsonstream import iter_json_array
 __all__ = ["CATEGORY_AXIS", "AXIS_MAP", "load_locomo", "convert_sample", "parse_date"]
 
 CATEGORY_AXIS: dict[int, str] = {1: "MULTI", 2: "TEMPORAL", 3: "IMPLICIT", 4: "BASIC", 5: "ABSTAIN"}
-CATEGORY_NAME: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
-                                 5: "adversarial"}
+CATEGORY_NAME: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 AXIS_MAP: dict[str, str] = {f"{k} {CATEGORY_NAME[k]}": v for k, v in CATEGORY_AXIS.items()}
 LICENSE = "CC BY-NC 4.0"
 SOURCE = "https://github.com/snap-research/locomo"
@@ -48,8 +47,7 @@ NOTES = [
 
 _DIA = re.compile(r"D\s*(\d{1,9})\s*:\s*(\d{1,9})(?!\d)")  # bounded: ids are small numbers
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y",
-                 "%I:%M %p on %d %B %Y")
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y", "%I:%M %p on %d %B %Y")
 
 
 def parse_date(text: str) -> datetime:
@@ -116,9 +114,18 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
             tid = len(turns) + 1
             if cap:  # systems see the caption with the turn, as LoCoMo's evaluation shows it
                 text = f"{text} and shared {cap}"
-            turns.append(Turn(turn_id=tid, session_id=n, speaker=speaker, text=text,
-                              date=when.date().isoformat(), image=img or None, caption=cap or None,
-                              haystack=hay))
+            turns.append(
+                Turn(
+                    turn_id=tid,
+                    session_id=n,
+                    speaker=speaker,
+                    text=text,
+                    date=when.date().isoformat(),
+                    image=img or None,
+                    caption=cap or None,
+                    haystack=hay,
+                )
+            )
             k = _dia_key(dia)
             if k is None:
                 raise r.err(f"{where}.dia_id", f"expected an id like 'D1:3', got {dia!r}")
@@ -167,14 +174,29 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
             extra["unresolved_evidence"] = unresolved
             unresolved_total += len(unresolved)
         abstain = cat == 5
-        questions.append(Question(
-            id=f"{hay}-q{i + 1}", axis=CATEGORY_AXIS[cat], question_en=question, gold_answer=str(gold),
-            expect="no_memory" if abstain else "answer",
-            evidence_turns=() if abstain else tuple(ev),
-            evidence_sessions=() if abstain else tuple(sorted({session_of[t] for t in ev})),
-            asked_at=last_date.date().isoformat(), haystack=hay, extra=extra))
-    return turns, questions, {"unresolved_evidence": unresolved_total, "duplicate_dia_ids": duplicates,
-                              "sessions_out_of_date_order": out_of_order}
+        questions.append(
+            Question(
+                id=f"{hay}-q{i + 1}",
+                axis=CATEGORY_AXIS[cat],
+                question_en=question,
+                gold_answer=str(gold),
+                expect="no_memory" if abstain else "answer",
+                evidence_turns=() if abstain else tuple(ev),
+                evidence_sessions=() if abstain else tuple(sorted({session_of[t] for t in ev})),
+                asked_at=last_date.date().isoformat(),
+                haystack=hay,
+                extra=extra,
+            )
+        )
+    return (
+        turns,
+        questions,
+        {
+            "unresolved_evidence": unresolved_total,
+            "duplicate_dia_ids": duplicates,
+            "sessions_out_of_date_order": out_of_order,
+        },
+    )
 
 
 def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Bench:
@@ -209,13 +231,21 @@ def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Ben
         write_questions(root / "questions_all.jsonl", all_qs)
         tier = TierCounter().add_all(all_turns).tier("all", "turns_all.jsonl", "questions_all.jsonl", len(all_qs))
         bench = Bench(
-            name=name, version="1", tiers=(tier,), root=str(out), license=LICENSE, source=SOURCE,
-            tokenizer=TOKENIZER, axis_map=AXIS_MAP,
-            extra={"format": "locomo", "notes": NOTES, "source_files": {"all": {
-                       "file": src.name, "sha256": hash_files(src.parent, [src.name])}},
-                   "questions_per_category": {f"{k} {CATEGORY_NAME[k]}": v for k, v in per_cat.items()},
-                   "source_slips": slips},
+            name=name,
+            version="1",
+            tiers=(tier,),
+            root=str(out),
+            license=LICENSE,
+            source=SOURCE,
+            tokenizer=TOKENIZER,
+            axis_map=AXIS_MAP,
+            extra={
+                "format": "locomo",
+                "notes": NOTES,
+                "source_files": {"all": {"file": src.name, "sha256": hash_files(src.parent, [src.name])}},
+                "questions_per_category": {f"{k} {CATEGORY_NAME[k]}": v for k, v in per_cat.items()},
+                "source_slips": slips,
+            },
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))
-

@@ -22,8 +22,16 @@ from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
 from ._jsonstream import iter_json_array
 
-__all__ = ["AXIS_MAP", "TIER_ORDER", "load_longmemeval", "convert_instance", "parse_date",
-           "tier_name_for", "haystack_id", "export_hypotheses"]
+__all__ = [
+    "AXIS_MAP",
+    "TIER_ORDER",
+    "load_longmemeval",
+    "convert_instance",
+    "parse_date",
+    "tier_name_for",
+    "haystack_id",
+    "export_hypotheses",
+]
 
 #: question_type → axis. Abstention questions (id ending ``_abs``) go to ABSTAIN whatever their type.
 AXIS_MAP: dict[str, str] = {
@@ -102,7 +110,9 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
     qid = r.get(obj, "question_id", str)
     qtype = r.get(obj, "question_type", str)
     if qtype not in AXIS_MAP:
-        raise r.err("question_type", f"unknown type {qtype!r} (known: {', '.join(k for k in AXIS_MAP if '*' not in k)})")
+        raise r.err(
+            "question_type", f"unknown type {qtype!r} (known: {', '.join(k for k in AXIS_MAP if '*' not in k)})"
+        )
     question = r.get(obj, "question", str)
     answer = r.get(obj, "answer", (str, int, float))
     try:
@@ -113,8 +123,10 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
     dates_raw = r.str_list(obj, "haystack_dates")
     sessions = r.get(obj, "haystack_sessions", list)
     if not (len(sids) == len(dates_raw) == len(sessions)):
-        raise r.err("haystack_sessions", f"{len(sessions)} sessions but {len(sids)} haystack_session_ids "
-                                         f"and {len(dates_raw)} haystack_dates")
+        raise r.err(
+            "haystack_sessions",
+            f"{len(sessions)} sessions but {len(sids)} haystack_session_ids and {len(dates_raw)} haystack_dates",
+        )
     answer_sids = r.str_list(obj, "answer_session_ids", required=False)
     abstain = qid.endswith("_abs")
     hay = haystack_id(qid)
@@ -149,8 +161,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
             if not isinstance(has, bool):
                 raise r.err(f"{where}.has_answer", f"expected true or false, got {has!r}")
             tid = len(turns) + 1
-            turns.append(Turn(turn_id=tid, session_id=new_sid, speaker=role, text=content, date=day,
-                              haystack=hay))
+            turns.append(Turn(turn_id=tid, session_id=new_sid, speaker=role, text=content, date=day, haystack=hay))
             if has:
                 flagged.append(tid)
             if sids[i] in answer_set:
@@ -163,10 +174,15 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
         by_id = {t.turn_id: t.session_id for t in turns}
         ev_sessions = sorted({by_id[e] for e in evidence} | set(ev_sessions))
     q = Question(
-        id=qid, axis="ABSTAIN" if abstain else AXIS_MAP[qtype], question_en=question,
-        gold_answer=str(answer), expect="no_memory" if abstain else "answer",
-        evidence_turns=evidence, evidence_sessions=() if abstain else tuple(ev_sessions),
-        asked_at=asked.date().isoformat(), haystack=hay,
+        id=qid,
+        axis="ABSTAIN" if abstain else AXIS_MAP[qtype],
+        question_en=question,
+        gold_answer=str(answer),
+        expect="no_memory" if abstain else "answer",
+        evidence_turns=evidence,
+        evidence_sessions=() if abstain else tuple(ev_sessions),
+        asked_at=asked.date().isoformat(),
+        haystack=hay,
         extra={"question_type": qtype, "answer_session_ids": answer_sids},
     )
     return turns, q
@@ -185,8 +201,9 @@ def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: 
         if t in by_tier:
             raise InputError(p, None, None, f"tier {t!r} already comes from {by_tier[t]}")
         by_tier[t] = p
-    order = sorted(by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER),
-                                           list(by_tier).index(t)))
+    order = sorted(
+        by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER), list(by_tier).index(t))
+    )
     tiers, question_ids = [], {}
     with staged_output(out, force) as root:
         for tname in order:
@@ -209,12 +226,24 @@ def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: 
             question_ids[tname] = [q.id for q in questions]
         common = set.intersection(*(set(v) for v in question_ids.values()))
         bench = Bench(
-            name=name, version="1", tiers=tuple(tiers), root=str(out), license=LICENSE, source=SOURCE,
-            tokenizer=TOKENIZER, axis_map=dict(AXIS_MAP),
-            extra={"format": "longmemeval", "tiers_nest": "not guaranteed", "notes": NOTES,
-                   "source_files": {t: {"file": by_tier[t].name, "sha256": hash_files(by_tier[t].parent, [by_tier[t].name])}
-                                    for t in order},
-                   "questions_in_every_tier": len(common)},
+            name=name,
+            version="1",
+            tiers=tuple(tiers),
+            root=str(out),
+            license=LICENSE,
+            source=SOURCE,
+            tokenizer=TOKENIZER,
+            axis_map=dict(AXIS_MAP),
+            extra={
+                "format": "longmemeval",
+                "tiers_nest": "not guaranteed",
+                "notes": NOTES,
+                "source_files": {
+                    t: {"file": by_tier[t].name, "sha256": hash_files(by_tier[t].parent, [by_tier[t].name])}
+                    for t in order
+                },
+                "questions_in_every_tier": len(common),
+            },
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))

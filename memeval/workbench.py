@@ -9,18 +9,29 @@ from pathlib import Path
 from typing import Iterable
 
 import polars as pl
-from ..errors import InputError
-from ..run import run_system
-from ..systems.registry import make_system
-from ..systems.server import Faults, ReferenceServer
-from .aggregate import load_records
-from ..run.records import read_manifest
-from ..bench.lifelog import generate
+from .errors import InputError
+from .run import run_system
+from .systems.registry import make_system
+from .systems.server import Faults, ReferenceServer
+from .analysis.aggregate import load_records
+from .run.records import read_manifest
+from .bench.lifelog import generate
 
-from ..workspace import anchored, project_root  # re-exported: the notebooks import them here
+from .workspace import anchored, project_root  # re-exported: the notebooks import them here
 
-__all__ = ["ensure_bench", "run_systems", "run_served", "label_systems", "load_runs", "bench_of_run",
-           "project_root", "anchored", "parse_run_labels", "run_folders"]
+__all__ = [
+    "ensure_bench",
+    "run_systems",
+    "run_served",
+    "label_systems",
+    "load_runs",
+    "bench_of_run",
+    "project_root",
+    "anchored",
+    "parse_run_labels",
+    "run_folders",
+]
+
 
 def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[str, Path]]:
     """Split ``NAME=RUN_DIR`` items into folders and ``{label: folder}`` (plain folders get no label).
@@ -43,8 +54,9 @@ def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[s
     return dirs, labels
 
 
-def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1,
-                 data_root: str | Path = "data") -> Path:
+def ensure_bench(
+    bench_dir: str | Path | None = None, preset: str = "demo", seed: int = 1, data_root: str | Path = "data"
+) -> Path:
     """``bench_dir`` if given (it must hold ``bench.yaml``); else the generated lifelog bench
     ``data/lifelog-<preset>-s<seed>`` under the project root, generated on first use."""
     if bench_dir is not None:
@@ -58,15 +70,37 @@ def ensure_bench(bench_dir: str | Path | None = None, preset: str = "demo", seed
     return path
 
 
-def run_systems(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
-                mode: str = "dry", runs_root: str | Path = "runs", epochs: int = 1) -> list[Path]:
+def run_systems(
+    bench_dir: str | Path,
+    systems: Iterable[str],
+    tiers: Iterable[str] | None = None,
+    mode: str = "dry",
+    runs_root: str | Path = "runs",
+    epochs: int = 1,
+) -> list[Path]:
     """Run each system over the bench (resuming a finished or partial run of the same config)."""
-    return [run_system(bench_dir, s, tiers=list(tiers) if tiers else None, mode=mode, epochs=epochs,
-                       runs_root=anchored(runs_root), progress=False) for s in systems]
+    return [
+        run_system(
+            bench_dir,
+            s,
+            tiers=list(tiers) if tiers else None,
+            mode=mode,
+            epochs=epochs,
+            runs_root=anchored(runs_root),
+            progress=False,
+        )
+        for s in systems
+    ]
 
 
-def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[str] | None = None,
-               mode: str = "dry", runs_root: str | Path = "runs", delay_ms: float = 0.0) -> dict[str, Path]:
+def run_served(
+    bench_dir: str | Path,
+    systems: Iterable[str],
+    tiers: Iterable[str] | None = None,
+    mode: str = "dry",
+    runs_root: str | Path = "runs",
+    delay_ms: float = 0.0,
+) -> dict[str, Path]:
     """Serve each built-in system with the reference server on loopback and run it over HTTP, so
     its speed is *measured* (latency minus the network floor) rather than taken in process.
 
@@ -78,8 +112,15 @@ def run_served(bench_dir: str | Path, systems: Iterable[str], tiers: Iterable[st
     for spec in systems:
         with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:
             label = f"{spec} over HTTP"
-            out[label] = run_system(bench_dir, srv.url, tiers=list(tiers) if tiers else None, mode=mode,
-                                    runs_root=anchored(runs_root), progress=False, name=f"{spec}-http")
+            out[label] = run_system(
+                bench_dir,
+                srv.url,
+                tiers=list(tiers) if tiers else None,
+                mode=mode,
+                runs_root=anchored(runs_root),
+                progress=False,
+                name=f"{spec}-http",
+            )
     return out
 
 
