@@ -7,7 +7,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import IO, Any, Iterable, Iterator
 
 __all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line", "repair_tail"]
 
@@ -24,7 +24,7 @@ DIR_MODE = 0o777 & ~_UMASK  #: an ordinary folder's mode (mkdtemp makes 0700)
 
 
 @contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[TextIO]:
+def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -71,7 +71,8 @@ def repair_tail(path) -> int:
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) == b"\n":
             return 0
-        data = fh.seek(0) or fh.read()
+        fh.seek(0)
+        data = fh.read()
         keep = data.rfind(b"\n") + 1
         fh.truncate(keep)
         return len(data) - keep

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import overload
+
 __all__ = ["MemevalError", "InputError", "input_error_from"]
 
 
@@ -26,7 +28,11 @@ class InputError(MemevalError):
         super().__init__(" ".join(f"{where}: {message}".splitlines()))  # one line, whatever the data held
 
 
-def input_error_from(exc: BaseException, path, record=None, field=None) -> "InputError | None":
+@overload
+def input_error_from(exc: UnicodeDecodeError | RecursionError, path, record=None, field=None) -> InputError: ...
+@overload
+def input_error_from(exc: BaseException, path, record=None, field=None) -> InputError | None: ...
+def input_error_from(exc: BaseException, path, record=None, field=None) -> InputError | None:
     """The :class:`InputError` for an exception that a malformed file raises while it is decoded or
     parsed (bad UTF-8, nesting too deep for the parser, an integer too long to convert), or ``None``
     for any other exception, which is then a bug and must propagate.

@@ -69,7 +69,7 @@ class RetryPolicy:
         exc = state.outcome.exception() if state.outcome is not None else None
         return self.wait_for(state.attempt_number, getattr(exc, "retry_after", None))
 
-    def call(self, attempt: Callable[[int], T], *, sleep: Callable[[float], object] = time.sleep) -> T:
+    def call(self, attempt: Callable[[int], T], *, sleep: Callable[[float], None] = time.sleep) -> T:
         """``attempt(n)`` for n = 1, 2, ... until it returns, raises a non-:class:`Retryable`, or the
         attempts run out (then the last :class:`Retryable` is raised)."""
         import tenacity  # on use: start-up time of every command (it imports tornado where installed)

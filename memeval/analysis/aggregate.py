@@ -89,7 +89,7 @@ def load_records(run_dirs: Iterable | str | Path) -> pl.DataFrame:
     rows = []
     for rd in run_dirs:
         man = read_manifest(rd)
-        tiers = {t["name"]: (i, t) for i, t in enumerate(man["config"]["tiers"])}
+        tiers: dict[str, tuple[int | None, dict]] = {t["name"]: (i, t) for i, t in enumerate(man["config"]["tiers"])}
         for r in read_records(rd):
             i, t = tiers.get(r["tier"], (None, {}))
             row = {k: r.get(k) for k in _SCHEMA}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -106,7 +107,7 @@ def bootstrap_means(
         rows.append(
             {**dict(zip(by, key)), "mean": mean, "lo": lo, "hi": hi, "n": int(g["_n"].sum()), "clusters": len(g)}
         )
-    schema = {
+    schema: dict[str, Any] = {
         **{c: df.schema[c] for c in by},
         "mean": pl.Float64,
         "lo": pl.Float64,

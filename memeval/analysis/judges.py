@@ -189,7 +189,7 @@ def load_judge_pair(run_a, run_b) -> tuple[pl.DataFrame, str, str]:
 
 def _label(c: dict) -> str:
     """The grader of a run: the judge's model and prompt, else the mode's rule (dry)."""
-    g = c.get("grader") if isinstance(c.get("grader"), dict) else {}
+    g: dict = c["grader"] if isinstance(c.get("grader"), dict) else {}
     j = g.get("judge") if isinstance(g.get("judge"), dict) else None
     who = f"judge {j.get('model')} ({j.get('prompt')})" if j else f"{g.get('name', c.get('mode'))} rules"
     return f"{who} on {(c.get('system') or {}).get('spec', '?')} {c.get('mode')}"

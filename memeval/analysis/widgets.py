@@ -373,6 +373,6 @@ class TraceBrowser(widgets.VBox):
         self.next.disabled = self.index >= n - 1
         self.view.value = (
             render_trace_html(self.current, self._evidence_text)
-            if n
+            if n and self.current is not None
             else "<p><em>no record matches these filters</em></p>"
         )

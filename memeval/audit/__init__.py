@@ -60,16 +60,13 @@ evidence, golds and tiers), ``scored`` (IDK floor, evidence ceiling), ``bounds``
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..bench.io import MANIFEST, load_bench
-from ..bench.model import SESSION_FIELD_KEY, Bench, Question
+from ..bench.model import Question
 from ..bench.oracle import IDK_ANSWERS
 from ..errors import InputError
-from ..scoring.dry import latest_value
-from ..text.containment import contains
 from .bounds import check_bounds
 from .difficulty import check_difficulty
 from .loading import Loading, TierData, image_ref_kind
@@ -91,36 +88,7 @@ __all__ = [
 
 
 class _Audit(Loading, Structure):
-    """One audit run: bookkeeping (findings, numbers) and the order of the checks."""
-
-    def __init__(self, bench: Bench, max_findings: int):
-        self.bench = bench
-        self.root = Path(bench.root)
-        self.max_findings = max_findings
-        self.findings: list[Finding] = []
-        self.failures: Counter = Counter()
-        self._shown: Counter = Counter()
-        self.numbers: dict[str, dict[str, Any]] = {c: {} for c in CHECKS}
-        self.qset = "main"  # the question set being checked (findings name it)
-        self.skipped: dict[str, str] = {}
-        self.notes: dict[str, str] = {}
-        self.first_seen: dict[str, tuple[str, tuple[str, ...] | None, str, str]] = {}
-        self.contains, self.latest_value = contains, latest_value
-        #: the turn field evidence_sessions refer to (glasshouse: core_session), as bench.yaml declares
-        self.session_field = str(bench.extra.get(SESSION_FIELD_KEY) or "session_id")
-
-    # -- bookkeeping
-    def fail(self, check: str, tier: str | None, qid: str | None, reason: str) -> None:
-        self.failures[check] += 1
-        key = (check, tier)
-        self._shown[key] += 1
-        if self._shown[key] <= self.max_findings:
-            qset = None if self.qset == "main" else self.qset
-            self.findings.append(Finding(check, tier, qid, reason, qset))
-
-    def add(self, check: str, key: str, n: int | float = 1) -> None:
-        nums = self.numbers[check]
-        nums[key] = nums.get(key, 0) + n
+    """One audit run: the order of the checks (bookkeeping in ``AuditState``)."""
 
     def check_tier(self, data: TierData) -> None:
         self.check_questions(data, "main", data.questions)

@@ -94,16 +94,29 @@ def probe(value: str) -> tuple[str, str] | None:
 class Haystack:
     """One haystack of a tier: its turns in file order and the look-ups the checks need."""
 
-    __slots__ = ("hid", "turns", "pos", "sessions", "_folded", "_starts", "_words", "_vocab", "_wordy", "_normalized")
+    __slots__ = (
+        "hid",
+        "turns",
+        "pos",
+        "sessions",
+        "_folded",
+        "_starts",
+        "_words",
+        "_vocab",
+        "_wordy",
+        "_normalized",
+        "_built",
+    )
 
     def __init__(self, hid):
         self.hid = hid
         self.turns: list[Turn] = []
         self.pos: dict[int, int] = {}
         self.sessions: set[str] = set()
-        self._folded: str | None = None
+        self._folded = ""  # built on first look-up (see ``_built``)
         self._starts: list[int] = []
-        self._words: dict[str, list[int]] | None = None
+        self._words: dict[str, list[int]] = {}
+        self._built = False
         self._vocab: list[str] = []
         self._wordy: dict[bool, list[int]] = {}
         self._normalized: dict[int, str] = {}
@@ -134,6 +147,7 @@ class Haystack:
                 else:
                     lst.append(p)
         self._folded, self._starts, self._words = "\x00".join(parts), starts, words
+        self._built = True
         self._vocab = sorted(words)
 
     def _scan(self, needle: str, start: int) -> list[int]:
@@ -183,7 +197,7 @@ class Haystack:
         how = probe(value)
         if how is None:
             return range(start, len(self.turns))
-        if self._words is None:
+        if not self._built:
             self._build()
         kind, needle = how
         if kind == "word":

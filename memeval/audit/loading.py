@@ -14,6 +14,7 @@ from ..bench.model import Question, Tier, Turn
 from ..errors import InputError
 from .haystack import Haystack
 from .report import short
+from .state import AuditState
 
 __all__ = ["TierData", "Loading", "image_ref_kind", "turn_key"]
 
@@ -68,7 +69,7 @@ class TierData:
     sets: dict[str, list[Question]] = field(default_factory=dict)  # named question sets
 
 
-class Loading:
+class Loading(AuditState):
     """Loading and the manifest checks, mixed into the audit run (``memeval.audit._Audit``)."""
 
     # -- manifest
@@ -153,7 +154,7 @@ class Loading:
                     "images-resolve",
                     tier.name,
                     None,
-                    f"{tier.turns_file}:{n}: image {short(t.image)} is outside the bench folder "
+                    f"{tier.turns_file}:{n}: image {short(t.image or '')} is outside the bench folder "
                     "(absolute or '..'); not read",
                 )
             elif t.image is not None:
@@ -193,7 +194,8 @@ class Loading:
         self.qset = qset
         fname = tier.questions_path(qset)
         qpath = self.root / fname
-        questions, seen = [], {}
+        questions: list[Question] = []
+        seen: dict[str, int] = {}
         for n, obj in iter_jsonl(qpath):
             q = question_from_dict(obj, qpath, n)
             if q.id in seen:

@@ -6,7 +6,7 @@ a named set's figures are reported under ``<tier>/<set>``."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 
 from ..bench.axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from ..bench.model import Question, Turn
@@ -31,7 +31,7 @@ class Bars:
         self.ceil_low: list[tuple[float, str]] = []
         self.ceil_axes: dict[str, list[float]] = {}
         self.idk_ok: dict[str, bool] = {}
-        self.idk_by_axis: Counter = Counter()
+        self.idk_by_axis: defaultdict[str, float] = defaultdict(float)
         self.n = 0
 
     def add(self, q: Question, ev: list[Turn] | None) -> None:
@@ -75,7 +75,11 @@ class Bars:
             weighted, unweighted = self.floor_num / self.floor_den, self.floor_n / nq
             run.numbers["idk-floor"][label] = {"weighted": weighted, "unweighted": unweighted, "n": nq}
             if weighted > IDK_FLOOR_MAX and self.qset == "main":
-                top = ", ".join(f"{a} {v / self.floor_den:.1%}" for a, v in self.idk_by_axis.most_common(3) if v)
+                top = ", ".join(
+                    f"{a} {v / self.floor_den:.1%}"
+                    for a, v in sorted(self.idk_by_axis.items(), key=lambda kv: -kv[1])[:3]
+                    if v
+                )
                 run.fail(
                     "idk-floor",
                     name,

@@ -7,13 +7,14 @@ from ..bench.model import Question, Turn
 from .haystack import Haystack, turn_text
 from .loading import TierData, turn_key
 from .report import short
+from .state import AuditState
 
 __all__ = ["Structure", "EXEMPT_GOLD"]
 
 EXEMPT_GOLD = frozenset({"ABSTAIN", "FALSE_MEMORY"})
 
 
-class Structure:
+class Structure(AuditState):
     """Structural checks, mixed into the audit run (``memeval.audit._Audit``)."""
 
     def resolve(self, tier: str, data: TierData, q: Question, h: Haystack | None) -> list[Turn] | None:
@@ -113,17 +114,18 @@ class Structure:
     def check_reconcile(self, tier: str, q: Question, h: Haystack) -> None:
         check = "reconcile-not-in-one-turn"
         self.add(check, "pairs")
-        cand_a = set(h.candidates(q.side_a))
-        both = [p for p in h.candidates(q.side_b) if p in cand_a]
+        side_a, side_b = q.side_a or "", q.side_b or ""  # both set: the caller checks
+        cand_a = set(h.candidates(side_a))
+        both = [p for p in h.candidates(side_b) if p in cand_a]
         for p in both:
             t = h.turns[p]
             txt = turn_text(t)
-            if self.contains(txt, q.side_a) and self.contains(txt, q.side_b):
+            if self.contains(txt, side_a) and self.contains(txt, side_b):
                 self.fail(
                     check,
                     tier,
                     q.id,
-                    f"turn {t.turn_id} holds both sides {short(q.side_a, 40)} and {short(q.side_b, 40)}",
+                    f"turn {t.turn_id} holds both sides {short(side_a, 40)} and {short(side_b, 40)}",
                 )
 
     def check_contradict(self, tier: str, q: Question, h: Haystack, ev: list[Turn]) -> None:

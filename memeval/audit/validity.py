@@ -60,12 +60,12 @@ def dry_validity(bench_dir, tiers: Iterable[str] | None = None) -> dict:
 
 
 def is_invalid(validity: dict | None) -> bool:
-    return bool(validity) and validity.get("valid") is False
+    return validity is not None and validity.get("valid") is False
 
 
 def gate_line(bench: str, validity: dict | None) -> str | None:
     """The one line every output shows where dry answer scores are not valid (else None)."""
-    if not is_invalid(validity):
+    if validity is None or not is_invalid(validity):
         return None
     return (
         f"NOT VALID: dry answer scores on {bench} are not a measure of memory (its golds are not in the "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ceiling, and latency of runs"
 
 FORMATS = ("table", "json", "csv", "md")
@@ -90,7 +92,7 @@ def run(args) -> int:
         t.write_csv(sys.stdout)
         return 0
     md = args.format == "md"
-    fmt = dict(
+    fmt: dict[str, Any] = dict(
         tbl_rows=-1,
         tbl_cols=-1,
         float_precision=3,

@@ -218,7 +218,8 @@ def check_record(obj, path, n: int) -> dict:
             item
             and v
             and any(
-                not isinstance(x, item) or isinstance(x, bool) or (item is int and not -(2**62) < x < 2**62) for x in v
+                not isinstance(x, item) or isinstance(x, bool) or (isinstance(x, int) and not -(2**62) < x < 2**62)
+                for x in v
             )
         ):
             raise InputError(path, n, k, f"expected a list of {item.__name__}")
@@ -246,7 +247,7 @@ def check_manifest(obj, path) -> dict:
     if not isinstance(obj, dict):
         raise InputError(path, None, None, f"expected a JSON object, got {type(obj).__name__}")
     for dotted, typ in _MANIFEST_TYPES:
-        v = obj
+        v: Any = obj
         for k in dotted.split("."):
             v = v.get(k) if isinstance(v, dict) else None
         if not isinstance(v, typ):

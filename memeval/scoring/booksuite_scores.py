@@ -202,7 +202,10 @@ def layer_table(scores: Iterable[CaseScore], systems: Sequence[str] | None = Non
             xs = [
                 s.reward
                 for s in scores
-                if s.system == sysname and s.status == "scored" and (key == "overall" or s.layer == key)
+                if s.system == sysname
+                and s.status == "scored"
+                and s.reward is not None
+                and (key == "overall" or s.layer == key)
             ]
             means[sysname], counts[sysname] = _mean(xs), len(xs)
         rows.append(LayerRow(key, "Overall" if key == "overall" else LAYER_TITLES.get(key, key), means, counts))
@@ -232,7 +235,7 @@ def format_table(rows: Sequence[LayerRow], metric: str, scores: Iterable[CaseSco
             lines.append(
                 "  ".join([f"n {status}".ljust(first), *(str(n[s]).rjust(w) for s, w in zip(systems, widths))])
             )
-    passed = {s: [x.passed for x in scores if x.system == s and x.status == "scored"] for s in systems}
+    passed = {s: [bool(x.passed) for x in scores if x.system == s and x.status == "scored"] for s in systems}
     if any(passed.values()):
         label = "pass rate" if metric == KEYWORD_RECALL else "success rate"
         lines.append(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..bench.axes import ANSWERABLE_AXES, AXIS_WEIGHTS
 from ..bench.model import Question, Turn
@@ -70,7 +70,7 @@ def dry_grade(q: Question, answer: str | Sequence[str] | None) -> DryGrade:
     ``required_facts``; ungraded when there is no gold to grade against."""
     memories_only = not isinstance(answer, str) and answer is not None
     if "required_facts" in q.extra:  # the book suite's own offline metric (external-formats.md)
-        text = "\n".join(memory_content(m) for m in answer) if memories_only else (answer or "")
+        text = answer if isinstance(answer, str) else "\n".join(memory_content(m) for m in answer or ())
         r = keyword_recall(text, facts_from_json(q.extra["required_facts"], "question", q.id))
         verdict = "correct" if r.reward == 1 else "partial" if r.reward > 0 else "wrong"
         return DryGrade(r.reward, verdict, "keyword-recall")
@@ -78,7 +78,7 @@ def dry_grade(q: Question, answer: str | Sequence[str] | None) -> DryGrade:
         return DryGrade(None, None, None, "no gold answer: not gradable in dry mode")
     if memories_only and (why := dry.ungraded_without_answer(q)):
         return DryGrade(None, None, None, why)
-    s = dry.score_answer(q, list(answer) if memories_only else answer)
+    s = dry.score_answer(q, list(answer) if memories_only and answer is not None else answer)
     return DryGrade(s.score, s.verdict, s.rule)
 
 
@@ -116,8 +116,13 @@ class TierBounds:
     answerable: Mean | None = None
     n_answerable: int = 0
 
-    def as_numbers(self) -> dict:
-        out = {"floor": self.floor.weighted, "idk": self.idk.weighted, "ceiling": self.ceiling.weighted, "n": self.n}
+    def as_numbers(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "floor": self.floor.weighted,
+            "idk": self.idk.weighted,
+            "ceiling": self.ceiling.weighted,
+            "n": self.n,
+        }
         if self.answerable is not None:
             out["answerable_ceiling"] = {
                 "weighted": self.answerable.weighted,
@@ -145,13 +150,14 @@ def tier_bounds(
     wsum = n = 0
     by_axis: dict[str, list[float]] = {}
     unreachable: Counter = Counter()
-    ans = [0.0, 0.0, 0.0, 0]  # weighted sum, weight, plain sum, n
+    ans = [0.0, 0.0, 0.0, 0.0]  # weighted sum, weight, plain sum, n
     for q in questions:
         ev = list(evidence(q) or ())
         answers = {"floor": "", "idk": idk_answer(q), "ceiling": oracle_text(q, ev)}
-        grades = {k: dry_grade(q, a).score for k, a in answers.items()}
-        if grades["ceiling"] is None:
+        scored = {k: dry_grade(q, a).score for k, a in answers.items()}
+        if scored["ceiling"] is None:
             continue
+        grades = {k: s or 0.0 for k, s in scored.items()}  # floor and IDK are graded where the ceiling is
         w = run_weight(q)
         for k, s in grades.items():
             sums[k][0] += w * s
@@ -185,7 +191,7 @@ def tier_bounds(
         {a: sum(v) / len(v) for a, v in sorted(by_axis.items())},
         dict(unreachable),
         answerable,
-        ans[3],
+        int(ans[3]),
     )
 
 

@@ -214,7 +214,7 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
     """
     memories_only = isinstance(answer, (list, tuple))
-    if memories_only:  # content only: a date stamp or a speaker name is not an answer
+    if isinstance(answer, (list, tuple)):  # content only: a date stamp or a speaker name is not an answer
         answer = "\n".join(memory_content(m) for m in answer if m)
     elif answer is not None and not isinstance(answer, str):
         answer = str(answer)  # e.g. a bare number from a JSON answer file

@@ -243,4 +243,4 @@ def clear_caches() -> None:
 
 def gold_is_idk(gold: str | None) -> bool:
     """A gold that itself reads like IDK ("never said anything") exempts its question from the IDK net."""
-    return bool(gold) and is_idk(gold)
+    return bool(gold) and is_idk(gold or "")

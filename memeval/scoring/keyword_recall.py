@@ -58,7 +58,8 @@ def keyword_recall(answer: str | None, facts: Sequence[Fact], threshold: float =
     if not facts:
         raise ValueError("keyword recall needs at least one required fact")
     text = normalize(answer or "")
-    matched, missing = [], []
+    matched: list[str] = []
+    missing: list[str] = []
     for variants in facts:
         hit = any(normalize(v) and normalize(v) in text for v in variants)
         (matched if hit else missing).append(variants[0])

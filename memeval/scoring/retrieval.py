@@ -180,12 +180,14 @@ class Corpus:
     turn_ids: tuple
     session_of: Mapping
     by_text: Mapping[str, Hashable]
-    session_sizes: Mapping = None  # session -> turns in the corpus (filled by ``of``)
+    session_sizes: Mapping | None = None  # session -> turns in the corpus (filled by ``of``)
 
     @classmethod
     def of(cls, turns, shown=None) -> "Corpus":
         """From turns (``shown(turn)``: any other text a system may return for it, e.g. dated memory text)."""
-        ids, sess, text = [], {}, {}
+        ids: list = []
+        sess: dict = {}
+        text: dict[str, Hashable] = {}
         for t in turns:
             key = _id_key(t.turn_id)
             ids.append(key)
@@ -219,6 +221,7 @@ def ranking_metrics(
     from returned ``turn_ids`` or from ``text``; (None, None) for a question without evidence turns."""
     if not has_evidence(q) or not q.evidence_turns:
         return None, None
+    ranked: list
     if turn_ids:
         ranked, source = [None if t is None else _id_key(t) for t in turn_ids], "turn_ids"
     else:

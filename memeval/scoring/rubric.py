@@ -134,7 +134,7 @@ def parse_verdict(obj: Any) -> RubricVerdict:
     hall = obj.get("hallucination")
     if not isinstance(hall, dict) or not isinstance(hall.get("veto"), bool):
         raise VerdictError("hallucination: 'veto' must be true or false")
-    hev = hall.get("evidence") if isinstance(hall.get("evidence"), str) else ""
+    hev = hall["evidence"] if isinstance(hall.get("evidence"), str) else ""
     if hall["veto"] and not hev.strip():
         raise VerdictError("hallucination: veto without evidence")
     return RubricVerdict(tuple(grades), hall["veto"], hev.strip())

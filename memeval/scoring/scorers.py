@@ -26,10 +26,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
-from .judge import JudgeProtocol, Verdict
-
-#: the judge of memory and answer modes (``scoring.judge.Judge`` is one)
-Judge = JudgeProtocol
+from .judge import Judge, Verdict  # a JudgeProtocol[Question, str, Verdict] that also grades memories
 
 __all__ = [
     "Response",
@@ -201,6 +198,9 @@ def scorers_for(mode: str, judge: Judge | None = None, reader=None) -> list:
     """The scorers of a mode, in the order they run (later ones read what earlier ones wrote)."""
     if mode == "dry":
         return [RetrievalScorer(), DryScorer()]
+    if mode in ("memory", "answer") and judge is None:
+        raise ValueError(f"{mode} mode needs a judge")
+    assert judge is not None
     if mode == "memory":
         return [RetrievalScorer(), JudgeScorer(judge, "memory")]
     if mode == "answer":

@@ -33,6 +33,9 @@ class Memory(str):
     """
 
     __slots__ = ("content", "timestamp", "speaker")
+    content: str
+    timestamp: str | None
+    speaker: str | None
 
     def __new__(cls, content: str, timestamp: str | None = None, speaker: str | None = None):
         shown = (f"[{timestamp}] " if timestamp else "") + (f"{speaker}: " if speaker else "") + content

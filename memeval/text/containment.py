@@ -87,7 +87,9 @@ def _gold_shape(g: str) -> _GoldShape:
         left = "arabic"
     else:
         left = "digit" if first.isdigit() else "word"
-    literal, middles = g, ("",)
+    literal: str = g
+    middles: tuple[str, ...] = ("",)
+    suffixes: tuple[str, ...] | None
     if not _is_word_char(last) or _CJK.match(last):
         suffixes = None
     elif last.isdigit():

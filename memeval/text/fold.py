@@ -75,10 +75,11 @@ def fold_for_phrases(text: str) -> str:
 @lru_cache(maxsize=1)
 def _marks() -> re.Pattern:
     """A regex class of every non-spacing mark (accents, harakat, dakuten, ...), built on first use."""
-    ranges, start, prev = [], None, None
+    ranges: list[tuple[int, int]] = []
+    start = prev = -1
     for cp in range(0x30000):
         if unicodedata.category(chr(cp)) == "Mn":
-            if start is None:
+            if start < 0:
                 start = cp
             elif cp != prev + 1:
                 ranges.append((start, prev))

@@ -123,7 +123,9 @@ class _Talk:
     def _near_miss(self) -> str | None:
         """A user turn of one or two near-miss lines (with an opener, maybe an everyday line)."""
         r, near = self.rng, self.near
-        lines, names = [], []
+        assert near is not None  # called only when near-miss hooks exist
+        lines: list[str] = []
+        names: list[str] = []
         for _ in range(2 if r.random() < 0.2 else 1):
             text, name = near.line(r)
             if near.safe(" ".join([*lines, text]), [*names, *([name] if name else [])]):

@@ -61,7 +61,7 @@ def _length_code(n: int) -> tuple[int, int, int]:
     raise ValueError(n)
 
 
-_LEN_TABLE = [None, None, None] + [_length_code(n) for n in range(3, 259)]
+_LEN_TABLE = [(0, 0, 0)] * 3 + [_length_code(n) for n in range(3, 259)]  # lengths 0-2 unused
 
 
 def _fixed_code(sym: int) -> tuple[int, int]:
