@@ -133,7 +133,16 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     """All records of the given run folders (see ``aggregate.load_records``). An item may be
     ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
-    by side). Relative folders are found from the current folder, else the project root."""
+    by side). Relative folders are found from the current folder, else the project root.
+
+    >>> df = load_runs([tiny_run])
+    >>> df.height, df["system"].unique().to_list()
+    (309, ['bm25'])
+    >>> load_runs([f"top10={tiny_run}"])["system"].unique().to_list()
+    ['top10']
+    >>> type(df.to_pandas()).__name__
+    'DataFrame'
+    """
     dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
         raise ValueError("no run folders given")

@@ -30,3 +30,19 @@ def test_import_memeval_stays_cheap():
     code = "import sys, memeval; print(sorted(m for m in ('polars', 'plotly', 'httpx') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_public_name_has_a_runnable_example():
+    """Each public name documents itself with a docstring example (run by ``--doctest-modules``)."""
+    import inspect
+
+    missing = [
+        n for n in memeval.__all__ if n != "__version__" and ">>>" not in (inspect.getdoc(getattr(memeval, n)) or "")
+    ]
+    assert missing == []
+
+
+def test_the_package_ships_its_type_marker():
+    from importlib import resources
+
+    assert resources.files("memeval").joinpath("py.typed").is_file()

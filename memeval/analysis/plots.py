@@ -2,6 +2,11 @@
 
 Every function is pure: a polars DataFrame in, a ``plotly.graph_objects.Figure`` out. Scores that
 are null (ungraded, or an error) are left out of means and counted in the hover text, never as 0.
+
+>>> from memeval.workbench import load_runs
+>>> fig = degradation_curve(load_runs([tiny_run]))
+>>> type(fig).__name__, fig.layout.yaxis.title.text is not None
+('Figure', True)
 """
 
 from __future__ import annotations

@@ -322,7 +322,16 @@ def render_report(
     progress: bool = False,
 ) -> Path:
     """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically
-    (``progress``: a bar over the notebook's cells on stderr)."""
+    (``progress``: a bar over the notebook's cells on stderr).
+
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("n = 1", metadata={"tags": ["parameters"]}),
+    ...                                      nbformat.v4.new_code_cell("print(f'n is {n}')")])
+    >>> nbformat.write(nb, tmp / "hello.ipynb")
+    >>> html = render_report(tmp / "hello.ipynb", tmp / "hello.html", {"n": 3})
+    >>> "n is 3" in html.read_text()
+    True
+    """
     out = Path(out)
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout, progress=progress)
     check_figures(nb, notebook)

@@ -280,7 +280,15 @@ def _options(values: Iterable) -> list[str]:
 class TraceBrowser(widgets.VBox):
     """Browse records one at a time, filtered by system, tier, axis, verdict and flips (between tiers
     or systems), searched by text (question, gold, answer, memories), or jumped to by question id;
-    next/previous. ``evidence_text`` (:func:`evidence_texts`) shows evidence turns not returned."""
+    next/previous. ``evidence_text`` (:func:`evidence_texts`) shows evidence turns not returned.
+
+    >>> from memeval.workbench import load_runs
+    >>> browser = TraceBrowser(load_runs([tiny_run]))
+    >>> browser.position.value
+    '1 / 309'
+    >>> browser.next.click(); browser.position.value
+    '2 / 309'
+    """
 
     def __init__(self, df: pl.DataFrame, evidence_text: dict | None = None):
         self._evidence_text = evidence_text

@@ -137,6 +137,10 @@ def audit(
 
     Raises :class:`InputError` on malformed input (a bad line names file, line and field).
     ``max_findings`` caps the findings kept per check and tier; counts are always complete.
+
+    >>> report = audit(tiny_bench)
+    >>> report.passed, report.failed_checks
+    (True, ())
     """
     t0 = time.perf_counter()
     bench = load_bench(bench_dir)

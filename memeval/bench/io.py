@@ -233,7 +233,15 @@ def _tier_from(obj: Any, path, i: int) -> Tier:
 
 
 def load_bench(root) -> Bench:
-    """Read ``ROOT/bench.yaml`` (files are checked to exist; they are read by the caller)."""
+    """Read ``ROOT/bench.yaml`` (files are checked to exist; they are read by the caller).
+
+    >>> bench = load_bench(tiny_bench)
+    >>> bench.name, [t.name for t in bench.tiers]
+    ('lifelog', ['core', 'small', 'medium', 'full'])
+    >>> load_bench(tmp)
+    Traceback (most recent call last):
+    memeval.errors.InputError: .../bench.yaml: no bench manifest here (is this a bench folder?)
+    """
     root = Path(root)
     path = root / MANIFEST
     if not path.is_file():

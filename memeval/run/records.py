@@ -145,7 +145,12 @@ def record_key(rec: dict) -> tuple:
 
 
 def read_records(run_dir) -> list[dict]:
-    """Every complete record of a run, in file order."""
+    """Every complete record of a run, in file order.
+
+    >>> records = read_records(tiny_run)
+    >>> len(records), records[0]["system"], sorted({r["tier"] for r in records})
+    (309, 'bm25', ['core', 'full', 'medium', 'small'])
+    """
     path = Path(run_dir) / "records.jsonl"
     if not path.exists():
         return []

@@ -85,7 +85,12 @@ def _default_out(src: Path, mode: str, grader: dict) -> Path:
 
 
 def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir=None) -> Path:
-    """Grade the responses of ``run_dir`` again with the scorers of ``mode``; return the new run folder."""
+    """Grade the responses of ``run_dir`` again with the scorers of ``mode``; return the new run folder.
+
+    >>> again = regrade_run(tiny_run, "dry", out=tmp / "again")
+    >>> [r["score"] for r in read_records(again)] == [r["score"] for r in read_records(tiny_run)]
+    True
+    """
     src = Path(run_dir)
     man = read_manifest(src)
     if mode != "dry" and judge is None:

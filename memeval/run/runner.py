@@ -146,6 +146,12 @@ def run_system(
 
     ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
     it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
+
+    >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
+    >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
+    (True, True)
+    >>> run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False) == run_dir  # resumed
+    True
     """
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")

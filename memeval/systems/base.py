@@ -96,6 +96,18 @@ class SystemCallError(Exception):
 
 @runtime_checkable
 class MemorySystem(Protocol):
+    """What memeval runs in-process: ``reset`` before each haystack, ``ingest`` its sessions in order,
+    then ``query`` each question (a system that answers itself sets ``Recall.answer``).
+
+    >>> class LastTurn:  # remembers only the last turn it was shown
+    ...     name, version, params = "last-turn", "1", {}
+    ...     def reset(self): self.last = ()
+    ...     def ingest(self, session): self.last = (session.turns[-1].text,)
+    ...     def query(self, question, asked_at): return Recall(memories=self.last)
+    >>> isinstance(LastTurn(), MemorySystem)
+    True
+    """
+
     name: str
     version: str
     params: Mapping[str, Any]

@@ -36,7 +36,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def make_system(spec: str, **http_options):
-    """Build a system from its command-line name (see module docstring)."""
+    """Build a system from its command-line name (see module docstring).
+
+    >>> s = make_system("bm25:k=5")
+    >>> s.name, s.params
+    ('bm25', {'k': 5})
+    >>> make_system("no_memory").query("Where did I park?", None).memories
+    ()
+    """
     if spec.startswith(("http://", "https://")):
         from .http import HttpSystem  # on use: start-up time of every command
 

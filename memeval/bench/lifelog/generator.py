@@ -245,6 +245,12 @@ def generate(preset: str, seed: int, out: Path, *, force: bool = False) -> Path:
     """Generate the ``preset`` bench with ``seed`` into ``out`` atomically (built beside it, then renamed).
 
     ``out`` must be absent, empty, or a previous generation; anything else needs ``force=True``.
+
+    >>> bench = generate("tiny", 1, tmp / "lifelog-tiny-s1")
+    >>> sorted(p.name for p in bench.iterdir() if p.suffix == ".yaml")
+    ['bench.yaml']
+    >>> generate("tiny", 1, tmp / "lifelog-tiny-s1") == bench  # a previous generation is replaced
+    True
     """
     out = Path(out)
     if preset not in PRESETS:

@@ -1,0 +1,27 @@
+"""Names the docstring examples of the public API use (``pytest --doctest-modules``).
+
+- ``tmp``: a fresh empty folder for the example;
+- ``tiny_bench``: the ``tiny`` preset, seed 1, generated once per session;
+- ``tiny_run``: a dry ``bm25`` run over it, made once per session.
+"""
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def _tiny(tmp_path_factory) -> tuple[Path, Path]:
+    from memeval.bench.lifelog import generate
+    from memeval.run import run_system
+
+    root = tmp_path_factory.mktemp("doctest-project")
+    bench = generate("tiny", 1, root / "data" / "lifelog-tiny-s1")
+    return bench, run_system(bench, "bm25", runs_root=root / "runs", progress=False)
+
+
+@pytest.fixture(autouse=True)
+def _doctest_names(request, doctest_namespace, tmp_path) -> None:
+    doctest_namespace["tmp"] = tmp_path
+    if isinstance(request.node, pytest.DoctestItem) and "tiny_" in request.node.dtest.docstring:
+        doctest_namespace["tiny_bench"], doctest_namespace["tiny_run"] = request.getfixturevalue("_tiny")
