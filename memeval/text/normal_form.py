@@ -34,6 +34,18 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .number_words import (
+    FOREIGN_NUMBERS,
+    FRACTION_PAIRS,
+    FRACTION_SINGLE,
+    NUMWORDS,
+    ORDINALS_WORDS,
+    SCALES,
+    TENS,
+    ordinal,
+    run_to_text,
+)
+
 __all__ = ["normalize", "CACHE_MAX_CHARS", "clear_caches"]
 
 # ---------------------------------------------------------------------------------------------
@@ -175,63 +187,7 @@ def _fraction_sub(m: re.Match) -> str:
 # ---------------------------------------------------------------------------------------------
 # Word-level steps, on tokens (one pass, dictionary look-ups: fast)
 
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen".split()
-    )
-}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
-_NUMWORDS = frozenset([*_UNITS, *_TENS, *_SCALES])
-_FRACTION_PAIRS = {
-    ("three", "quarters"): "0.75",
-    ("three", "quarter"): "0.75",
-    ("two", "thirds"): "0.67",
-    ("a", "third"): "0.33",
-    ("one", "third"): "0.33",
-    ("a", "quarter"): "0.25",
-    ("one", "quarter"): "0.25",
-    ("a", "half"): "0.5",
-    ("one", "half"): "0.5",
-    ("a", "fourth"): "0.25",
-    ("one", "fourth"): "0.25",
-    ("three", "fourths"): "0.75",
-}
-_ORDINALS_WORDS = {
-    w: i
-    for i, w in [
-        (1, "first"),
-        (3, "third"),
-        (4, "fourth"),
-        (5, "fifth"),
-        (6, "sixth"),
-        (7, "seventh"),
-        (8, "eighth"),
-        (9, "ninth"),
-        (10, "tenth"),
-        (11, "eleventh"),
-        (12, "twelfth"),
-        (13, "thirteenth"),
-        (14, "fourteenth"),
-        (15, "fifteenth"),
-        (16, "sixteenth"),
-        (17, "seventeenth"),
-        (18, "eighteenth"),
-        (19, "nineteenth"),
-        (20, "twentieth"),
-        (30, "thirtieth"),
-    ]
-}  # not "second": it is also a unit of time
 
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-_FRACTION_SINGLE = {"quarter": "0.25", "half": "0.5", "once": "1", "twice": "2", "thrice": "3"}
 _PRONOUNS = frozenset(
     ("i me my mine you your yours he him his she her hers it its we us our ours they them their theirs").split()
 )
@@ -245,78 +201,13 @@ _USD_WORDS = frozenset(("dollar", "dollars", "usd", "bucks"))
 _EUR_WORDS = frozenset(("euro", "euros", "eur"))
 
 
-# Number words of the bench languages, 2-12 and 20, as they read after accent folding. Left out on
-# purpose: words that are also common words or names elsewhere (es "once", fr "sept"/"neuf",
-# de "elf"/"ein", it "due"/"sei"/"otto", articles like "un"/"una"/"um").
-_FOREIGN_NUMBERS = {
-    **dict.fromkeys(["dos"], "2"),
-    **dict.fromkeys(["tres"], "3"),
-    "cuatro": "4",
-    "cinco": "5",
-    "seis": "6",
-    "siete": "7",
-    "ocho": "8",
-    "nueve": "9",
-    "diez": "10",
-    "doce": "12",
-    "veinte": "20",
-    "deux": "2",
-    "trois": "3",
-    "quatre": "4",
-    "cinq": "5",
-    "huit": "8",
-    "dix": "10",
-    "douze": "12",
-    "vingt": "20",
-    "zwei": "2",
-    "drei": "3",
-    "vier": "4",
-    "funf": "5",
-    "sechs": "6",
-    "sieben": "7",
-    "acht": "8",
-    "neun": "9",
-    "zehn": "10",
-    "zwolf": "12",
-    "zwanzig": "20",
-    "dois": "2",
-    "duas": "2",
-    "quatro": "4",
-    "sete": "7",
-    "oito": "8",
-    "nove": "9",
-    "dez": "10",
-    "vinte": "20",
-    "tre": "3",
-    "quattro": "4",
-    "cinque": "5",
-    "sette": "7",
-    "dieci": "10",
-    "dodici": "12",
-    "venti": "20",
-    "один": "1",
-    "одна": "1",
-    "два": "2",
-    "две": "2",
-    "три": "3",
-    "четыре": "4",
-    "пять": "5",
-    "шесть": "6",
-    "семь": "7",
-    "восемь": "8",
-    "девять": "9",
-    "десять": "10",
-    "двенадцать": "12",
-    "двадцать": "20",
-}
-
 _SPECIAL_WORDS = frozenset(
     [
-        *_FOREIGN_NUMBERS,
-        *_ORDINALS_WORDS,
-        *_NUMWORDS,
-        *_FRACTION_SINGLE,
-        *(a for a, _ in _FRACTION_PAIRS),
+        *FOREIGN_NUMBERS,
+        *ORDINALS_WORDS,
+        *NUMWORDS,
+        *FRACTION_SINGLE,
+        *(a for a, _ in FRACTION_PAIRS),
         *_PRONOUNS,
         *_REFLEXIVES,
         *_USD_WORDS,
@@ -331,52 +222,6 @@ _SPECIAL_WORDS = frozenset(
         "%",
     ]
 )
-
-
-def _run_to_text(words: list[str]) -> list[str]:
-    """['twenty','five'] → ['25']; one hundred and five → ['105']; five twenty → ['5','20']."""
-    out: list[str] = []
-    total = cur = 0
-    last = None  # kind of the previous number word: unit, tens, scale
-    pending_and = False
-    for w in words:
-        if w in ("a", "an"):
-            continue
-        if w == "and":
-            pending_and = True
-            continue
-        joined_by_and, pending_and = pending_and, False
-        if w in _UNITS:
-            u = _UNITS[w]
-            ok = last == "scale" or (last == "tens" and 0 < u < 10 and not joined_by_and)
-        elif w in _TENS:
-            ok = last == "scale" and cur % 100 == 0
-        else:
-            ok = last != "scale" or w in ("thousand", "million", "billion")
-        if not ok and last is not None:
-            out.append(str(total + cur))
-            total = cur = 0
-            if joined_by_and:
-                out.append("and")
-        if w in _UNITS:
-            cur += _UNITS[w]
-            last = "unit"
-        elif w in _TENS:
-            cur += _TENS[w]
-            last = "tens"
-        else:
-            scale = _SCALES[w]
-            if scale >= 1000:
-                total += max(cur, 1) * scale
-                cur = 0
-            else:
-                cur = max(cur, 1) * scale
-            last = "scale"
-    if last is not None:
-        out.append(str(total + cur))
-    if pending_and:
-        out.append("and")
-    return out
 
 
 def _is_number(t: str) -> bool:
@@ -420,32 +265,32 @@ def _special_token(toks: list[str], i: int, n: int, out: list[str]) -> int:
     t = toks[i]
     nxt = toks[i + 1] if i + 1 < n else ""
     # fractions and number words
-    pair = _FRACTION_PAIRS.get((t, nxt))
+    pair = FRACTION_PAIRS.get((t, nxt))
     if pair is not None:
         out.append(pair)
         i += 2
         return i
-    if t in _TENS and (nxt in _ORDINALS_WORDS and _ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
-        out.append(_ordinal(_TENS[t] + (_ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
+    if t in TENS and (nxt in ORDINALS_WORDS and ORDINALS_WORDS[nxt] < 10 or nxt == "second"):
+        out.append(ordinal(TENS[t] + (ORDINALS_WORDS.get(nxt) or 2)))  # twenty-first → 21st
         i += 2
         return i
-    if t in _ORDINALS_WORDS:
-        out.append(_ordinal(_ORDINALS_WORDS[t]))
+    if t in ORDINALS_WORDS:
+        out.append(ordinal(ORDINALS_WORDS[t]))
         i += 1
         return i
-    if t in _FOREIGN_NUMBERS:
-        out.append(_FOREIGN_NUMBERS[t])
+    if t in FOREIGN_NUMBERS:
+        out.append(FOREIGN_NUMBERS[t])
         i += 1
         return i
-    if t in _FRACTION_SINGLE:
-        out.append(_FRACTION_SINGLE[t])
+    if t in FRACTION_SINGLE:
+        out.append(FRACTION_SINGLE[t])
         i += 1
         return i
-    if t in _NUMWORDS or (t in ("a", "an") and nxt in _SCALES):
+    if t in NUMWORDS or (t in ("a", "an") and nxt in SCALES):
         j = i + 1
-        while j < n and (toks[j] in _NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in _NUMWORDS)):
+        while j < n and (toks[j] in NUMWORDS or (toks[j] == "and" and j + 1 < n and toks[j + 1] in NUMWORDS)):
             j += 1
-        nums = _run_to_text(toks[i:j])
+        nums = run_to_text(toks[i:j])
         if toks[j : j + 3] == ["and", "a", "half"] and nums and nums[-1] != "and":
             nums[-1] = _fmt(float(nums[-1]) + 0.5)
             j += 3
