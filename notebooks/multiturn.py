@@ -46,12 +46,13 @@ from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
 from memeval.multiturn.rates import pass_rates, results_frame
 from memeval.multiturn.breakdown import bad_turn_histogram, correction_breakdown, latest, process_directions
-from memeval.multiturn.plots import bad_turn_figure, shares_figure, strata_figure
-from memeval.multiturn.records import read_records
-from memeval.multiturn.render import failed_records, render_sample, render_table
+from memeval.analysis.multiturn_plots import bad_turn_figure, shares_figure, strata_figure
+from memeval.multiturn.records import read_sample_records
+from memeval.analysis.multiturn_render import failed_records, render_sample
+from memeval.analysis.tables import rows_table
 from memeval.multiturn.runner import run_suite
 from memeval.multiturn.suite import generate_suite, load_suite, save_suite
-from memeval.multiturn.widget import drilldown
+from memeval.analysis.multiturn_widget import drilldown
 
 setup_notebook()  # plotly.js embedded once: figures render offline in the HTML report
 
@@ -63,7 +64,7 @@ if records_path is None:
     suite = load_suite(suite_dir)
     records = [r for a in agents for r in run_suite(suite, make_agent(a))]
 else:
-    records = read_records(records_path)
+    records = read_sample_records(records_path)
 df = results_frame(records)
 versions = sorted(df["grader_version"].unique().to_list())
 grader_version = grader_version or versions[-1]
@@ -114,7 +115,7 @@ for a, pr in rates.items():
     )
 display(
     HTML(
-        render_table(
+        rows_table(
             rows,
             [
                 "agent",
@@ -178,7 +179,7 @@ for a, pr in rates.items():
                 "rate": None if ss["rate"] is None else round(ss["rate"], 3),
             }
         )
-display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
+display(HTML(rows_table(brk, ["agent", "split", "tasks", "rate"])))
 
 # %% [markdown]
 # ## Where it breaks: bad-turn histogram, process errors, corrections
@@ -199,7 +200,7 @@ hist_rows = [
 display(
     HTML(
         "<h4>Bad turn per assertion mode</h4>"
-        + render_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])
+        + rows_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])
     )
 )
 proc_rows = []
@@ -214,7 +215,7 @@ for a, rs in mine.items():
             "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}",
         }
     )
-display(HTML("<h4>Process score and the two error directions</h4>" + render_table(proc_rows, list(proc_rows[0]))))
+display(HTML("<h4>Process score and the two error directions</h4>" + rows_table(proc_rows, list(proc_rows[0]))))
 corr_rows = [
     {"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
     for a, rs in mine.items()
@@ -223,7 +224,7 @@ corr_rows = [
 display(
     HTML(
         "<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"
-        + render_table(
+        + rows_table(
             corr_rows,
             ["agent", "kind", "tasks", "pass", "fail", "rate", "lag_n", "mean_lag", "never_changed", "stale_residue"],
         )
@@ -249,7 +250,7 @@ for r in failed:
         display(HTML(render_sample(r)))
 display(
     HTML(
-        render_table(
+        rows_table(
             [
                 {
                     "agent": r["agent"],
@@ -290,7 +291,7 @@ if records_path is None:
                 ),
             }
         )
-    display(HTML(render_table(acc_rows, list(acc_rows[0]))))
+    display(HTML(rows_table(acc_rows, list(acc_rows[0]))))
 
 # %% [markdown]
 # ## Cross-session memory (user x topic): remembered or guessed right?
@@ -311,7 +312,7 @@ mem = [
 ]
 display(
     HTML(
-        render_table(
+        rows_table(
             mem,
             ["agent", "sample", "with earlier session", "without", "memory", "memory system", "needed facts retrieved"],
         )

@@ -7,9 +7,9 @@ import pytest
 
 from memeval.cli import main
 from memeval.multiturn.agents import AgentStep
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.config import DEFAULT_CONFIG
-from memeval.multiturn.runner import fixture_tools
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.suite import load_suite
 from memeval.multiturn.tools import ToolCall
 
@@ -182,7 +182,7 @@ def test_own_tools_plug_in_for_live_runs_and_drift(tmp_path, monkeypatch, capsys
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     suite = load_suite(out)
-    from memeval.multiturn.runner import live_tools, load_tool_runner
+    from memeval.multiturn.toolsets import live_tools, load_tool_runner
     from memeval.multiturn.transcripts import TranscriptAgent
     import mytools
 

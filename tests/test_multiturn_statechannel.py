@@ -12,10 +12,11 @@ from memeval.llm import ChatClient
 from memeval.multiturn.agents import make_agent
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.llm_agent import ChatAgent
-from memeval.multiturn.records import read_records
-from memeval.multiturn.runner import fixture_tools, run_suite
+from memeval.multiturn.records import read_sample_records
+from memeval.multiturn.runner import run_suite
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.suite import generate_suite, save_suite
 from memeval.testing.chat_stub import ScriptedChatServer, completion, scripted_agent_responder, tool_call
 
@@ -146,7 +147,7 @@ def test_cli_run_chat_agent_options_and_trust_message(tmp_path, capsys):
         )
     out = capsys.readouterr().out
     assert code == 0 and "undetermined" not in out and "NOT trusted" not in out
-    recs = read_records(tmp_path / "r.jsonl")
+    recs = read_sample_records(tmp_path / "r.jsonl")
     assert recs and {r["verdict"] for r in recs} == {"pass"}
     # replies without a reported state: the extractor decides, and the message says why
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "none")) as srv:
@@ -173,7 +174,7 @@ def test_cli_run_chat_agent_options_and_trust_message(tmp_path, capsys):
         main([*argv[:4], str(tmp_path / "r3.jsonl"), *argv[5:], "--trust-threshold", "0.5"])
         out = capsys.readouterr().out
     assert "NOT trusted" not in out
-    assert "undetermined" not in {r["verdict"] for r in read_records(tmp_path / "r3.jsonl")}
+    assert "undetermined" not in {r["verdict"] for r in read_sample_records(tmp_path / "r3.jsonl")}
     assert main(["multiturn", "run", str(folder), "-o", str(tmp_path / "r4.jsonl"), "--trust-threshold", "2"]) == 2
     assert not (tmp_path / "r4.jsonl").exists()
 
