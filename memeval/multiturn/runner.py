@@ -66,6 +66,23 @@ def run_sample(
     return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)
 
 
+def _replay_priors(
+    priors: Sequence[Sample], agent: Agent, tools_factory: Callable[[Sample], ToolSource], *, chained: bool
+) -> tuple[list[RunTrace], str]:
+    """The earlier sessions replayed once each, in order (each continuing the previous conversation
+    when ``chained``), up to the first that does not finish; and ``"done"`` or why it stopped."""
+    traces: list[RunTrace] = []
+    begin = getattr(agent, "begin_run", None)
+    for p in priors:
+        if begin is not None:
+            begin(p.sample_id, 0)
+        prior = list(traces[-1].messages) if chained and traces else []
+        traces.append(replay_once(p, agent, tools_factory(p), prior_messages=prior))
+        if traces[-1].status != "done":
+            return traces, f"incomplete: {traces[-1].reason}"
+    return traces, "done"
+
+
 def run_user_topic(
     sample: Sample,
     priors: Sequence[Sample],
@@ -75,17 +92,8 @@ def run_user_topic(
     **kw,
 ) -> CrossSessionResult:
     """``priors``: the earlier sessions' samples, in order (each replayed once, outputs regenerated)."""
-    msgs: list[dict] = []
-    status = "done"
-    begin = getattr(agent, "begin_run", None)
-    for p in priors:
-        if begin is not None:
-            begin(p.sample_id, 0)
-        tr = replay_once(p, agent, tools_factory(p), prior_messages=msgs)
-        msgs = list(tr.messages)
-        if tr.status != "done":
-            status = f"incomplete: {tr.reason}"
-            break
+    traces, status = _replay_priors(priors, agent, tools_factory, chained=True)
+    msgs = list(traces[-1].messages) if traces else []
     with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=msgs, **kw)
     without = run_sample(sample, agent, tools_factory, cfg, **kw)
     outcome = memory_outcome(with_.verdict, without.verdict) if status == "done" else "undetermined"
@@ -111,16 +119,11 @@ def run_user_topic_memory(
     first), and the later session's agent starts from what ``memory`` returns for its first user
     turn -- never from the pasted transcript. Remembered vs guessed right is decided by whether the
     sample's ``memory_needs`` were among the returned memories."""
-    status = "done"
-    begin = getattr(agent, "begin_run", None)
     memory.reset()
+    traces, status = _replay_priors(priors, agent, tools_factory, chained=False)
     next_id = 0
-    for p in priors:
-        if begin is not None:
-            begin(p.sample_id, 0)
-        tr = replay_once(p, agent, tools_factory(p))
+    for p, tr in zip(priors, traces):
         if tr.status != "done":
-            status = f"incomplete: {tr.reason}"
             break
         sess = session_from_messages(tr.messages, p.session_ref, next_id)
         next_id += len(sess.turns)

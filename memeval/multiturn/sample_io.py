@@ -47,6 +47,14 @@ def _get(obj: dict, key: str, typ, path, n, prefix="", required=True, default=No
     return v
 
 
+def _one_of(obj: dict, key: str, allowed: tuple[str, ...], path, n, prefix="", what: str | None = None) -> str:
+    """The string ``obj[key]``, which must be one of ``allowed``."""
+    v = _get(obj, key, str, path, n, prefix)
+    if v not in allowed:
+        raise InputError(path, n, prefix + key, f"unknown {what or key} '{v}' (expected one of {', '.join(allowed)})")
+    return v
+
+
 def _str_list(obj: dict, key: str, path, n, prefix="") -> tuple[str, ...]:
     v = obj.get(key) or []
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -64,9 +72,7 @@ def _state_expect(obj, path, n, i) -> StateExpect:
     p = f"state_expect[{i}]."
     if not isinstance(obj, dict):
         raise InputError(path, n, f"state_expect[{i}]", "expected an object")
-    mode = _get(obj, "mode", str, path, n, p)
-    if mode not in MODES:
-        raise InputError(path, n, p + "mode", f"unknown mode '{mode}' (expected one of {', '.join(MODES)})")
+    mode = _one_of(obj, "mode", MODES, path, n, p)
     if "value" not in obj:
         raise InputError(path, n, p + "value", "missing")
     if mode == "one_of" and not isinstance(obj["value"], list):
@@ -160,9 +166,7 @@ def _state_schema(obj, path, n) -> dict:
         p = f"state_schema.{k}."
         if not isinstance(v, dict):
             raise InputError(path, n, f"state_schema.{k}", "expected an object")
-        typ = _get(v, "type", str, path, n, p)
-        if typ not in SCHEMA_TYPES:
-            raise InputError(path, n, p + "type", f"unknown type '{typ}' (expected one of {', '.join(SCHEMA_TYPES)})")
+        typ = _one_of(v, "type", SCHEMA_TYPES, path, n, p)
         spec = {"type": typ}
         if v.get("enum") is not None:
             if not isinstance(v["enum"], list) or not v["enum"]:
@@ -183,9 +187,7 @@ def sample_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Sample:
     """Validate one sample object; every problem names its field."""
     sid = _get(obj, "sample_id", str, path, n)
     session = _get(obj, "session_ref", str, path, n)
-    unit = _get(obj, "unit_type", str, path, n)
-    if unit not in UNIT_TYPES:
-        raise InputError(path, n, "unit_type", f"unknown unit type '{unit}' (expected one of {', '.join(UNIT_TYPES)})")
+    unit = _one_of(obj, "unit_type", UNIT_TYPES, path, n, what="unit type")
     if "#g" not in sid or not sid.rsplit("#g", 1)[1].isdigit():
         raise InputError(path, n, "sample_id", f"'{sid}' is not '<session id>#g<goal number>'")
     if "turn_index" not in obj:
