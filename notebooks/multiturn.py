@@ -86,33 +86,8 @@ strata_figure(rates).show()
 # %%
 rows = []
 for a, pr in rates.items():
-    for r in pr.strata.iter_rows(named=True):
-        rows.append(
-            {
-                "agent": a,
-                "stratum": r["stratum"],
-                "weight": r["weight"],
-                "weight used": round(r["weight_used"], 3),
-                "pass": r["pass"],
-                "fail": r["fail"],
-                "undetermined": r["undetermined"],
-                "flaky": r["flaky"],
-                "incomplete": r["incomplete"],
-                "env_drift": r["env_drift"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
-            }
-        )
-    rows.append(
-        {
-            "agent": a,
-            "stratum": "total (weighted)",
-            "rate": None if pr.total is None else round(pr.total, 3),
-            "pass": "",
-            "fail": "",
-            "weight": "",
-            "weight used": "",
-        }
-    )
+    rows += [{"agent": a, "weight used": r["weight_used"], **r} for r in pr.strata.iter_rows(named=True)]
+    rows.append({"agent": a, "stratum": "total (weighted)", "rate": pr.total})
 display(
     HTML(
         rows_table(
@@ -147,7 +122,7 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": f"corrections {r['corrections_group']}",
                 "tasks": r["tasks"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
+                "rate": r["rate"],
             }
         )
     for r in pr.by_cross_task.iter_rows(named=True):
@@ -156,7 +131,7 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": f"cross_task={r['cross_task']}",
                 "tasks": r["tasks"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
+                "rate": r["rate"],
             }
         )
 for a, pr in rates.items():
@@ -166,7 +141,7 @@ for a, pr in rates.items():
             "agent": a,
             "split": "turn samples (counted per turn, outside the task rate)",
             "tasks": ts["samples"],
-            "rate": None if ts["rate"] is None else round(ts["rate"], 3),
+            "rate": ts["rate"],
         }
     )
     ss = pr.session_units or {"samples": 0}
@@ -176,7 +151,7 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": "session units (counted per session, outside the task rate)",
                 "tasks": ss["samples"],
-                "rate": None if ss["rate"] is None else round(ss["rate"], 3),
+                "rate": ss["rate"],
             }
         )
 display(HTML(rows_table(brk, ["agent", "split", "tasks", "rate"])))
@@ -210,17 +185,13 @@ for a, rs in mine.items():
         {
             "agent": a,
             "n": d["n"],
-            "mean process score": None if d["mean_process"] is None else round(d["mean_process"], 3),
+            "mean process score": d["mean_process"],
             "final right / process wrong": f"{d['final_right_process_wrong']} of {d['pass']}",
             "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}",
         }
     )
 display(HTML("<h4>Process score and the two error directions</h4>" + rows_table(proc_rows, list(proc_rows[0]))))
-corr_rows = [
-    {"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
-    for a, rs in mine.items()
-    for r in correction_breakdown(rs).iter_rows(named=True)
-]
+corr_rows = [{"agent": a, **r} for a, rs in mine.items() for r in correction_breakdown(rs).iter_rows(named=True)]
 display(
     HTML(
         "<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"

@@ -63,3 +63,11 @@ def test_everything_is_escaped():
 def test_failed_records_filter():
     recs = [{"verdict": "pass"}, {"verdict": "fail"}, {"verdict": "env_drift"}, {"verdict": "flaky"}]
     assert [r["verdict"] for r in failed_records(recs)] == ["fail", "env_drift"]
+
+
+def test_rows_table_takes_mixed_rows_in_column_order():
+    rows = [{"agent": "a", "rate": 2 / 3, "n": 3}, {"agent": "<b>", "n": "", "extra": "not shown"}]
+    out = rows_table(rows, ["n", "agent", "rate"], caption="x")
+    cells = [c.split("</td>")[0] for c in out.split("<td>")[1:]]
+    assert cells == ["3", "a", "0.667", "", "&lt;b&gt;", "–"]  # a missing key is null, "" stays blank
+    assert "not shown" not in out and 'class="memeval-table"' in out

@@ -8,6 +8,7 @@ from memeval.cli import main
 from memeval.errors import InputError
 from memeval.multiturn.sample_io import read_samples, sample_from_dict, sample_to_dict
 from memeval.multiturn.split import split_session
+from multiturn_cli import chat_run_argv
 
 GOOD = {
     "sample_id": "ss_20261021_0417#g2",
@@ -179,28 +180,7 @@ def test_cli_chat_agent_with_untrusted_extractor_gives_undetermined_records(tmp_
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
     out = tmp_path / "chat.jsonl"
     with ScriptedChatServer(lambda body: "Quote for Nobody: 0 lines, total 0.00 CNY (excl. tax).") as srv:
-        assert (
-            main(
-                [
-                    "multiturn",
-                    "run",
-                    str(suite),
-                    "-o",
-                    str(out),
-                    "--agent",
-                    "chat",
-                    "--base-url",
-                    srv.base_url,
-                    "--model",
-                    "m",
-                    "--api-key-env",
-                    "MT_CLI_KEY",
-                    "--runs",
-                    "1",
-                ]
-            )
-            == 0
-        )
+        assert main(chat_run_argv(str(suite), str(out), srv.base_url, "MT_CLI_KEY")) == 0
     assert "NOT trusted" in capsys.readouterr().out
     recs = read_sample_records(out)
     assert recs and all(r["agent"] == "chat:m" for r in recs)
