@@ -3,7 +3,6 @@
 A sample is one evaluation unit cut from a recorded session (``turn``, ``task`` or ``session``;
 ``user_topic`` for cross-session memory). ``turn_index`` is a list of session turn indices (a task
 may skip a detour), ``state_expect`` holds key/value assertions, ``replay`` what makes it re-runnable.
-Bad input raises :class:`memeval.errors.InputError` naming file, line and field.
 """
 
 from __future__ import annotations
