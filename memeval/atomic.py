@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line", "repair_tail"]
+__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line", "repair_tail", "JsonlAppender"]
 
 
 def _read_umask() -> int:
@@ -76,3 +77,40 @@ def repair_tail(path) -> int:
         keep = data.rfind(b"\n") + 1
         fh.truncate(keep)
         return len(data) - keep
+
+
+class JsonlAppender:
+    """An append-only JSONL file: opening it drops a partial last line left by a killed writer
+    (:func:`repair_tail`); each :meth:`write` appends one whole line and flushes it, so a rerun
+    appends after whole records only. Thread-safe; a context manager.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_text('{"a": 1}\\n{"a": ')
+    >>> with JsonlAppender(p) as out:
+    ...     out.write({"a": 2})
+    >>> p.read_text()
+    '{"a": 1}\\n{"a": 2}\\n'
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(self.path)
+        self._fh = open(self.path, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, obj) -> None:
+        line = dumps_line(obj) + "\n"
+        with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "JsonlAppender":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -46,12 +46,13 @@ from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
 from memeval.multiturn.rates import pass_rates, results_frame
 from memeval.multiturn.breakdown import bad_turn_histogram, correction_breakdown, latest, process_directions
-from memeval.multiturn.plots import bad_turn_figure, shares_figure, strata_figure
-from memeval.multiturn.records import read_records
-from memeval.multiturn.render import failed_records, render_sample, render_table
+from memeval.analysis.multiturn_plots import bad_turn_figure, shares_figure, strata_figure
+from memeval.multiturn.records import read_sample_records
+from memeval.analysis.multiturn_render import failed_records, render_sample
+from memeval.analysis.tables import rows_table
 from memeval.multiturn.runner import run_suite
 from memeval.multiturn.suite import generate_suite, load_suite, save_suite
-from memeval.multiturn.widget import drilldown
+from memeval.analysis.multiturn_widget import drilldown
 
 setup_notebook()  # plotly.js embedded once: figures render offline in the HTML report
 
@@ -63,7 +64,7 @@ if records_path is None:
     suite = load_suite(suite_dir)
     records = [r for a in agents for r in run_suite(suite, make_agent(a))]
 else:
-    records = read_records(records_path)
+    records = read_sample_records(records_path)
 df = results_frame(records)
 versions = sorted(df["grader_version"].unique().to_list())
 grader_version = grader_version or versions[-1]
@@ -85,36 +86,11 @@ strata_figure(rates).show()
 # %%
 rows = []
 for a, pr in rates.items():
-    for r in pr.strata.iter_rows(named=True):
-        rows.append(
-            {
-                "agent": a,
-                "stratum": r["stratum"],
-                "weight": r["weight"],
-                "weight used": round(r["weight_used"], 3),
-                "pass": r["pass"],
-                "fail": r["fail"],
-                "undetermined": r["undetermined"],
-                "flaky": r["flaky"],
-                "incomplete": r["incomplete"],
-                "env_drift": r["env_drift"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
-            }
-        )
-    rows.append(
-        {
-            "agent": a,
-            "stratum": "total (weighted)",
-            "rate": None if pr.total is None else round(pr.total, 3),
-            "pass": "",
-            "fail": "",
-            "weight": "",
-            "weight used": "",
-        }
-    )
+    rows += [{"agent": a, "weight used": r["weight_used"], **r} for r in pr.strata.iter_rows(named=True)]
+    rows.append({"agent": a, "stratum": "total (weighted)", "rate": pr.total})
 display(
     HTML(
-        render_table(
+        rows_table(
             rows,
             [
                 "agent",
@@ -146,7 +122,7 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": f"corrections {r['corrections_group']}",
                 "tasks": r["tasks"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
+                "rate": r["rate"],
             }
         )
     for r in pr.by_cross_task.iter_rows(named=True):
@@ -155,7 +131,7 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": f"cross_task={r['cross_task']}",
                 "tasks": r["tasks"],
-                "rate": None if r["rate"] is None else round(r["rate"], 3),
+                "rate": r["rate"],
             }
         )
 for a, pr in rates.items():
@@ -165,7 +141,7 @@ for a, pr in rates.items():
             "agent": a,
             "split": "turn samples (counted per turn, outside the task rate)",
             "tasks": ts["samples"],
-            "rate": None if ts["rate"] is None else round(ts["rate"], 3),
+            "rate": ts["rate"],
         }
     )
     ss = pr.session_units or {"samples": 0}
@@ -175,10 +151,10 @@ for a, pr in rates.items():
                 "agent": a,
                 "split": "session units (counted per session, outside the task rate)",
                 "tasks": ss["samples"],
-                "rate": None if ss["rate"] is None else round(ss["rate"], 3),
+                "rate": ss["rate"],
             }
         )
-display(HTML(render_table(brk, ["agent", "split", "tasks", "rate"])))
+display(HTML(rows_table(brk, ["agent", "split", "tasks", "rate"])))
 
 # %% [markdown]
 # ## Where it breaks: bad-turn histogram, process errors, corrections
@@ -199,7 +175,7 @@ hist_rows = [
 display(
     HTML(
         "<h4>Bad turn per assertion mode</h4>"
-        + render_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])
+        + rows_table(hist_rows, ["agent", "mode", "breaking turn", "failed assertions"])
     )
 )
 proc_rows = []
@@ -209,21 +185,17 @@ for a, rs in mine.items():
         {
             "agent": a,
             "n": d["n"],
-            "mean process score": None if d["mean_process"] is None else round(d["mean_process"], 3),
+            "mean process score": d["mean_process"],
             "final right / process wrong": f"{d['final_right_process_wrong']} of {d['pass']}",
             "final wrong / process right": f"{d['final_wrong_process_right']} of {d['fail']}",
         }
     )
-display(HTML("<h4>Process score and the two error directions</h4>" + render_table(proc_rows, list(proc_rows[0]))))
-corr_rows = [
-    {"agent": a, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}}
-    for a, rs in mine.items()
-    for r in correction_breakdown(rs).iter_rows(named=True)
-]
+display(HTML("<h4>Process score and the two error directions</h4>" + rows_table(proc_rows, list(proc_rows[0]))))
+corr_rows = [{"agent": a, **r} for a, rs in mine.items() for r in correction_breakdown(rs).iter_rows(named=True)]
 display(
     HTML(
         "<h4>Correction breakdown (fact, goal, form): response lag and stale residue</h4>"
-        + render_table(
+        + rows_table(
             corr_rows,
             ["agent", "kind", "tasks", "pass", "fail", "rate", "lag_n", "mean_lag", "never_changed", "stale_residue"],
         )
@@ -249,7 +221,7 @@ for r in failed:
         display(HTML(render_sample(r)))
 display(
     HTML(
-        render_table(
+        rows_table(
             [
                 {
                     "agent": r["agent"],
@@ -290,7 +262,7 @@ if records_path is None:
                 ),
             }
         )
-    display(HTML(render_table(acc_rows, list(acc_rows[0]))))
+    display(HTML(rows_table(acc_rows, list(acc_rows[0]))))
 
 # %% [markdown]
 # ## Cross-session memory (user x topic): remembered or guessed right?
@@ -311,7 +283,7 @@ mem = [
 ]
 display(
     HTML(
-        render_table(
+        rows_table(
             mem,
             ["agent", "sample", "with earlier session", "without", "memory", "memory system", "needed facts retrieved"],
         )

@@ -249,11 +249,11 @@ def import_booksuite(d: Path, out: Path):
 
 def read_multiturn(d: Path, out: Path):
     from memeval.multiturn.rates import format_pass_rates, pass_rates, results_frame
-    from memeval.multiturn.records import read_records
+    from memeval.multiturn.records import read_sample_records
     from memeval.multiturn.suite import load_suite
 
     load_suite(d)
-    format_pass_rates(pass_rates(results_frame(read_records(d / "records.jsonl"))))
+    format_pass_rates(pass_rates(results_frame(read_sample_records(d / "records.jsonl"))))
 
 
 #: format -> (builder, reader, mutable files and their kind, examples)

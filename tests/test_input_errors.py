@@ -9,7 +9,7 @@ from minibench import make_minibench
 from memeval.bench.io import iter_jsonl, load_bench, read_json, read_questions, read_turns, read_yaml
 from memeval.bench.loaders._jsonstream import iter_json_array
 from memeval.errors import InputError
-from memeval.multiturn.records import read_records as read_mt_records
+from memeval.multiturn.records import read_sample_records as read_mt_records
 from memeval.run.records import read_manifest, read_records
 from memeval.scoring.keyword_recall import read_gold_facts
 

@@ -7,11 +7,12 @@ import pytest
 
 from memeval.cli import main
 from memeval.multiturn.agents import AgentStep
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.config import DEFAULT_CONFIG
-from memeval.multiturn.runner import fixture_tools
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.suite import load_suite
 from memeval.multiturn.tools import ToolCall
+from multiturn_cli import chat_run_argv
 
 
 def call(cid, name, args):
@@ -182,7 +183,7 @@ def test_own_tools_plug_in_for_live_runs_and_drift(tmp_path, monkeypatch, capsys
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     suite = load_suite(out)
-    from memeval.multiturn.runner import live_tools, load_tool_runner
+    from memeval.multiturn.toolsets import live_tools, load_tool_runner
     from memeval.multiturn.transcripts import TranscriptAgent
     import mytools
 
@@ -220,28 +221,7 @@ def test_a_chat_agent_is_offered_the_imported_suites_tools(tmp_path, capsys):
     out = tmp_path / "suite"
     assert main(["multiturn", "import", str(src), "-o", str(out)]) == 0
     with ScriptedChatServer(lambda body: "Sure.") as srv:
-        assert (
-            main(
-                [
-                    "multiturn",
-                    "run",
-                    str(out),
-                    "-o",
-                    str(tmp_path / "r.jsonl"),
-                    "--agent",
-                    "chat",
-                    "--base-url",
-                    srv.base_url,
-                    "--model",
-                    "m",
-                    "--api-key-env",
-                    "MT_NONE",
-                    "--runs",
-                    "1",
-                ]
-            )
-            == 0
-        )
+        assert main(chat_run_argv(str(out), str(tmp_path / "r.jsonl"), srv.base_url, "MT_NONE")) == 0
     offered = {t["function"]["name"] for t in srv.requests[0]["tools"]}
     assert offered == {"search_trains", "get_weather", "get_price", "book", "report_state"}
     assert "undetermined=1" in capsys.readouterr().out

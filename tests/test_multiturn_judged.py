@@ -7,12 +7,14 @@ import pytest
 
 from memeval.errors import InputError
 from memeval.multiturn.agents import CorrectAgent, FlakyAgent, KeepsOldValue, ScriptedAgent, UnconfirmedWrite
-from memeval.multiturn.check import Snapshot, check_state
+from memeval.multiturn.assertions import Snapshot, check_state
 from memeval.multiturn.config import DEFAULT_CONFIG
-from memeval.multiturn.crosssession import run_user_topic
-from memeval.multiturn.grade import run_sample
-from memeval.multiturn.runner import fixture_tools, iter_results
-from memeval.multiturn.sample import StateExpect, sample_from_dict, sample_to_dict
+from memeval.multiturn.runner import run_user_topic
+from memeval.multiturn.runner import run_sample
+from memeval.multiturn.runner import iter_results
+from memeval.multiturn.toolsets import fixture_tools
+from memeval.multiturn.sample import StateExpect
+from memeval.multiturn.sample_io import sample_from_dict, sample_to_dict
 from memeval.multiturn.suite import generate_suite
 from memeval.multiturn.tools import ToolCall
 

@@ -6,12 +6,13 @@ import json
 from memeval.llm import ChatClient
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import ChatExtractor, extractor_accuracy
-from memeval.multiturn.grade import grade_run, run_sample
+from memeval.multiturn.grade import grade_run
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.judge import ChatJudge, verdict_from_reply
 from memeval.multiturn.llm_agent import ChatAgent
 from memeval.multiturn.records import result_record
 from memeval.multiturn.replay import RunTrace, TurnRecord
-from memeval.multiturn.runner import fixture_tools
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.sample import FinalExpect, Labels, ReplaySpec, Sample, StateExpect
 from memeval.multiturn.suite import generate_suite
 from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall

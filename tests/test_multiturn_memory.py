@@ -9,7 +9,7 @@ import yaml
 
 from memeval.cli import main
 from memeval.multiturn.agents import make_agent
-from memeval.multiturn.records import read_records
+from memeval.multiturn.records import read_sample_records
 from memeval.multiturn.runner import run_suite
 from memeval.multiturn.suite import load_suite
 from memeval.systems.baselines import BM25, NoMemory
@@ -129,6 +129,6 @@ def test_no_memory_and_the_cli_option(tmp_path, capsys):
     assert r["verdict"] == "fail" and r["extra"]["memory"] == "not_remembered" and r["extra"]["recalled"] == []
     out = tmp_path / "r.jsonl"
     assert main(["multiturn", "run", str(folder), "-o", str(out), "--memory", "bm25", "--runs", "1"]) == 0
-    rec = unit(read_records(out))
+    rec = unit(read_sample_records(out))
     assert rec["verdict"] == "pass" and rec["extra"]["memory"] == "remembered"
     assert main(["multiturn", "run", str(folder), "-o", str(tmp_path / "x.jsonl"), "--memory", "nosuch"]) != 0

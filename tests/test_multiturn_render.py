@@ -3,10 +3,11 @@
 import re
 
 from memeval.multiturn.agents import DropsConstraint
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.records import result_record
-from memeval.multiturn.render import failed_records, render_sample, render_table, render_turns
-from memeval.multiturn.runner import fixture_tools
+from memeval.analysis.multiturn_render import failed_records, render_sample, render_turns
+from memeval.analysis.tables import rows_table
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.suite import generate_suite
 
 PAYLOAD = "<script>window.__pwned=1</script>"
@@ -55,10 +56,18 @@ def test_everything_is_escaped():
     rec["sample_id"] = PAYLOAD
     rec["runs"][0]["trace"][0]["text"] = PAYLOAD
     rec["runs"][0]["trace"][0]["user_text"] = PAYLOAD
-    out = render_sample(rec, 0) + render_table([{"a": PAYLOAD}], ["a"])
+    out = render_sample(rec, 0) + rows_table([{"a": PAYLOAD}], ["a"])
     assert "<script>" not in out and "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in out
 
 
 def test_failed_records_filter():
     recs = [{"verdict": "pass"}, {"verdict": "fail"}, {"verdict": "env_drift"}, {"verdict": "flaky"}]
     assert [r["verdict"] for r in failed_records(recs)] == ["fail", "env_drift"]
+
+
+def test_rows_table_takes_mixed_rows_in_column_order():
+    rows = [{"agent": "a", "rate": 2 / 3, "n": 3}, {"agent": "<b>", "n": "", "extra": "not shown"}]
+    out = rows_table(rows, ["n", "agent", "rate"], caption="x")
+    cells = [c.split("</td>")[0] for c in out.split("<td>")[1:]]
+    assert cells == ["3", "a", "0.667", "", "&lt;b&gt;", "–"]  # a missing key is null, "" stays blank
+    assert "not shown" not in out and 'class="memeval-table"' in out

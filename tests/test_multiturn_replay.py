@@ -21,12 +21,12 @@ from memeval.multiturn.agents import (
 )
 from memeval.multiturn.agents import AgentStep
 from memeval.multiturn.config import DEFAULT_CONFIG
-from memeval.multiturn.crosssession import run_user_topic
+from memeval.multiturn.runner import run_user_topic
 from memeval.multiturn.domain import World
 from memeval.multiturn.extractor import RuleExtractor, StateFromText, extractor_accuracy
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.replay import replay_once
-from memeval.multiturn.runner import fixture_tools, live_tools
+from memeval.multiturn.toolsets import fixture_tools, live_tools
 from memeval.multiturn.suite import generate_suite
 from memeval.multiturn.tools import Fixture, FixtureTools, RecordedCall, ToolCall
 
@@ -382,13 +382,13 @@ def test_a_changed_decision_is_traced_to_its_turn(suite):
 
 
 def test_a_grader_crash_is_a_record_with_its_reason(suite, monkeypatch):
-    import memeval.multiturn.grade as grade_mod
+    import memeval.multiturn.runner as runner_mod
 
     s = task_samples(suite)[0]
 
     def boom(*a, **k):
         raise RuntimeError("rule exploded")
 
-    monkeypatch.setattr(grade_mod, "grade_run", boom)
+    monkeypatch.setattr(runner_mod, "grade_run", boom)
     r = run(suite, s, CorrectAgent())
     assert r.verdict == "undetermined" and "grader_error: RuntimeError: rule exploded" in r.reason

@@ -6,8 +6,9 @@ import pytest
 
 from memeval.cli import main
 from memeval.errors import InputError
-from memeval.multiturn.sample import read_samples, sample_from_dict, sample_to_dict
+from memeval.multiturn.sample_io import read_samples, sample_from_dict, sample_to_dict
 from memeval.multiturn.split import split_session
+from multiturn_cli import chat_run_argv
 
 GOOD = {
     "sample_id": "ss_20261021_0417#g2",
@@ -135,7 +136,7 @@ def test_cli_bad_sample_file_exits_2_with_one_line(tmp_path, capsys):
 
 def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, capsys):
     from memeval.multiturn.config import GraderConfig
-    from memeval.multiturn.records import read_records
+    from memeval.multiturn.records import read_sample_records
 
     suite = tmp_path / "suite"
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "3", "--cross-session", "1"]) == 0
@@ -144,7 +145,7 @@ def test_cli_run_writes_versioned_records_and_checks_agents_first(tmp_path, caps
     assert not bad_out.exists() and "unknown agent 'nobody'" in capsys.readouterr().err
     out = tmp_path / "r.jsonl"
     assert main(["multiturn", "run", str(suite), "-o", str(out), "--agent", "drops_constraint"]) == 0
-    recs = read_records(out)
+    recs = read_sample_records(out)
     n_samples = len((suite / "samples.jsonl").read_text().splitlines())
     assert len(recs) == n_samples
     for r in recs:
@@ -171,7 +172,7 @@ def test_bad_hand_label_names_its_line(tmp_path):
 
 
 def test_cli_chat_agent_with_untrusted_extractor_gives_undetermined_records(tmp_path, monkeypatch, capsys):
-    from memeval.multiturn.records import read_records
+    from memeval.multiturn.records import read_sample_records
     from memeval.testing.chat_stub import ScriptedChatServer
 
     monkeypatch.setenv("MT_CLI_KEY", "sk-cli-secret")
@@ -179,30 +180,9 @@ def test_cli_chat_agent_with_untrusted_extractor_gives_undetermined_records(tmp_
     assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
     out = tmp_path / "chat.jsonl"
     with ScriptedChatServer(lambda body: "Quote for Nobody: 0 lines, total 0.00 CNY (excl. tax).") as srv:
-        assert (
-            main(
-                [
-                    "multiturn",
-                    "run",
-                    str(suite),
-                    "-o",
-                    str(out),
-                    "--agent",
-                    "chat",
-                    "--base-url",
-                    srv.base_url,
-                    "--model",
-                    "m",
-                    "--api-key-env",
-                    "MT_CLI_KEY",
-                    "--runs",
-                    "1",
-                ]
-            )
-            == 0
-        )
+        assert main(chat_run_argv(str(suite), str(out), srv.base_url, "MT_CLI_KEY")) == 0
     assert "NOT trusted" in capsys.readouterr().out
-    recs = read_records(out)
+    recs = read_sample_records(out)
     assert recs and all(r["agent"] == "chat:m" for r in recs)
     assert all(r["verdict"] == "undetermined" and "extractor" in r["reason"] for r in recs)
     assert "sk-cli-secret" not in out.read_text()

@@ -6,7 +6,7 @@ import pytest
 from memeval.multiturn.agents import CorrectAgent, DropsConstraint, DropsEarlierTask
 from memeval.multiturn.rates import format_pass_rates, pass_rates, results_frame
 from memeval.multiturn.runner import run_suite
-from memeval.multiturn.sample import sample_from_dict, sample_to_dict
+from memeval.multiturn.sample_io import sample_from_dict, sample_to_dict
 from memeval.multiturn.suite import generate_suite
 
 

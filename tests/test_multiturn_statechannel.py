@@ -12,12 +12,14 @@ from memeval.llm import ChatClient
 from memeval.multiturn.agents import make_agent
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
-from memeval.multiturn.grade import run_sample
+from memeval.multiturn.runner import run_sample
 from memeval.multiturn.llm_agent import ChatAgent
-from memeval.multiturn.records import read_records
-from memeval.multiturn.runner import fixture_tools, run_suite
+from memeval.multiturn.records import read_sample_records
+from memeval.multiturn.runner import run_suite
+from memeval.multiturn.toolsets import fixture_tools
 from memeval.multiturn.suite import generate_suite, save_suite
 from memeval.testing.chat_stub import ScriptedChatServer, completion, scripted_agent_responder, tool_call
+from multiturn_cli import chat_run_argv
 
 
 @pytest.fixture(scope="module")
@@ -125,55 +127,21 @@ def test_cli_run_chat_agent_options_and_trust_message(tmp_path, capsys):
     folder = tmp_path / "suite"
     save_suite(generate_suite(seed=5, sessions=4, cross_session=0), folder)
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "tool")) as srv:
-        code = main(
-            [
-                "multiturn",
-                "run",
-                str(folder),
-                "-o",
-                str(tmp_path / "r.jsonl"),
-                "--agent",
-                "chat",
-                "--base-url",
-                srv.base_url,
-                "--model",
-                "m",
-                "--api-key-env",
-                "MT_NO_SUCH_KEY",
-                "--runs",
-                "1",
-            ]
-        )
+        code = main(chat_run_argv(str(folder), str(tmp_path / "r.jsonl"), srv.base_url, "MT_NO_SUCH_KEY"))
     out = capsys.readouterr().out
     assert code == 0 and "undetermined" not in out and "NOT trusted" not in out
-    recs = read_records(tmp_path / "r.jsonl")
+    recs = read_sample_records(tmp_path / "r.jsonl")
     assert recs and {r["verdict"] for r in recs} == {"pass"}
     # replies without a reported state: the extractor decides, and the message says why
     with ScriptedChatServer(scripted_agent_responder(make_agent("correct"), "none")) as srv:
-        argv = [
-            "multiturn",
-            "run",
-            str(folder),
-            "-o",
-            str(tmp_path / "r2.jsonl"),
-            "--agent",
-            "chat",
-            "--base-url",
-            srv.base_url,
-            "--model",
-            "m",
-            "--api-key-env",
-            "MT_NO_SUCH_KEY",
-            "--runs",
-            "1",
-        ]
+        argv = chat_run_argv(str(folder), str(tmp_path / "r2.jsonl"), srv.base_url, "MT_NO_SUCH_KEY")
         main(argv)
         out = capsys.readouterr().out
         assert "NOT trusted" in out and "undetermined" in out
         main([*argv[:4], str(tmp_path / "r3.jsonl"), *argv[5:], "--trust-threshold", "0.5"])
         out = capsys.readouterr().out
     assert "NOT trusted" not in out
-    assert "undetermined" not in {r["verdict"] for r in read_records(tmp_path / "r3.jsonl")}
+    assert "undetermined" not in {r["verdict"] for r in read_sample_records(tmp_path / "r3.jsonl")}
     assert main(["multiturn", "run", str(folder), "-o", str(tmp_path / "r4.jsonl"), "--trust-threshold", "2"]) == 2
     assert not (tmp_path / "r4.jsonl").exists()
 

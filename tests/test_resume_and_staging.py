@@ -16,7 +16,7 @@ from memeval.bench.loaders import import_bench
 from memeval.bench.loaders._common import clean_stale
 from memeval.cli import main
 from memeval.multiturn import agents
-from memeval.multiturn.records import read_records
+from memeval.multiturn.records import read_sample_records
 from memeval.multiturn.suite import generate_suite, save_suite
 
 
@@ -71,7 +71,7 @@ def test_multiturn_rerun_resumes_after_a_torn_tail(tmp_path, capsys):
     assert len(lines) == n
     # a run killed while writing its third record: two whole lines and half of the third
     out.write_bytes(b"".join(lines[:2]) + lines[2][:40])
-    assert [r["sample_id"] for r in read_records(out)] == [json.loads(x)["sample_id"] for x in lines[:2]]
+    assert [r["sample_id"] for r in read_sample_records(out)] == [json.loads(x)["sample_id"] for x in lines[:2]]
     assert main(["multiturn", "run", str(tmp_path / "suite"), "-o", str(out)]) == 0
     again = [json.loads(x) for x in out.read_bytes().splitlines()]
     assert len(again) == n and sorted(r["sample_id"] for r in again) == sorted(s.sample_id for s in suite.samples)
@@ -97,7 +97,7 @@ def test_multiturn_run_where_no_sample_completes_exits_1(tmp_path, capsys, monke
     assert main(["multiturn", "run", str(tmp_path / "suite"), "-o", str(out), "--agent", "broken"]) == 1
     err = capsys.readouterr().err
     assert "no sample completed for broken" in err
-    recs = read_records(out)
+    recs = read_sample_records(out)
     assert recs and all(r["verdict"] == "incomplete" and "endpoint down" in r["reason"] for r in recs)
     # with one working agent beside it, the broken one still fails the command
     assert (

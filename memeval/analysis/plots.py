@@ -41,6 +41,8 @@ __all__ = [
     "retrieval_curve",
     "seed_spread_curve",
     "WIDE_INTERVAL",
+    "TEMPLATE",
+    "PALETTE",
 ]
 
 _X_COLUMNS = {
@@ -49,6 +51,8 @@ _X_COLUMNS = {
 }
 #: 10 + 24 distinct colours: a figure never repeats one for up to 34 lines (17 axes fit twice).
 _PALETTE = qualitative.Plotly + [c for c in qualitative.Dark24 if c not in qualitative.Plotly]
+PALETTE = _PALETTE  #: the colours every memeval figure cycles through
+TEMPLATE = "plotly_white"  #: the plotly template every memeval figure uses
 #: A heatmap cell whose 95% interval is wider than this is marked "±" (too few questions to read it).
 WIDE_INTERVAL = 0.3
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Iterable, Mapping, Sequence
 
 import polars as pl
 
 from ..text.html import table_html
 
-__all__ = ["html_table", "side_by_side", "gate_html", "with_interval_text"]
+__all__ = ["html_table", "rows_table", "side_by_side", "gate_html", "with_interval_text"]
 
 
 def _cell(v, digits: int) -> str:
@@ -32,12 +33,27 @@ def _cell(v, digits: int) -> str:
     return str(v)
 
 
+def _table(columns: Sequence[str], rows: Iterable[Sequence], caption: str | None, digits: int) -> str:
+    cells = ([_cell(v, digits) for v in row] for row in rows)
+    table = table_html(columns, cells, caption=caption, css_class="memeval-table")
+    return f'<div style="overflow-x:auto;max-width:100%">{table}</div>'
+
+
 def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:
     """``df`` as an HTML table: whole numbers as integers, other floats to ``digits`` significant
     digits, nulls as "–", lists comma-joined; wide tables scroll sideways instead of being cut off."""
-    rows = ([_cell(v, digits) for v in row] for row in df.iter_rows())
-    table = table_html(df.columns, rows, caption=caption, css_class="memeval-table")
-    return f'<div style="overflow-x:auto;max-width:100%">{table}</div>'
+    return _table(df.columns, df.iter_rows(), caption, digits)
+
+
+def rows_table(rows: Iterable[Mapping], columns: Sequence[str], caption: str | None = None, digits: int = 3) -> str:
+    """Rows of mappings (a column may mix types; a missing key is null) as :func:`html_table` renders a
+    frame, in the order of ``columns``.
+
+    >>> "<td>0.667</td><td>–</td>" in rows_table([{"a": 2 / 3}], ["a", "b"])
+    True
+    """
+    cols = list(columns)
+    return _table(cols, ([r.get(c) for c in cols] for r in rows), caption, digits)
 
 
 def side_by_side(*fragments: str) -> str:

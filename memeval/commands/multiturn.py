@@ -141,7 +141,8 @@ def _run(args) -> int:
     from ..multiturn.grade import UNTRUSTED_REASON
     from ..multiturn.judge import ChatJudge
     from ..multiturn.llm_agent import ChatAgent
-    from ..multiturn.runner import fixture_tools, live_tools, run_suite
+    from ..multiturn.runner import run_suite
+    from ..multiturn.toolsets import fixture_tools, live_tools
     from ..multiturn.suite import load_suite
 
     agents = []  # every name checked before anything runs or is written
@@ -174,7 +175,7 @@ def _run(args) -> int:
         f"{score.accuracy:.3f} over {score.units} labelled keys, threshold {cfg.extractor_threshold}"
     )
     if args.tool_runner:
-        from ..multiturn.runner import load_tool_runner
+        from ..multiturn.toolsets import load_tool_runner
 
         tools = live_tools(suite, call=load_tool_runner(args.tool_runner))
     else:
@@ -222,10 +223,10 @@ def _run(args) -> int:
 
 def _summary(args) -> int:
     from ..multiturn.rates import MixedVersionsError, format_pass_rates, pass_rates, results_frame
-    from ..multiturn.records import read_records
+    from ..multiturn.records import read_sample_records
     from ..multiturn.breakdown import format_breakdown, latest
 
-    records = read_records(args.records)
+    records = read_sample_records(args.records)
     df = results_frame(records)
     agents = [args.agent] if args.agent else sorted(df["agent"].unique().to_list())
     for a in agents:

@@ -5,7 +5,7 @@ Per run, in order: ``incomplete`` (replay stopped) > guard veto (``fail``) > cov
 (``undetermined``) > the judge on the open part > ``pass``. A failing run whose live tool returns
 differ from the recording is ``env_drift``. Across runs: pass if at least ``pass_runs`` pass; all
 runs agreeing give their verdict; otherwise ``flaky`` with the cause ruled out in order
-(grader, model, tool returns).
+(grader, model, tool returns). The runner (:mod:`.runner`) replays and calls these.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from .agents import Agent
-from .check import Snapshot, StateCheck, check_state
-from .checks import Observed, Process, RuleCheck, Veto, coverage, final_checks, guard_vetoes, observe, process_measures
+from .assertions import Snapshot, StateCheck, check_state
+from .rules import Observed, Process, RuleCheck, Veto, coverage, final_checks, guard_vetoes, observe, process_measures
+from ..scoring.judge import JudgeProtocol
 from .config import DEFAULT_CONFIG, GraderConfig
-from .judge import Judge, JudgeVerdict
-from .replay import RunTrace, StateExtractor, replay_once
+from .judge import JudgeVerdict
+from .replay import RunTrace
 from .sample import ProcessExpect, Sample
-from .tools import ToolSource, canonical
+from .tools import canonical
 
 __all__ = [
     "RunGrade",
@@ -29,7 +29,7 @@ __all__ = [
     "grade_run",
     "combine_runs",
     "flaky_cause",
-    "run_sample",
+    "UNTRUSTED_REASON",
     "VERDICTS",
 ]
 
@@ -118,7 +118,7 @@ def grade_run(
     run: RunTrace,
     cfg: GraderConfig = DEFAULT_CONFIG,
     *,
-    judge: Judge | None = None,
+    judge: JudgeProtocol | None = None,
     extractor_trusted: bool = True,
 ) -> RunGrade:
     in_prefix = (
@@ -240,33 +240,3 @@ def flaky_cause(runs: Sequence[tuple[RunTrace, RunGrade]], regrade: Callable[[Ru
     if len(by_returns) > 1:
         return "tool_returns"
     return "unknown"
-
-
-def run_sample(
-    sample: Sample,
-    agent: Agent,
-    tools_factory: Callable[[Sample], ToolSource],
-    cfg: GraderConfig = DEFAULT_CONFIG,
-    *,
-    judge: Judge | None = None,
-    extractor: StateExtractor | None = None,
-    extractor_trusted: bool = True,
-    prior_messages: Sequence[dict] = (),
-) -> SampleResult:
-    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
-
-    def grade(trace: RunTrace) -> RunGrade:
-        try:
-            return grade_run(sample, trace, cfg, judge=judge, extractor_trusted=extractor_trusted)
-        except Exception as e:  # a grading failure is a record with its reason, never a crash
-            return RunGrade(cfg.fallback, f"grader_error: {type(e).__name__}: {e}")
-
-    runs = []
-    begin = getattr(agent, "begin_run", None)  # agents that keep per-run state are told which run
-    for i in range(cfg.runs):
-        if begin is not None:
-            begin(sample.sample_id, i)
-        trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
-        runs.append((trace, grade(trace)))
-    verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
-    return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)

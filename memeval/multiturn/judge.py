@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 
 from ..text.fold import casefold_space
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
-from ..scoring.judge import JudgeProtocol
 from .replay import RunTrace
 from .sample import Sample
 
-__all__ = ["Judge", "JudgeVerdict", "ChatJudge", "QUESTIONS", "JUDGE_PROMPT"]
+__all__ = ["JudgeVerdict", "ChatJudge", "QUESTIONS", "JUDGE_PROMPT", "verdict_from_reply"]
 
 QUESTIONS = {
     "goal_met": "Did the assistant deliver a concrete result for the goal (not just a plan or a promise)?",
@@ -49,10 +48,6 @@ class JudgeVerdict:
     error: str | None = None
     prompt_hash: str | None = None
     model: dict = field(default_factory=dict)
-
-
-#: the multi-turn judge: ``JudgeProtocol[Sample, RunTrace, JudgeVerdict]`` (the one judge protocol)
-Judge = JudgeProtocol
 
 
 def _transcript(run: RunTrace) -> str:
@@ -99,6 +94,9 @@ def verdict_from_reply(obj: dict | None, run: RunTrace) -> tuple[dict, dict, str
 
 @dataclass
 class ChatJudge:
+    """The multi-turn judge: a ``JudgeProtocol[Sample, RunTrace, JudgeVerdict]`` (the one judge
+    protocol, :class:`memeval.scoring.judge.JudgeProtocol`)."""
+
     client: ChatClient
     seed: int | None = 0
 

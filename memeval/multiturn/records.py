@@ -1,4 +1,7 @@
-"""Result records: one JSON line per sample, appended and flushed as each sample finishes.
+"""Result records: one JSON line per sample, appended and flushed as each sample finishes (the
+runner writes them through the shared JSONL store, :class:`memeval.atomic.JsonlAppender`, which
+drops a torn last line on opening; :func:`read_sample_records` reads them back with
+``bench.files.iter_jsonl``).
 
 Every record carries the grader version, the full grading config and its id, the verdict with its
 reason and ``bad_turn``, the labels used for stratification, and per run the regenerated trace
@@ -8,17 +11,13 @@ reason and ``bad_turn``, the labels used for stratification, and per run the reg
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
-from typing import IO
-
-from ..atomic import dumps_line, repair_tail
 from .config import STRATA
 from .grade import RunGrade, SampleResult
 from .replay import RunTrace
 from ..bench.files import check_field_types
 from ..bench.io import iter_jsonl
 
-__all__ = ["result_record", "RecordWriter", "read_records", "record_key", "stratum_of"]
+__all__ = ["result_record", "read_sample_records", "check_record", "record_key", "stratum_of"]
 
 
 def stratum_of(turns: int) -> str:
@@ -152,31 +151,6 @@ def record_key(rec: dict) -> tuple:
     return (rec.get("sample_id"), rec.get("agent"), rec.get("config_id"))
 
 
-class RecordWriter:
-    """Append records to a JSONL file, one line each, flushed immediately. Opening it drops a partial
-    last line left by a killed run (as the run layer's store does), so a rerun appends after whole
-    records only."""
-
-    def __init__(self, path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        repair_tail(self.path)
-        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
-
-    def write(self, record: dict) -> None:
-        self._fh.write(dumps_line(record) + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
 REQUIRED = ("sample_id", "agent", "grader_version", "verdict", "turns", "corrections")
 _N = type(None)
 #: the types summaries need (``rates.results_frame`` builds typed columns from these fields)
@@ -201,6 +175,8 @@ def check_record(obj: dict, path, n: int) -> dict:
     return check_field_types(obj, path, n, _TYPES, REQUIRED, int_bits=62)
 
 
-def read_records(path) -> list[dict]:
-    """Every whole record (a partial last line of a run still writing, or killed, is left out)."""
+def read_sample_records(path) -> list[dict]:
+    """Every whole multi-turn record of the JSONL file ``path`` (one per sample; a partial last line
+    of a run still writing, or killed, is left out). Not ``run.records.read_records``, which reads
+    a run folder's question records."""
     return [check_record(obj, path, n) for n, obj in iter_jsonl(path, skip_torn_tail=True)]

@@ -1,73 +1,156 @@
-"""Run agents over a suite: replay every sample (three runs each), grade, write one record per sample.
+"""The runner: replay a sample ``cfg.runs`` times and grade it (:func:`run_sample`), run a user x
+topic unit across sessions (:func:`run_user_topic`, :func:`run_user_topic_memory`), and run agents
+over a suite, one record per sample (:func:`run_suite`).
 
-Records are appended and flushed as each sample finishes; an agent's failure becomes a record with
-its reason (``incomplete``), never a crash or a dropped sample.
+Records are appended and flushed as each sample finishes (the shared JSONL store,
+:class:`memeval.atomic.JsonlAppender`); an agent's failure becomes a record with its reason
+(``incomplete``), never a crash or a dropped sample.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from dataclasses import replace
+from typing import Callable, Iterable, Iterator, Sequence
 
-from ..errors import InputError
+from ..atomic import JsonlAppender
+from ..scoring.judge import JudgeProtocol
+from ..systems.base import MemorySystem, Recall
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
-from ..systems.base import MemorySystem
-from .crosssession import run_user_topic, run_user_topic_memory
-from .domain import LOOKUP_TOOLS, TOOLS, WRITE_TOOLS, World
-from .grade import run_sample
-from .judge import Judge
-from .records import RecordWriter, read_records, record_key, result_record
-from .replay import StateExtractor
+from .crosssession import (
+    CrossSessionResult,
+    memory_message,
+    memory_outcome,
+    retrieval_outcome,
+    retrieved_needs,
+    session_from_messages,
+)
+from .grade import RunGrade, SampleResult, combine_runs, grade_run
+from .records import read_sample_records, record_key, result_record
+from .replay import RunTrace, StateExtractor, replay_once
 from .sample import Sample
 from .suite import Suite
-from .tools import FixtureTools, LiveTools, ToolSource
+from .toolsets import fixture_tools
+from .tools import ToolSource
 
-__all__ = ["fixture_tools", "live_tools", "load_tool_runner", "registry", "run_suite", "READ_ONLY_TOOLS"]
-
-READ_ONLY_TOOLS = frozenset(TOOLS) - WRITE_TOOLS
-
-
-def registry(suite: Suite, sample: Sample) -> frozenset[str]:
-    """The tool names of the sample's config snapshot (the built-in registry when it lists none)."""
-    tools = (suite.configs.get(sample.replay.config_snapshot) or {}).get("tools")
-    return frozenset(tools) if isinstance(tools, dict) and tools else frozenset(TOOLS)
+__all__ = ["run_sample", "run_user_topic", "run_user_topic_memory", "iter_results", "run_suite"]
 
 
-def fixture_tools(suite: Suite) -> Callable[[Sample], ToolSource]:
-    """Replay mode: the recorded returns only; a tool outside the registry is the agent's fault."""
-    return lambda s: FixtureTools(
-        suite.fixtures[s.replay.tool_fixture], READ_ONLY_TOOLS, LOOKUP_TOOLS, registry(suite, s)
+def run_sample(
+    sample: Sample,
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    *,
+    judge: JudgeProtocol | None = None,
+    extractor: StateExtractor | None = None,
+    extractor_trusted: bool = True,
+    prior_messages: Sequence[dict] = (),
+) -> SampleResult:
+    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
+
+    def grade(trace: RunTrace) -> RunGrade:
+        try:
+            return grade_run(sample, trace, cfg, judge=judge, extractor_trusted=extractor_trusted)
+        except Exception as e:  # a grading failure is a record with its reason, never a crash
+            return RunGrade(cfg.fallback, f"grader_error: {type(e).__name__}: {e}")
+
+    runs = []
+    begin = getattr(agent, "begin_run", None)  # agents that keep per-run state are told which run
+    for i in range(cfg.runs):
+        if begin is not None:
+            begin(sample.sample_id, i)
+        trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
+        runs.append((trace, grade(trace)))
+    verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
+    return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)
+
+
+def _replay_priors(
+    priors: Sequence[Sample], agent: Agent, tools_factory: Callable[[Sample], ToolSource], *, chained: bool
+) -> tuple[list[RunTrace], str]:
+    """The earlier sessions replayed once each, in order (each continuing the previous conversation
+    when ``chained``), up to the first that does not finish; and ``"done"`` or why it stopped."""
+    traces: list[RunTrace] = []
+    begin = getattr(agent, "begin_run", None)
+    for p in priors:
+        if begin is not None:
+            begin(p.sample_id, 0)
+        prior = list(traces[-1].messages) if chained and traces else []
+        traces.append(replay_once(p, agent, tools_factory(p), prior_messages=prior))
+        if traces[-1].status != "done":
+            return traces, f"incomplete: {traces[-1].reason}"
+    return traces, "done"
+
+
+def run_user_topic(
+    sample: Sample,
+    priors: Sequence[Sample],
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    **kw,
+) -> CrossSessionResult:
+    """``priors``: the earlier sessions' samples, in order (each replayed once, outputs regenerated)."""
+    traces, status = _replay_priors(priors, agent, tools_factory, chained=True)
+    msgs = list(traces[-1].messages) if traces else []
+    with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=msgs, **kw)
+    without = run_sample(sample, agent, tools_factory, cfg, **kw)
+    outcome = memory_outcome(with_.verdict, without.verdict) if status == "done" else "undetermined"
+    extra = {
+        "memory": outcome,
+        "without_prior": without.verdict,
+        "prior_status": status,
+        "prior_sessions": list(sample.prior_sessions),
+    }
+    return CrossSessionResult(replace(with_, extra=extra), without, outcome, status)
+
+
+def run_user_topic_memory(
+    sample: Sample,
+    priors: Sequence[Sample],
+    agent: Agent,
+    tools_factory: Callable[[Sample], ToolSource],
+    memory: MemorySystem,
+    cfg: GraderConfig = DEFAULT_CONFIG,
+    **kw,
+) -> CrossSessionResult:
+    """The earlier session(s) are replayed (outputs regenerated), ingested into ``memory`` (reset
+    first), and the later session's agent starts from what ``memory`` returns for its first user
+    turn -- never from the pasted transcript. Remembered vs guessed right is decided by whether the
+    sample's ``memory_needs`` were among the returned memories."""
+    memory.reset()
+    traces, status = _replay_priors(priors, agent, tools_factory, chained=False)
+    next_id = 0
+    for p, tr in zip(priors, traces):
+        if tr.status != "done":
+            break
+        sess = session_from_messages(tr.messages, p.session_ref, next_id)
+        next_id += len(sess.turns)
+        memory.ingest(sess)
+    first = sample.user_text[sample.turn_index[0]]
+    try:
+        recall = memory.query(first, None) if status == "done" else Recall()
+    except Exception as e:  # a memory failure is a record with its reason
+        status, recall = f"memory_error: {type(e).__name__}: {e}", Recall()
+    name = getattr(memory, "name", type(memory).__name__)
+    msg = memory_message(recall, name)
+    with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=[msg] if msg else [], **kw)
+    without = run_sample(sample, agent, tools_factory, cfg, **kw)
+    retrieved = retrieved_needs(sample.memory_needs, recall.memories)
+    outcome = (
+        retrieval_outcome(with_.verdict, retrieved) if status == "done" and sample.memory_needs else "undetermined"
     )
-
-
-def live_tools(
-    suite: Suite, world: World | None = None, call: Callable[[str, dict], object] | None = None
-) -> Callable[[Sample], ToolSource]:
-    """Health-check mode: call the (possibly changed) live tools and compare with the recording.
-    ``call(name, args)`` runs the user's own tools (see :func:`load_tool_runner`); default: the
-    built-in world's."""
-    run = call or (world or suite.world()).call
-    return lambda s: LiveTools(run, suite.fixtures.get(s.replay.tool_fixture), known=registry(suite, s))
-
-
-def load_tool_runner(spec: str) -> Callable[[str, dict], object]:
-    """``module:attr`` -> a callable ``(name, args) -> result``: the attribute itself, or what it
-    returns when called without arguments (a factory)."""
-    import importlib
-    import inspect
-
-    mod, _, attr = spec.partition(":")
-    if not mod or not attr:
-        raise InputError("<command line>", None, "--tool-runner", f"{spec!r} is not 'module:function'")
-    try:
-        obj = getattr(importlib.import_module(mod), attr)
-    except (ImportError, AttributeError) as e:
-        raise InputError("<command line>", None, "--tool-runner", f"cannot load {spec}: {e}") from None
-    try:
-        takes_two = len(inspect.signature(obj).parameters) >= 2
-    except (TypeError, ValueError):
-        takes_two = True
-    return obj if takes_two else obj()
+    extra = {
+        "memory": outcome,
+        "memory_system": name,
+        "retrieved": retrieved,
+        "recalled": list(recall.memories),
+        "without_prior": without.verdict,
+        "prior_status": status,
+        "prior_sessions": list(sample.prior_sessions),
+    }
+    return CrossSessionResult(replace(with_, extra=extra), without, outcome, status)
 
 
 def iter_results(
@@ -76,7 +159,7 @@ def iter_results(
     tools_factory,
     cfg: GraderConfig = DEFAULT_CONFIG,
     *,
-    judge: Judge | None = None,
+    judge: JudgeProtocol | None = None,
     extractor: StateExtractor | None = None,
     extractor_trusted: bool = True,
     sample_ids: Iterable[str] | None = None,
@@ -125,11 +208,11 @@ def run_suite(
     """
     tools_factory = tools_factory or fixture_tools(suite)
     records = []
-    writer = RecordWriter(out_path) if out_path else None
+    writer = JsonlAppender(out_path) if out_path else None
     name = getattr(agent, "name", type(agent).__name__)  # as result records name it
     done: dict[tuple, dict] = {}
     if writer and writer.path.stat().st_size:
-        for r in read_records(writer.path):
+        for r in read_sample_records(writer.path):
             if r.get("agent") == name and r.get("config_id") == cfg.config_id:
                 done[record_key(r)] = r
     todo = [s.sample_id for s in suite.samples if (s.sample_id, name, cfg.config_id) not in done]

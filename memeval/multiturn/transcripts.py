@@ -26,7 +26,7 @@ from .sample import FinalExpect, Labels, ProcessExpect, ReplaySpec, Sample
 from .suite import Suite
 from .tools import Fixture, RecordedCall, ToolCall
 from .replay import replay_once
-from .runner import fixture_tools
+from .toolsets import fixture_tools
 
 __all__ = ["import_transcripts", "TranscriptAgent", "replay_check"]
 

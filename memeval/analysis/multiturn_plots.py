@@ -1,4 +1,5 @@
-"""Plotly figures for multi-turn pass rates (static: they survive in the HTML report)."""
+"""Plotly figures for multi-turn pass rates (static: they survive in the HTML report), on the shared
+plot template (:data:`memeval.analysis.plots.TEMPLATE`, :data:`~memeval.analysis.plots.PALETTE`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import polars as pl
 
 import plotly.graph_objects as go
 
-from .rates import EXCLUDED, PassRates
+from ..multiturn.rates import EXCLUDED, PassRates
+from .plots import PALETTE, TEMPLATE
 
 __all__ = ["strata_figure", "shares_figure", "bad_turn_figure"]
 
@@ -25,6 +27,8 @@ def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
         fig.add_bar(name=agent, x=x, y=y, text=text, textposition="outside")
     gv = {pr.grader_version for pr in rates.values()}
     fig.update_layout(
+        template=TEMPLATE,
+        colorway=PALETTE,
         barmode="group",
         yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.15]),
         title=f"Pass rate by session length (grader {', '.join(sorted(gv))})",
@@ -41,6 +45,8 @@ def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
     for v in EXCLUDED:
         fig.add_bar(name=v, x=agents, y=[rates[a].shares[v] for a in agents])
     fig.update_layout(
+        template=TEMPLATE,
+        colorway=PALETTE,
         barmode="stack",
         yaxis=dict(title="share of tasks", range=[0, 1]),
         title="Excluded from the denominator",
@@ -64,6 +70,8 @@ def bad_turn_figure(hists: Mapping[str, pl.DataFrame]) -> go.Figure:
             )
     n = sum(int(h["count"].sum()) for h in hists.values() if h.height)
     fig.update_layout(
+        template=TEMPLATE,
+        colorway=PALETTE,
         barmode="group",
         xaxis=dict(title="breaking turn (position among the graded turns)", dtick=1),
         yaxis=dict(title="failed samples"),

@@ -1,5 +1,5 @@
-"""Rule checks on a replayed run: the final rules (with coverage), the process measures and the
-guards. Each function reads a :class:`RunTrace` and the sample; none calls a model.
+"""Final rules on a replayed run (with coverage), the process measures, the guard vetoes and the
+observed labels. Each function reads a :class:`RunTrace` and the sample; none calls a model.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .check import MONEY_TOL, StateCheck, tolerance
+from .assertions import MONEY_TOL, StateCheck, tolerance
 from .domain import WRITE_TOOLS
 from .replay import RunTrace
 from .sample import Sample

@@ -1,6 +1,9 @@
-"""Pure HTML renderers for the bad_turn drill-down (used by the widget and the static report).
+"""Pure HTML renderers for the multi-turn bad_turn drill-down (used by the widget and the static
+report).
 
-Every value from a record is HTML-escaped; the breaking turn carries ``class="bad-turn"``.
+Every value from a record is HTML-escaped; the breaking turn carries ``class="bad-turn"``. Plain
+tables of rows go through :func:`memeval.analysis.tables.rows_table` (the one table renderer); the
+turn and check tables here carry per-cell markup (the breaking turn, mismatches, tool returns).
 """
 
 from __future__ import annotations
@@ -9,9 +12,8 @@ import html
 import json
 from typing import Any, Iterable, Mapping
 
-from ..text.html import table_html
 
-__all__ = ["failed_records", "render_turns", "render_checks", "render_table", "render_sample", "STYLE"]
+__all__ = ["failed_records", "render_turns", "render_checks", "render_sample", "STYLE", "NON_PASS"]
 
 STYLE = (
     "<style>.mt table{border-collapse:collapse;font:13px sans-serif}.mt td,.mt th{border:1px solid #ccc;"
@@ -109,10 +111,3 @@ def render_sample(record: Mapping, run: int | None = None) -> str:
         + "</p>"
     )
     return f'<div class="mt">{STYLE}{head}{render_checks(record, run)}{render_turns(record, run)}</div>'
-
-
-def render_table(rows: Iterable[Mapping], columns: Iterable[str]) -> str:
-    """A plain table; missing values are left blank."""
-    cols = list(columns)
-    cells = (["" if r.get(c) is None else _text(r.get(c)) for c in cols] for r in rows)
-    return f'<div class="mt">{STYLE}{table_html(cols, cells)}</div>'

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memeval.multiturn.check import Snapshot, UnknownModeError, check_state
+from memeval.multiturn.assertions import Snapshot, UnknownModeError, check_state
 from memeval.multiturn.sample import StateExpect
 
 
@@ -77,7 +77,7 @@ def test_dict_trace_and_expect_forms():
 def test_docstring_examples():
     import doctest
 
-    import memeval.multiturn.check as check_mod
+    import memeval.multiturn.assertions as check_mod
     import memeval.multiturn.split as split_mod
 
     for mod in (check_mod, split_mod):

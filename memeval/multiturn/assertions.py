@@ -1,4 +1,4 @@
-"""``check_state``: state assertions over the per-turn state trace.
+"""State assertions (``check_state``) over the per-turn state trace: eq, one_of, persist, absent.
 
 ``trace`` is the state snapshot after each replayed turn, as :class:`Snapshot` (or ``{"turn": t,
 "state": {...}}``); ``from_turn`` and ``bad_turn`` are session turn numbers, so a task that skips a

@@ -1,18 +1,18 @@
-"""The bad_turn drill-down widget (live sessions only; the report uses :mod:`.render` directly)."""
+"""The bad_turn drill-down widget (live sessions only; the report uses :mod:`.multiturn_render` directly)."""
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .render import NON_PASS, render_sample
+import ipywidgets as w
+
+from .multiturn_render import NON_PASS, render_sample
 
 __all__ = ["drilldown"]
 
 
 def drilldown(records: Sequence[Mapping], verdicts=NON_PASS):
     """Pick a non-passing sample; see its turns, state trace, breaking turn and that turn's tool returns."""
-    import ipywidgets as w
-
     picks = [r for r in records if r.get("verdict") in set(verdicts)]
     options = [
         (f"{r['agent']} | {r['sample_id']} | {r['verdict']} | bad_turn={r.get('bad_turn')}", i)
