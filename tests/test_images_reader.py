@@ -108,6 +108,9 @@ def test_tiny_image_questions_send_the_photo_to_a_reader_that_accepts_images(tin
     assert all(m["image"].startswith("img/") for r in recs for m in r["memories"])  # a path, never bytes
     text_only = [b for q, b in by_question.items() if q not in photos]
     assert text_only and all(isinstance(b["messages"][0]["content"], str) for b in text_only)
+    from memeval.analysis.runs import headline_lines
+
+    assert not any("images:" in line for line in headline_lines(rd))
     others = [r for r in read_records(rd) if r["axis"] != "IMAGE"]
     assert all(r["images_sent"] is None and r["images_note"] is None for r in others)
 
@@ -121,6 +124,10 @@ def test_a_reader_not_marked_for_images_gets_text_and_the_record_says_so(tiny, t
     for r in recs:
         assert r["images_sent"] == 0 and "not marked as accepting images" in r["images_note"]
         assert r["answer"] == "It was never mentioned."
+    from memeval.analysis.runs import headline_lines
+
+    n = len(photos)
+    assert f"  images: the reader saw none of the images for {n} of {n} questions" in "\n".join(headline_lines(rd))
 
 
 def test_http_system_ingests_image_bytes_and_returns_image_memories(tiny, tmp_path):

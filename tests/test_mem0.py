@@ -104,6 +104,16 @@ def test_mem0_runs_the_tiny_preset_against_loopback_stubs(tmp_path, loopback_onl
     assert sum(1 for r in recs if r["score"] and r["score"] > 0) >= 5
 
 
+def test_mem0_llm_down_at_ingest_stops_the_run_with_one_line(tmp_path, loopback_only):
+    bench = lifelog.generate("tiny", 1, tmp_path / "bench")
+    stub = Stub()
+    with ScriptedChatServer(lambda body: stub(body) if "input" in body else 400) as srv:
+        spec = f"mem0:llm_url={srv.base_url},llm_model=stub-llm,embed_model=stub-emb"
+        with pytest.raises(MemevalError, match=r"mem0 add of session \S+ failed .*rerun the same command"):
+            run_system(bench, spec, tiers=["core"], out=tmp_path / "run", progress=False)
+    assert read_manifest(tmp_path / "run")["status"] == "error"
+
+
 def test_mem0_needs_its_models_named():
     with pytest.raises(MemevalError, match="needs llm_url, llm_model and embed_model"):
         from memeval.systems.registry import make_system

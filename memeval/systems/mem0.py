@@ -28,7 +28,7 @@ import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError
-from .base import Memory, Recall
+from .base import Memory, Recall, SystemCallError
 from .http import public_url
 
 __all__ = ["Mem0", "USER_ID"]
@@ -181,7 +181,10 @@ class Mem0:
 
     # -- protocol -------------------------------------------------------------------------------
     def reset(self) -> None:
-        self._m.reset()
+        try:
+            self._m.reset()
+        except Exception as e:  # mem0 raises its own types: the run stops with the reason (resumable)
+            raise SystemCallError(f"mem0 reset failed ({type(e).__name__}: {e})") from None
         _no_downloads(self._m.vector_store)
 
     def ingest(self, session: Session) -> None:
@@ -195,11 +198,19 @@ class Mem0:
         if messages:
             meta = {"session_id": str(session.session_id), "date": session.date}
             when = f"These messages were exchanged on {session.date}; date what you extract by it."
-            self._m.add(messages, user_id=USER_ID, metadata=meta, prompt=when)
+            try:
+                self._m.add(messages, user_id=USER_ID, metadata=meta, prompt=when)
+            except Exception as e:  # an LLM or embedder down after the OpenAI client's retries
+                raise SystemCallError(
+                    f"mem0 add of session {session.session_id} failed ({type(e).__name__}: {e})"
+                ) from None
 
     def query(self, question: str, asked_at: str | None) -> Recall:
         before = self._usage.snapshot()
-        found = self._m.search(question, filters={"user_id": USER_ID}, top_k=self.k, threshold=self.threshold)
+        try:
+            found = self._m.search(question, filters={"user_id": USER_ID}, top_k=self.k, threshold=self.threshold)
+        except Exception as e:  # an error record with the reason
+            raise SystemCallError(f"mem0 search failed ({type(e).__name__}: {e})") from None
         after = self._usage.snapshot()
         out = []
         for r in found.get("results", []) if isinstance(found, dict) else found:
