@@ -194,3 +194,31 @@ def test_reader_is_not_shown_an_image_outside_the_bench(tmp_path):
     imgs = reader_images([Memory("look", image="../secret.png"), Memory("also", image="img/none.png")], bench, True)
     assert imgs.urls == () and imgs.sent == 0 and imgs.marks == (None, None)
     assert imgs.note == "0 images sent to the reader; 2 not sent (image ../secret.png leaves the bench folder)"
+
+
+def test_regrade_in_answer_mode_shows_the_reader_the_recorded_image_paths(tiny, tmp_path):
+    from memeval.run.regrade import regrade_run
+
+    photos = _image_questions(tiny)
+    src = run_system(tiny, "oracle", tiers=[TIER], out=tmp_path / "dry", progress=False)
+    with ScriptedChatServer(_stub) as srv:
+        client = ChatClient(srv.base_url, "vision-m", backoff=0.001)
+        rd = regrade_run(src, "answer", judge=Judge(client), reader=Reader(client, images=True), out=tmp_path / "re")
+    by_question = {_question_of(b): b for b in srv.requests if _is_reader(b)}
+    assert all(_images_of(by_question[q]) == [photo] for q, photo in photos.items())
+    assert sum(r["images_sent"] == 1 for r in read_records(rd)) == len(photos)
+
+
+def test_an_in_process_system_asking_for_bytes_gets_data_urls(tiny, tmp_path, monkeypatch):
+    photos = set(_image_questions(tiny).values())
+    seen = []
+    real_ingest = Recent.ingest
+
+    def ingest(self, session):
+        seen.extend(t.image for t in session.turns if t.image)
+        real_ingest(self, session)
+
+    monkeypatch.setattr(Recent, "image_input", "inline", raising=False)
+    monkeypatch.setattr(Recent, "ingest", ingest)
+    run_system(tiny, "recent", tiers=[TIER], out=tmp_path / "r", progress=False)
+    assert seen and {base64.b64decode(i.partition(",")[2]) for i in seen} == photos

@@ -91,6 +91,8 @@ def image_data_url(root, ref: str, max_bytes: int = MAX_IMAGE_BYTES) -> str:
         raise ImageError(f"remote image {ref[:80]}: memeval fetches nothing")
     if kind == "data":
         m = _DATA_URL.match(ref)
+        if not m and ";sha256=" in ref.partition(",")[0]:
+            raise ImageError("inline image kept only as its digest (a record never holds image bytes)")
         if not m:
             raise ImageError("data URL is not data:image/...;base64,...")
         try:

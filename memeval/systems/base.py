@@ -113,6 +113,10 @@ class SystemCallError(Exception):
 
 @runtime_checkable
 class MemorySystem(Protocol):
+    """``ingest`` gets each turn's ``image`` as the bench gives it (a path relative to the bench folder);
+    a system with ``image_input = "inline"`` gets the bytes instead, as a ``data:`` URL
+    (``bench.images.inline_session``). ``query`` may return :class:`Memory` objects carrying an image."""
+
     name: str
     version: str
     params: Mapping[str, Any]
