@@ -222,3 +222,18 @@ def test_an_in_process_system_asking_for_bytes_gets_data_urls(tiny, tmp_path, mo
     monkeypatch.setattr(Recent, "ingest", ingest)
     run_system(tiny, "recent", tiers=[TIER], out=tmp_path / "r", progress=False)
     assert seen and {base64.b64decode(i.partition(",")[2]) for i in seen} == photos
+
+
+def test_cli_reader_images_flag(tiny, tmp_path, capsys):
+    from memeval.cli import main
+    from memeval.run import read_manifest
+
+    photos = _image_questions(tiny)
+    with ScriptedChatServer(_stub) as srv:
+        url = srv.base_url
+        common = ["--judge-url", url, "--judge-model", "j", "--reader-url", url, "--reader-model", "r"]
+        args = ["run", "--bench", str(tiny), "--system", "oracle", "--tiers", TIER, "--mode", "answer", *common]
+        assert main([*args, "--reader-images", "--no-progress", "--out", str(tmp_path / "r")]) == 0
+    shown = [b for b in srv.requests if _is_reader(b) and _images_of(b)]
+    assert sorted(map(_images_of, shown)) == sorted([p] for p in photos.values())
+    assert read_manifest(tmp_path / "r")["config"]["grader"]["reader"]["images"] is True
