@@ -26,6 +26,7 @@ __all__ = [
     "RECORD_KINDS",
     "memories_json",
     "record_memories",
+    "system_usage_fields",
     "RecordStore",
     "read_records",
     "read_manifest",
@@ -141,6 +142,21 @@ def memories_json(memories) -> list[dict]:
         }
         for m in memories
     ]
+
+
+def system_usage_fields(usage) -> dict:
+    """A system's own model calls for one question (``Recall.usage``) as record fields; none when unknown.
+
+    >>> system_usage_fields({"llm_calls": 1, "embedding_calls": 2, "prompt_tokens": 30, "completion_tokens": 4})
+    {'system_calls': 3, 'system_prompt_tokens': 30, 'system_completion_tokens': 4}
+    """
+    if usage is None:
+        return {}
+    return {
+        "system_calls": usage.get("llm_calls", 0) + usage.get("embedding_calls", 0),
+        "system_prompt_tokens": usage.get("prompt_tokens"),
+        "system_completion_tokens": usage.get("completion_tokens"),
+    }
 
 
 def record_memories(rec: dict) -> list[dict]:

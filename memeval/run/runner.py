@@ -33,7 +33,7 @@ from ..scoring import retrieval, scorers, speed
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
-from .records import RecordStore, RunLock, memories_json, read_manifest, write_manifest
+from .records import RecordStore, RunLock, memories_json, read_manifest, system_usage_fields, write_manifest
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -452,13 +452,7 @@ class _Runner:
             response_bytes=recall.response_bytes,
             attempts=recall.attempts,
         )
-        if recall.usage is not None:  # the system's own model calls (e.g. mem0's), where it counts them
-            u = recall.usage
-            rec.update(
-                system_calls=u.get("llm_calls", 0) + u.get("embedding_calls", 0),
-                system_prompt_tokens=u.get("prompt_tokens"),
-                system_completion_tokens=u.get("completion_tokens"),
-            )
+        rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
         rec.update(self._speed(recall, wall_ms))
         response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus, self.root)
         rec.update(scorers.run_scorers(self.scorers, q, response))
