@@ -18,7 +18,7 @@ import httpx
 from .retry import Retryable, RetryPolicy, retry_after
 from .systems.http import public_url
 
-__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object"]
+__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object", "user_message"]
 
 
 class ChatError(Exception):
@@ -111,6 +111,23 @@ class ChatClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def user_message(text: str, image_urls=()) -> dict:
+    """A user message: plain text, or with images the OpenAI content parts (the text, then each image
+    labelled ``[image N]`` as an ``image_url`` part).
+
+    >>> user_message("hi")
+    {'role': 'user', 'content': 'hi'}
+    >>> [p["type"] for p in user_message("hi", ["data:image/png;base64,AA=="])["content"]]
+    ['text', 'text', 'image_url']
+    """
+    if not image_urls:
+        return {"role": "user", "content": text}
+    parts: list[dict] = [{"type": "text", "text": text}]
+    for i, url in enumerate(image_urls, 1):
+        parts += [{"type": "text", "text": f"[image {i}]"}, {"type": "image_url", "image_url": {"url": url}}]
+    return {"role": "user", "content": parts}
 
 
 def parse_json_object(text: str) -> dict | None:

@@ -154,4 +154,11 @@ def headline_lines(run_dir: str | Path) -> list[str]:
             f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
             f"errors={r['errors']} retries={r['retries']}"
         )
+    with_images = [r for r in recs if r.get("images_sent") is not None]
+    unseen = sum(1 for r in with_images if r["images_sent"] == 0)
+    if unseen:  # answer mode: say plainly where the reader answered without the images
+        lines.append(
+            f"  images: the reader saw none of the images for {unseen} of {len(with_images)} questions whose "
+            "memories carried images (reader not marked as accepting images, or unreadable; see images_note)"
+        )
     return lines

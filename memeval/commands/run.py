@@ -10,7 +10,8 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--system",
         required=True,
-        help="no_memory | oracle | recent:tokens=N | bm25:k=N | http://HOST:PORT | python:mod:factory",
+        help="no_memory | oracle | recent:tokens=N | bm25:k=N | mem0:llm_url=URL,llm_model=M,embed_model=E "
+        "(pip install memeval[mem0]) | http://HOST:PORT | python:mod:factory",
     )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
     p.add_argument("--mode", choices=["dry", "memory", "answer"], default="dry")
@@ -37,6 +38,17 @@ def add_arguments(p) -> None:
         p.add_argument(
             f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
         )
+    p.add_argument(
+        "--reader-images",
+        action="store_true",
+        help="the reader model accepts images: memories' images are sent to it as image content parts",
+    )
+    p.add_argument(
+        "--http-images",
+        choices=["path", "inline"],
+        default="path",
+        help="how a turn's image file reaches an HTTP system: its bench path, or its bytes as a data: URL",
+    )
     p.add_argument(
         "--http-timeout",
         type=float,
@@ -69,7 +81,7 @@ def _client(args, role):
     from ..scoring.judge import Judge, Reader
 
     client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"))
-    return Judge(client) if role == "judge" else Reader(client)
+    return Judge(client) if role == "judge" else Reader(client, images=getattr(args, "reader_images", False))
 
 
 def run(args) -> int:
@@ -98,6 +110,7 @@ def run(args) -> int:
             "max_attempts": args.http_attempts,
             "api_key_env": args.api_key_env,
             "max_reply_bytes": args.max_reply_bytes,
+            "images": args.http_images,
         }
         if args.system.startswith("http")
         else None,

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from ..atomic import dumps_line, repair_tail, write_text
 from ..bench.files import check_field_types
+from ..bench.images import image_label
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
 
@@ -25,6 +26,7 @@ __all__ = [
     "RECORD_KINDS",
     "memories_json",
     "record_memories",
+    "system_usage_fields",
     "RecordStore",
     "read_records",
     "read_manifest",
@@ -104,6 +106,14 @@ class Record:
     official_score: float | None = _col("float")
     # the returned memories as objects {text, timestamp, speaker} (content without its display metadata)
     memories: list | None = _col("memories")
+    # answer mode: how many of the memories' images the reader was shown, and what happened, plainly
+    # (e.g. "2 images sent to the reader", or why none were); None when no memory carried an image
+    images_sent: int | None = _col("long")
+    images_note: str | None = _col("str")
+    # the system's own model calls for this question, where it reports them (mem0: its LLM and embedder)
+    system_calls: int | None = _col("long")
+    system_prompt_tokens: int | None = _col("long")
+    system_completion_tokens: int | None = _col("long")
 
     @classmethod
     def from_json(cls, obj: dict) -> "Record":
@@ -121,15 +131,32 @@ RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Recor
 
 
 def memories_json(memories) -> list[dict]:
-    """Returned memories as record objects ``{text, timestamp, speaker}`` (a plain string is all text)."""
+    """Returned memories as record objects ``{text, timestamp, speaker}`` (a plain string is all text),
+    with ``image`` where a memory carries one (a path or URL as given; inline bytes as their digest)."""
     return [
         {
             "text": getattr(m, "content", str(m)),
             "timestamp": getattr(m, "timestamp", None),
             "speaker": getattr(m, "speaker", None),
+            **({"image": image_label(m.image)} if getattr(m, "image", None) else {}),
         }
         for m in memories
     ]
+
+
+def system_usage_fields(usage) -> dict:
+    """A system's own model calls for one question (``Recall.usage``) as record fields; none when unknown.
+
+    >>> system_usage_fields({"llm_calls": 1, "embedding_calls": 2, "prompt_tokens": 30, "completion_tokens": 4})
+    {'system_calls': 3, 'system_prompt_tokens': 30, 'system_completion_tokens': 4}
+    """
+    if usage is None:
+        return {}
+    return {
+        "system_calls": usage.get("llm_calls", 0) + usage.get("embedding_calls", 0),
+        "system_prompt_tokens": usage.get("prompt_tokens"),
+        "system_completion_tokens": usage.get("completion_tokens"),
+    }
 
 
 def record_memories(rec: dict) -> list[dict]:

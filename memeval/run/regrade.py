@@ -64,7 +64,7 @@ def _memories(rec: dict) -> tuple:
     them, else the display strings of an older record."""
     if rec.get("memories") is None:
         return tuple(rec.get("memories_returned") or ())
-    return tuple(Memory(m["text"], m.get("timestamp"), m.get("speaker")) for m in record_memories(rec))
+    return tuple(Memory(m["text"], m.get("timestamp"), m.get("speaker"), m.get("image")) for m in record_memories(rec))
 
 
 def system_answer(rec: dict, source_mode: str) -> str | None:
@@ -190,7 +190,11 @@ def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_l
                 )
             turns = r.get("retrieved_turns")
             response = scorers.Response(
-                system_answer(r, src_mode), _memories(r), None if turns is None else tuple(turns), corpora[q.haystack]
+                system_answer(r, src_mode),
+                _memories(r),
+                None if turns is None else tuple(turns),
+                corpora[q.haystack],
+                str(root),
             )
             new.update(scorers.run_scorers(scorer_list, q, response))
         store.append(new)

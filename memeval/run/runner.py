@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from .._version import __version__
 from ..text.names import slug
 from ..bench.axes import AXIS_WEIGHTS
+from ..bench.images import inline_session
 from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError
@@ -32,7 +33,7 @@ from ..scoring import retrieval, scorers, speed
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
-from .records import RecordStore, RunLock, memories_json, read_manifest, write_manifest
+from .records import RecordStore, RunLock, memories_json, read_manifest, system_usage_fields, write_manifest
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -317,6 +318,8 @@ def _run_locked(
         manifest["network_floor_ms"] = runner.floor
         manifest["finished_at"] = _now()
         manifest["n_records"] = len(store.done)
+        if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
+            manifest["system_usage"] = sut.usage()
         write_manifest(run_dir, manifest)
         store.close()
         if prev is not None:
@@ -335,6 +338,7 @@ class _Runner:
         self.grader = _grader(cfg)
         self.scorers = _scorers(cfg)
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
+        self.root: str | None = None  # the bench folder (images the reader is shown are read from it)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:
@@ -343,6 +347,7 @@ class _Runner:
 
     def run_tier(self, bench, tier) -> None:
         root = Path(bench.root)
+        self.root = str(root)
         questions = read_questions(root / tier.questions_path(self.cfg.question_set))
         todo = [
             (q, e) for q in questions for e in range(self.cfg.epochs) if (tier.name, q.id, e) not in self.store.done
@@ -372,7 +377,10 @@ class _Runner:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
         keyed = getattr(self.system, "accepts_idempotency_key", False)
+        inline = getattr(self.system, "image_input", "path") == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
+            if inline:
+                s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
             if keyed:
                 self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
             else:
@@ -450,8 +458,9 @@ class _Runner:
             response_bytes=recall.response_bytes,
             attempts=recall.attempts,
         )
+        rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
         rec.update(self._speed(recall, wall_ms))
-        response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus)
+        response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus, self.root)
         rec.update(scorers.run_scorers(self.scorers, q, response))
         return rec
 

@@ -13,7 +13,8 @@ from importlib import resources
 from typing import Protocol, TypeVar, runtime_checkable
 
 from ..bench.model import Question
-from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
+from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash, user_message
+from .reader_images import ReaderImages
 
 __all__ = [
     "JudgeProtocol",
@@ -122,8 +123,12 @@ class Judge:
 
 
 class Reader:
-    def __init__(self, client: ChatClient, prompt: str = READER_PROMPT):
+    """Writes an answer from the returned memories. ``images=True`` marks the reader model as accepting
+    images: the memories' images are then sent as OpenAI image content parts (``reader_images``)."""
+
+    def __init__(self, client: ChatClient, prompt: str = READER_PROMPT, images: bool = False):
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
+        self.images = bool(images)
 
     def identity(self) -> dict:
         return {
@@ -131,13 +136,17 @@ class Reader:
             **self.client.identity(),
             "prompt": self.prompt_name,
             "prompt_hash": prompt_hash(self.template),
+            **({"images": True} if self.images else {}),
         }
 
-    def answer(self, q: Question, memories: tuple[str, ...]) -> str:
-        """Raises ``ChatError`` when the endpoint fails after retries."""
+    def answer(self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None) -> str:
+        """Raises ``ChatError`` when the endpoint fails after retries. ``images``: what
+        ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``)."""
+        marks = images.marks if images is not None and images.urls else (None,) * len(memories)
         msg = self.template.format(
             asked_at=q.asked_at or "unknown",
             question=q.text_to_ask,
-            memories="\n".join(f"- {m}" for m in memories) or "(none)",
+            memories="\n".join(f"- {m}" + (f" {k}" if k else "") for m, k in zip(memories, marks)) or "(none)",
         )
-        return self.client.chat([{"role": "user", "content": msg}]).text.strip()
+        urls = images.urls if images is not None else ()
+        return self.client.chat([user_message(msg, urls)]).text.strip()

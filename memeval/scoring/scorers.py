@@ -27,6 +27,7 @@ from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
 from .judge import Judge, Verdict  # a JudgeProtocol[Question, str, Verdict] that also grades memories
+from .reader_images import reader_images
 
 __all__ = [
     "Response",
@@ -51,13 +52,15 @@ class Response:
 
     ``memories`` are plain strings or :class:`memeval.systems.base.Memory` (content + timestamp +
     speaker); ``answer`` is the system's own answer (None when it answers nothing itself);
-    ``corpus`` the haystack it was asked about (for ranked retrieval metrics).
+    ``corpus`` the haystack it was asked about (for ranked retrieval metrics); ``root`` the bench
+    folder the memories' image paths are read from (answer mode's reader).
     """
 
     answer: str | None = None
     memories: tuple[str, ...] = ()
     turn_ids: tuple | None = None
     corpus: retrieval.Corpus = _EMPTY_CORPUS
+    root: str | None = None
 
 
 @runtime_checkable
@@ -117,7 +120,7 @@ class JudgeScorer:
     """A judge's verdict on the memories (``kind="memory"``) or on the answer (``kind="answer"``; a
     reader writes the answer from the memories where the system gave none)."""
 
-    writes = ("answer", "score", "verdict", "ungraded_reason", "judge_evidence")
+    writes = ("answer", "score", "verdict", "ungraded_reason", "judge_evidence", "images_sent", "images_note")
 
     def __init__(self, judge: Judge, kind: str = "answer", reader=None):
         if kind == "answer" and reader is None:
@@ -138,15 +141,21 @@ class JudgeScorer:
         if self.kind == "memory":
             v = self.judge.grade(q, "\n".join(r.memories), kind="memory")
             return {"answer": r.answer, **_verdict(v)}
-        answer = r.answer
+        answer, seen = r.answer, {}
         if answer is None:
+            imgs = reader_images(r.memories, r.root, getattr(self.reader, "images", False))
+            seen = {"images_sent": imgs.sent, "images_note": imgs.note} if imgs.sent is not None else {}
             try:
-                answer = self.reader.answer(q, tuple(r.memories))
+                answer = (
+                    self.reader.answer(q, tuple(r.memories), imgs)
+                    if imgs.sent is not None
+                    else self.reader.answer(q, tuple(r.memories))
+                )
             except ChatError as e:
-                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
+                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"} | seen
         if not answer.strip():
-            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None}
-        return {"answer": answer, **_verdict(self.judge.grade(q, answer, kind="answer"))}
+            return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None} | seen
+        return {"answer": answer, **_verdict(self.judge.grade(q, answer, kind="answer"))} | seen
 
 
 def _verdict(v: Verdict) -> dict:

@@ -17,6 +17,7 @@ __all__ = [
     "memory_content",
     "memory_from_json",
     "memory_to_json",
+    "memory_image",
 ]
 
 
@@ -27,24 +28,28 @@ class Memory(str):
     reader show, so older code that treats memories as strings keeps working); dry scoring reads
     ``content`` only (``memory_content``), so a date stamp or a name never matches a gold.
 
+    ``image`` is an image the memory carries (memory-api.md): a path relative to the bench folder, a
+    ``data:image/...;base64,`` URL or a remote URL (``bench.images``); it is not part of the display.
+
     >>> m = Memory("I love hiking.", "2022-04-15", "Joanna")
     >>> str(m), m.content
     ('[2022-04-15] Joanna: I love hiking.', 'I love hiking.')
     """
 
-    __slots__ = ("content", "timestamp", "speaker")
+    __slots__ = ("content", "timestamp", "speaker", "image")
     content: str
     timestamp: str | None
     speaker: str | None
+    image: str | None
 
-    def __new__(cls, content: str, timestamp: str | None = None, speaker: str | None = None):
+    def __new__(cls, content: str, timestamp: str | None = None, speaker: str | None = None, image: str | None = None):
         shown = (f"[{timestamp}] " if timestamp else "") + (f"{speaker}: " if speaker else "") + content
         self = super().__new__(cls, shown)
-        self.content, self.timestamp, self.speaker = content, timestamp, speaker
+        self.content, self.timestamp, self.speaker, self.image = content, timestamp, speaker, image
         return self
 
     def __reduce__(self):
-        return (Memory, (self.content, self.timestamp, self.speaker))
+        return (Memory, (self.content, self.timestamp, self.speaker, self.image))
 
 
 def memory_content(m) -> str:
@@ -52,24 +57,37 @@ def memory_content(m) -> str:
     return m.content if isinstance(m, Memory) else str(m)
 
 
+def memory_image(m) -> str | None:
+    """The image reference a returned memory carries (None for a plain string or a memory without one)."""
+    return getattr(m, "image", None) if isinstance(m, Memory) else None
+
+
 def memory_from_json(x) -> str:
-    """A memory as the HTTP protocol carries it: a string, or ``{"text", "timestamp"?, "speaker"?}``."""
+    """A memory as the HTTP protocol carries it: a string, or ``{"text", "timestamp"?, "speaker"?,
+    "image"?}`` (``image``: a path inside the bench folder or a ``data:image/...;base64,`` URL).
+
+    >>> memory_from_json({"text": "my bike", "image": "img/img01.png"}).image
+    'img/img01.png'
+    """
     if isinstance(x, dict):
         text = x.get("text")
         if not isinstance(text, str):
             raise TypeError("a memory object needs a string 'text'")
-        ts, sp = x.get("timestamp"), x.get("speaker")
-        return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp))
+        ts, sp, img = x.get("timestamp"), x.get("speaker"), x.get("image")
+        if img is not None and not isinstance(img, str):
+            raise TypeError("a memory's 'image' must be a string (a bench path or a data: URL)")
+        return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp), img or None)
     return str(x)
 
 
 def memory_to_json(m):
     """A memory for the HTTP protocol: an object when it carries fields, else the plain string."""
-    if isinstance(m, Memory) and (m.timestamp or m.speaker):
+    if isinstance(m, Memory) and (m.timestamp or m.speaker or m.image):
         return {
             "text": m.content,
             **({"timestamp": m.timestamp} if m.timestamp else {}),
             **({"speaker": m.speaker} if m.speaker else {}),
+            **({"image": m.image} if m.image else {}),
         }
     return str(m)
 
@@ -79,7 +97,9 @@ class Recall:
     """What a system returns for one question.
 
     ``latency_ms``/``response_bytes`` are filled by systems that time themselves (the HTTP adapter);
-    for in-process systems the runner times the call.
+    for in-process systems the runner times the call. ``usage``: the system's own model calls for
+    this query where it knows them (``llm_calls``, ``embedding_calls``, ``prompt_tokens``,
+    ``completion_tokens``).
     """
 
     memories: tuple[str, ...] = ()  # plain strings or ``Memory`` (content + timestamp + speaker)
@@ -88,6 +108,7 @@ class Recall:
     latency_ms: float | None = None
     response_bytes: int | None = None
     attempts: int = 1
+    usage: Mapping[str, int] | None = None
 
 
 class SystemCallError(Exception):
@@ -98,6 +119,10 @@ class SystemCallError(Exception):
 class MemorySystem(Protocol):
     """What memeval runs in-process: ``reset`` before each haystack, ``ingest`` its sessions in order,
     then ``query`` each question (a system that answers itself sets ``Recall.answer``).
+
+    ``ingest`` gets each turn's ``image`` as the bench gives it (a path relative to the bench folder);
+    a system with ``image_input = "inline"`` gets the bytes instead, as a ``data:`` URL
+    (``bench.images.inline_session``). ``query`` may return :class:`Memory` objects carrying an image.
 
     >>> class LastTurn:  # remembers only the last turn it was shown
     ...     name, version, params = "last-turn", "1", {}
@@ -126,5 +151,6 @@ class NeedsQuestion(Protocol):
 
 
 def memory_text(turn) -> Memory:
-    """A stored turn as a memory: shown dated and attributed, its content the text unchanged."""
-    return Memory(turn.text, turn.date, turn.speaker)
+    """A stored turn as a memory: shown dated and attributed, its content the text unchanged, its
+    image (if any) carried beside it."""
+    return Memory(turn.text, turn.date, turn.speaker, turn.image)

@@ -94,6 +94,8 @@ def parse_query_reply(body: bytes) -> tuple[tuple[str, ...], tuple[int, ...] | N
     for i, m in enumerate(memories):
         if not isinstance(m, str) and not (isinstance(m, dict) and isinstance(m.get("text"), str)):
             raise ValueError(f"'memories[{i}]' must be a string or an object with a string 'text', got {_kind(m)}")
+        if isinstance(m, dict) and m.get("image") is not None and not isinstance(m["image"], str):
+            raise ValueError(f"'memories[{i}].image' must be a string (a bench path or a data: URL)")
     ids = data.get("turn_ids")
     if ids is not None:
         if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
@@ -237,7 +239,12 @@ class HttpSystem:
         pool: int = 32,
         transport: httpx.BaseTransport | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        images: str = "path",
     ):
+        if images not in ("path", "inline"):
+            raise MemevalError(f"HTTP system: images must be 'path' or 'inline', got {images!r}")
+        #: how a turn's image file reaches the server: its bench path, or its bytes as a data: URL
+        self.image_input = images
         if timeout <= 0 or max_attempts < 1 or max_reply_bytes < 1:
             raise MemevalError("HTTP system: timeout, attempts and reply cap must be positive")
         try:
@@ -255,6 +262,7 @@ class HttpSystem:
             "max_attempts": max_attempts,
             "api_key_env": api_key_env,
             "max_reply_bytes": max_reply_bytes,
+            **({"images": images} if images != "path" else {}),
         }
         self.timeout, self.max_attempts, self.backoff, self.max_reply_bytes = (
             timeout,

@@ -1,4 +1,5 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
+``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -57,9 +58,16 @@ def make_system(spec: str, **http_options):
             raise MemevalError(f"system {spec!r}: cannot load {mod}:{attr} ({e})") from None
         return factory(**params)
     name, params = parse_spec(spec)
+    if name == "mem0":  # an optional extra: mem0ai is imported only when asked for
+        from .mem0 import Mem0  # on use: the optional extra (the base install never imports mem0ai)
+
+        try:
+            return Mem0(**params)
+        except TypeError as e:
+            raise MemevalError(f"system {spec!r}: {e}") from None
     if name not in BUILTIN:
         raise MemevalError(
-            f"unknown system {name!r} (built-in: {', '.join(BUILTIN)}; or http://..., python:mod:factory)"
+            f"unknown system {name!r} (built-in: {', '.join(BUILTIN)}, mem0; or http://..., python:mod:factory)"
         )
     try:
         return BUILTIN[name](**params)

@@ -73,7 +73,11 @@ _SESSION = {
                     "speaker": {"type": "string"},
                     "text": {"type": "string"},
                     "date": {"type": "string"},
-                    "image": {"type": "string"},
+                    "image": {
+                        "type": "string",
+                        "description": "a path inside the bench folder, or the bytes as a "
+                        "data:image/...;base64, URL (memeval run --http-images inline)",
+                    },
                     "image_no": {"type": "integer"},
                 },
             },
@@ -184,6 +188,11 @@ OPENAPI = {
                                                             "text": {"type": "string"},
                                                             "timestamp": {"type": "string"},
                                                             "speaker": {"type": "string"},
+                                                            "image": {
+                                                                "type": "string",
+                                                                "description": "a path inside the bench "
+                                                                "folder or a data:image/...;base64, URL",
+                                                            },
                                                         },
                                                     },
                                                 ]
