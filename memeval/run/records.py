@@ -35,7 +35,8 @@ __all__ = [
 
 #: element types of the typed record's fields, named so each layer maps them to its own types
 #: (``analysis.aggregate`` to polars): str, int (32-bit), long (64-bit), float, bool, json (a label or
-#: object), list[int], list[str], memories (objects {text, timestamp, speaker}), metrics (name -> number)
+#: object), list[int], list[str], memories (objects {text, timestamp, speaker}), metrics (name -> number),
+#: usage (objects {role, model, calls, prompt_tokens, completion_tokens})
 _f = field
 
 
@@ -104,6 +105,19 @@ class Record:
     official_score: float | None = _col("float")
     # the returned memories as objects {text, timestamp, speaker} (content without its display metadata)
     memories: list | None = _col("memories")
+    # tokens and cost of the question's model calls (reader, judge, system-side where known): one entry
+    # {role, model, calls, prompt_tokens, completion_tokens} per role and model (tokens None where an
+    # endpoint reported no ``usage``); totals over the entries; cost from the run's price table (--prices)
+    usage: list | None = _col("usage")
+    prompt_tokens: int | None = _col("long")
+    completion_tokens: int | None = _col("long")
+    cost_usd: float | None = _col("float")
+    # answer mode: the approx-v1 tokens of the memories the reader read, the tokens a limit cut away
+    # (the system's own window, e.g. ``context:tokens=N``, or --context-max-tokens), and that limit
+    context_tokens: int | None = _col("long")
+    context_dropped_tokens: int | None = _col("long")
+    context_truncated: bool | None = _col("bool")
+    context_limit: int | None = _col("long")
 
     @classmethod
     def from_json(cls, obj: dict) -> "Record":
@@ -173,6 +187,7 @@ _KIND_TYPES: dict[str, tuple] = {
     "list[long]": (list,),
     "memories": (list,),
     "metrics": (dict,),
+    "usage": (list,),
 }
 #: the type each record field must have where present (analysis builds typed columns from them)
 _RECORD_TYPES: dict[str, tuple] = {
@@ -213,6 +228,8 @@ def check_record(obj, path, n: int) -> dict:
             )
         ):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
+        if k == "usage" and isinstance(v, list) and any(not _usage_ok(u) for u in v):
+            raise InputError(path, n, k, "expected objects {role, model, calls, prompt_tokens, completion_tokens}")
         item = _LIST_ITEMS.get(k)
         if (
             item
@@ -223,6 +240,21 @@ def check_record(obj, path, n: int) -> dict:
         ):
             raise InputError(path, n, k, f"expected a list of {item.__name__}")
     return obj
+
+
+def _count(x, none_ok: bool = True) -> bool:
+    return (x is None and none_ok) or (isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**62)
+
+
+def _usage_ok(u) -> bool:
+    return (
+        isinstance(u, dict)
+        and isinstance(u.get("role"), str)
+        and isinstance(u.get("model"), str)
+        and _count(u.get("calls"), False)
+        and _count(u.get("prompt_tokens"))
+        and _count(u.get("completion_tokens"))
+    )
 
 
 #: manifest fields summaries read: (path, type)

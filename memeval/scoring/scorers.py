@@ -54,13 +54,15 @@ class Response:
 
     ``memories`` are plain strings or :class:`memeval.systems.base.Memory` (content + timestamp +
     speaker); ``answer`` is the system's own answer (None when it answers nothing itself);
-    ``corpus`` the haystack it was asked about (for ranked retrieval metrics).
+    ``corpus`` the haystack it was asked about (for ranked retrieval metrics); ``context`` what the
+    reader reads where a reading budget cut the memories (None: all of them).
     """
 
     answer: str | None = None
     memories: tuple[str, ...] = ()
     turn_ids: tuple | None = None
     corpus: retrieval.Corpus = _EMPTY_CORPUS
+    context: tuple[str, ...] | None = None
 
 
 @runtime_checkable
@@ -144,7 +146,7 @@ class JudgeScorer:
         answer = r.answer
         if answer is None:
             try:
-                answer = self.reader.answer(q, tuple(r.memories))
+                answer = self.reader.answer(q, tuple(r.memories) if r.context is None else r.context)
             except ChatError as e:
                 return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"}
         if not answer.strip():

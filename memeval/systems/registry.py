@@ -1,4 +1,5 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
+``context:tokens=32000``,
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -8,10 +9,12 @@ from typing import Any, Callable
 
 from ..errors import MemevalError
 from .baselines import BM25, NoMemory, Oracle, Recent
+from .context import LongContext
 
 __all__ = ["BUILTIN", "make_system", "parse_spec"]
 
 BUILTIN: dict[str, Callable[..., Any]] = {"no_memory": NoMemory, "oracle": Oracle, "recent": Recent, "bm25": BM25}
+BUILTIN["context"] = LongContext  # context:tokens=N, the long-context reader baseline (answer mode)
 
 
 def _value(v: str) -> Any:
