@@ -19,6 +19,7 @@ from .aggregate import CEILING as CEILING_SYSTEM
 from .aggregate import ceiling_gaps
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
+from .frontier import frontier_plot
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "retrieval_curve",
     "seed_spread_curve",
     "WIDE_INTERVAL",
+    "frontier_plot",
 ]
 
 _X_COLUMNS = {
