@@ -76,7 +76,13 @@ def frontier_plot(df: pl.DataFrame, tier: str | None = None) -> go.Figure:
             why = "no cost recorded (run with --prices, models that report usage)" if x == "cost_per_q" else "no data"
             fig.add_annotation(text=why, xref=f"x{col} domain", yref=f"y{col} domain", x=0.5, y=0.5, showarrow=False)
         fig.update_xaxes(title_text=label, row=1, col=col)
-        fig.update_yaxes(title_text="accuracy (mean score, graded)", range=[-0.05, 1.05], row=1, col=col)
+        fig.update_yaxes(
+            title_text="accuracy (mean score, graded)",
+            range=[-0.05, 1.15],
+            tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1],
+            row=1,
+            col=col,
+        )
     fig.update_layout(
         title=f"Accuracy against latency and cost, tier {tier_name} (one point per system; n = graded questions)",
         height=460,
