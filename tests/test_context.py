@@ -106,3 +106,6 @@ def test_cli_flag_and_bad_value(tmp_path, capsys):
     assert (rec["context_tokens"], rec["context_dropped_tokens"], rec["context_limit"]) == (13, 26, 13)
     assert main(["run", "--bench", str(bench), "--system", "context:tokens=0", "--out", str(tmp_path / "x")]) == 1
     assert "tokens must be a positive number" in capsys.readouterr().err
+    args = ["run", "--bench", str(bench), "--system", "bm25", "--context-max-tokens", "5", "--out", str(tmp_path / "y")]
+    assert main(args) == 1 and "applies to --mode answer only" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()

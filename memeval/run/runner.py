@@ -102,6 +102,8 @@ def run_system(
     """
     if context_max_tokens is not None and int(context_max_tokens) <= 0:
         raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {context_max_tokens}")
+    if context_max_tokens is not None and mode != "answer":
+        raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
     if mode != "dry" and judge is None:
