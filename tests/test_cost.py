@@ -8,7 +8,7 @@ from memeval.analysis.aggregate import load_records
 from memeval.analysis.costs import cost_table
 from memeval.cli import main
 from memeval.llm import ChatClient
-from memeval.run import read_records, run_system
+from memeval.run import read_manifest, read_records, run_system
 from memeval.run.cost import load_prices
 from memeval.scoring.judge import Judge, Reader
 from memeval.testing.chat_stub import ScriptedChatServer, completion
@@ -125,10 +125,13 @@ def test_system_side_calls_are_counted_as_system(tmp_path):
         roles = {u["role"]: u for u in rec["usage"]}
         assert roles["system"]["model"] == "sys-model" and roles["system"]["prompt_tokens"] == 7
         assert rec["cost_usd"] == pytest.approx(0.00046 + (7 + 3) * 10 / 1e6)
+    # ingest calls are the haystack's, not a question's: the manifest keeps them, one call per session
+    (entry,) = read_manifest(rd)["ingest_usage"]["core"]
+    assert entry == {"role": "system", "model": "sys-model", "calls": 4, "prompt_tokens": 28, "completion_tokens": 12}
 
 
 class ChattySystem:
-    """An in-process system that asks a model at query time (as mem0 does)."""
+    """An in-process system that asks a model at ingest and at query time (as mem0 does)."""
 
     name, version = "chatty", "1"
 
@@ -140,7 +143,7 @@ class ChattySystem:
         pass
 
     def ingest(self, session):
-        pass
+        self.client.chat([{"role": "user", "content": "summarise"}])
 
     def query(self, question, asked_at):
         from memeval.systems.base import Recall

@@ -29,6 +29,7 @@ from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
+from .cost import usage_entries
 from .records import RecordStore, RunLock, memories_json, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
@@ -211,6 +212,8 @@ def _run_locked(
         manifest["network_floor_ms"] = runner.floor
         manifest["finished_at"] = now()
         manifest["n_records"] = len(store.done)
+        if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
+            manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
         write_manifest(run_dir, manifest)
         store.close()
         if prev is not None:
@@ -226,6 +229,7 @@ class _Runner:
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
+        self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
         self.scorers = _scorers(cfg)
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
@@ -256,7 +260,10 @@ class _Runner:
         try:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
-                self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                with metered() as calls:
+                    self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                if calls:
+                    self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
                 self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
