@@ -1,5 +1,4 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
-``context:tokens=32000``,
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations

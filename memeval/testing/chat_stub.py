@@ -2,7 +2,8 @@
 
 ``with ScriptedChatServer(responder) as srv: ChatClient(srv.base_url, "m")`` — ``responder(body)``
 gets the request JSON and returns a reply text, a full response dict, or an ``int`` HTTP status
-(to simulate failures). A text reply reports ``usage`` (:func:`stub_usage`). Every request body and its headers are kept in ``srv.requests``.
+(to simulate failures). Every request body and its headers are kept in ``srv.requests``. A text
+reply reports ``usage`` (:func:`stub_usage`); a dict reply carries whatever ``usage`` it holds.
 """
 
 from __future__ import annotations
