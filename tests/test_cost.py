@@ -188,3 +188,15 @@ def test_bad_price_table_is_one_line_exit_2(tmp_path, capsys, text, field):
         if field:
             assert f"field '{field}'" in err
     assert not (tmp_path / "r").exists()  # nothing half-written
+
+
+def test_a_malformed_usage_entry_names_line_and_field(tmp_path, capsys):
+    bench = make_minibench(tmp_path / "b")
+    rd = run_system(bench, "bm25", tiers=["core"], out=tmp_path / "dry", progress=False)
+    path = rd / "records.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[1]["usage"] = [{"role": "reader", "model": "m", "calls": 1, "prompt_tokens": "many", "completion_tokens": 1}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert main(["summary", str(rd), "--no-bounds"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "records.jsonl:2: field 'usage'" in err

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping
 from ..bench.files import read_yaml
 from ..errors import InputError
 
-__all__ = ["Price", "Prices", "load_prices", "usage_entries", "usage_fields"]
+__all__ = ["Price", "Prices", "load_prices", "usage_entries", "usage_fields", "usage_entry_ok"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,25 @@ def usage_fields(entries: list[dict], prices: Prices | None) -> dict:
         "completion_tokens": total("completion_tokens"),
         "cost_usd": None if prices is None else prices.cost(entries),
     }
+
+
+def _count(x, none_ok: bool = True) -> bool:
+    return (x is None and none_ok) or (isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**62)
+
+
+def usage_entry_ok(u) -> bool:
+    """Whether ``u`` is a record's usage entry ``{role, model, calls, prompt_tokens, completion_tokens}``.
+
+    >>> usage_entry_ok({"role": "judge", "model": "m", "calls": 1, "prompt_tokens": None, "completion_tokens": 3})
+    True
+    >>> usage_entry_ok({"role": "judge", "model": "m", "calls": -1})
+    False
+    """
+    return (
+        isinstance(u, dict)
+        and isinstance(u.get("role"), str)
+        and isinstance(u.get("model"), str)
+        and _count(u.get("calls"), False)
+        and _count(u.get("prompt_tokens"))
+        and _count(u.get("completion_tokens"))
+    )

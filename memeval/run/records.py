@@ -18,6 +18,7 @@ from ..atomic import dumps_line, repair_tail, write_text
 from ..bench.files import check_field_types
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
+from .cost import usage_entry_ok
 
 __all__ = [
     "Record",
@@ -228,7 +229,7 @@ def check_record(obj, path, n: int) -> dict:
             )
         ):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
-        if k == "usage" and isinstance(v, list) and any(not _usage_ok(u) for u in v):
+        if k == "usage" and isinstance(v, list) and any(not usage_entry_ok(u) for u in v):
             raise InputError(path, n, k, "expected objects {role, model, calls, prompt_tokens, completion_tokens}")
         item = _LIST_ITEMS.get(k)
         if (
@@ -240,21 +241,6 @@ def check_record(obj, path, n: int) -> dict:
         ):
             raise InputError(path, n, k, f"expected a list of {item.__name__}")
     return obj
-
-
-def _count(x, none_ok: bool = True) -> bool:
-    return (x is None and none_ok) or (isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**62)
-
-
-def _usage_ok(u) -> bool:
-    return (
-        isinstance(u, dict)
-        and isinstance(u.get("role"), str)
-        and isinstance(u.get("model"), str)
-        and _count(u.get("calls"), False)
-        and _count(u.get("prompt_tokens"))
-        and _count(u.get("completion_tokens"))
-    )
 
 
 #: manifest fields summaries read: (path, type)
