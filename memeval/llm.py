@@ -11,14 +11,25 @@ import hashlib
 import json
 import os
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import httpx
 from .retry import Retryable, RetryPolicy, retry_after
 from .systems.http import public_url
 
-__all__ = ["ChatClient", "ChatResult", "ChatError", "prompt_hash", "parse_json_object", "user_message"]
+__all__ = [
+    "ChatClient",
+    "ChatResult",
+    "ChatError",
+    "CallUsage",
+    "metered",
+    "prompt_hash",
+    "parse_json_object",
+    "user_message",
+]
 
 
 class ChatError(Exception):
@@ -30,6 +41,48 @@ class ChatResult:
     text: str
     tool_calls: tuple[dict, ...] = ()
     raw: dict = field(default_factory=dict, repr=False)
+    usage: "CallUsage | None" = None
+
+
+@dataclass(frozen=True)
+class CallUsage:
+    """One completed chat call: the client that made it, the model it asked for (the name a price table
+    uses) and the tokens the endpoint's ``usage`` reported (``None`` where it reported none)."""
+
+    client: Any = field(compare=False, repr=False)
+    model: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+_METER: ContextVar[list | None] = ContextVar("memeval_usage_meter", default=None)
+
+
+@contextmanager
+def metered() -> Iterator[list[CallUsage]]:
+    """Collect the :class:`CallUsage` of every chat call made in this thread inside the block.
+
+    >>> with metered() as calls:
+    ...     pass
+    >>> calls
+    []
+    """
+    calls: list[CallUsage] = []
+    token = _METER.set(calls)
+    try:
+        yield calls
+    finally:
+        _METER.reset(token)
+
+
+def _usage_of(client, data: dict) -> CallUsage:
+    u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+
+    def count(k):
+        v = u.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+    return CallUsage(client, client.model, count("prompt_tokens"), count("completion_tokens"))
 
 
 def prompt_hash(text: str) -> str:
@@ -90,7 +143,11 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError):
             raise ChatError(f"malformed chat completion from {self.base_url}") from None
         calls = tuple(msg.get("tool_calls") or ())
-        return ChatResult(text=msg.get("content") or "", tool_calls=calls, raw=data)
+        usage = _usage_of(self, data)
+        meter = _METER.get()
+        if meter is not None:
+            meter.append(usage)
+        return ChatResult(text=msg.get("content") or "", tool_calls=calls, raw=data, usage=usage)
 
     def _post(self, body: dict) -> httpx.Response:
         """One attempt (the shared retry policy, ``memeval.retry``, repeats it): 429/5xx and transport

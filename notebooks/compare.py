@@ -27,11 +27,14 @@ run_dirs: list[str] | None = None
 bench_dir = None
 preset = "demo"
 seed = 1
-systems = ["no_memory", "recent:tokens=2000", "bm25", "bm25:k=10", "oracle"]
+systems = ["no_memory", "recent:tokens=2000", "bm25:k=5", "bm25", "bm25:k=20", "oracle"]
 # tiers: None = every tier
 tiers: list[str] | None = None
 mode = "dry"
 runs_root = "runs"
+# prices: a price table (YAML: {model: {input: USD, output: USD}} per million tokens); None = the cost
+# each run recorded (memeval run --prices)
+prices: str | None = None
 
 # %%
 import polars as pl
@@ -133,6 +136,45 @@ if gate:
     print("the outcome split reads dry scores, which are not valid on this bench (see above)")
 else:
     plots.failure_split(df).show()
+
+# %% [markdown]
+# ## Accuracy against latency and cost: the frontier
+#
+# One point per system and operating point (`bm25:k=5`, `k=10`, `k=20` ...) at the largest tier every
+# system ran; the dashed line joins the points no other point beats on both axes. Compare systems at
+# one reading budget with `memeval run --mode answer --context-max-tokens N`. Cost needs token counts
+# from the endpoints and a price table (`prices` above, or `memeval run --prices`).
+
+# %%
+from memeval.analysis.costs import operating_points, with_prices
+from memeval.run.cost import load_prices
+
+priced = with_prices(df, load_prices(prices) if prices else None)
+if gate:
+    print("the frontier reads dry scores, which are not valid on this bench (see above)")
+else:
+    plots.frontier_plot(priced).show()
+    display(
+        HTML(
+            html_table(
+                operating_points(priced).select(
+                    "system",
+                    "tier",
+                    "accuracy",
+                    "n",
+                    "p50_ms",
+                    "prompt_tokens",
+                    "completion_tokens",
+                    "usd_per_1k_q",
+                    "unpriced",
+                    "latency_frontier",
+                    "cost_frontier",
+                ),
+                caption="operating points: accuracy (n = graded), median latency minus round trip (ms), "
+                "mean tokens per question, USD per 1,000 questions (unpriced: cost unknown), frontiers",
+            )
+        )
+    )
 
 # %% [markdown]
 # ## Paired differences, question by question

@@ -42,6 +42,9 @@ x = "turns"  # or "tokens"
 seeds: list[int] | None = None
 # resamples: bootstrap resamples behind every 95% interval (question-level; whole haystacks where shared)
 resamples = 1000
+# prices: a price table (YAML: {model: {input: USD, output: USD}} per million tokens) to price each
+# question's tokens; None = the cost each run recorded (memeval run --prices)
+prices: str | None = None
 
 # %%
 import polars as pl
@@ -202,3 +205,28 @@ else:
 
 # %%
 display(HTML(html_table(aggregate.latency_table(df), caption="latency minus round trip (ms) per system")))
+
+# %% [markdown]
+# ## Tokens and cost per question (beside accuracy and latency)
+#
+# The tokens of every model call a question made (reader, judge, and the system's own where it
+# reports them), from the endpoints' `usage`, and their cost by the price table. A question whose
+# cost is unknown (no token counts, or a model missing from the table) is counted in `unpriced`, never
+# taken as free. Dry runs call no model.
+
+# %%
+from memeval.analysis.costs import cost_table, with_prices
+from memeval.run.cost import load_prices
+
+spend = cost_table(with_prices(df, load_prices(prices) if prices else None))
+if spend["prompt_tokens"].fill_null(0).sum() == 0 and df["usage"].list.len().fill_null(0).sum() == 0:
+    print(f"no model calls in these runs (mode: {', '.join(df['mode'].unique().to_list())}): no tokens, no cost")
+display(
+    HTML(
+        html_table(
+            spend.drop("tier_index"),
+            caption="per system and tier: accuracy (mean score, n = graded), median latency minus round trip "
+            "(ms), mean tokens per question, mean cost per question and per 1,000 questions (USD)",
+        )
+    )
+)

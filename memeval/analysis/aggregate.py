@@ -55,6 +55,17 @@ _KIND_DTYPES = {
     "list[str]": pl.List(pl.Utf8),
     "list[long]": pl.List(pl.Int64),
     "memories": pl.List(_MEMORY),
+    "usage": pl.List(
+        pl.Struct(
+            {
+                "role": pl.Utf8,
+                "model": pl.Utf8,
+                "calls": pl.Int64,
+                "prompt_tokens": pl.Int64,
+                "completion_tokens": pl.Int64,
+            }
+        )
+    ),
 }
 
 

@@ -24,6 +24,7 @@ from .aggregate import CEILING as CEILING_SYSTEM
 from .aggregate import ceiling_gaps
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
+from .frontier import frontier_plot
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "WIDE_INTERVAL",
     "TEMPLATE",
     "PALETTE",
+    "frontier_plot",
 ]
 
 _X_COLUMNS = {

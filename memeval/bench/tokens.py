@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TOKENIZER", "TOKENS_LABEL", "count_tokens"]
+__all__ = ["TOKENIZER", "TOKENS_LABEL", "count_tokens", "cut_tokens"]
 
 TOKENIZER = "approx-v1"
 #: How a token figure is labelled wherever memeval shows one.
@@ -32,3 +32,22 @@ def count_tokens(text: str) -> int:
     4
     """
     return len(_CHUNK.findall(text))
+
+
+def cut_tokens(text: str, n: int, keep: str = "head") -> str:
+    """The first (``keep="head"``) or last (``keep="tail"``) ``n`` approx-v1 tokens of ``text``, cut at
+    token boundaries.
+
+    >>> cut_tokens("My dentist is Dr Okafor.", 3)
+    'My dentist'
+    >>> cut_tokens("My dentist is Dr Okafor.", 3, keep="tail")
+    'Okafor.'
+    >>> cut_tokens("short", 0)
+    ''
+    """
+    if n <= 0:
+        return ""
+    spans = [m.span() for m in _CHUNK.finditer(text)]
+    if len(spans) <= n:
+        return text
+    return text[: spans[n - 1][1]] if keep == "head" else text[spans[-n][0] :]

@@ -10,7 +10,7 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--system",
         required=True,
-        help="no_memory | oracle | recent:tokens=N | bm25:k=N | mem0:llm_url=URL,llm_model=M,embed_model=E "
+        help="no_memory | oracle | recent:tokens=N | bm25:k=N | context:tokens=N | mem0:llm_url=URL,llm_model=M,embed_model=E "
         "(pip install memeval[mem0]) | http://HOST:PORT | python:mod:factory",
     )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
@@ -70,7 +70,29 @@ def add_arguments(p) -> None:
         default="MEMEVAL_API_KEY",
         help="environment variable whose value is sent as the HTTP system's bearer token",
     )
+    p.add_argument(
+        "--context-max-tokens",
+        type=_positive_int,
+        help="answer mode: the most memory tokens (approx-v1) the reader reads; longer contexts are cut and "
+        "the cut recorded (compare systems at one reading budget)",
+    )
+    p.add_argument(
+        "--prices",
+        help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): records get cost_usd",
+    )
     p.add_argument("--no-progress", action="store_true")
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number of tokens, got {text!r}")
+    return n
 
 
 def _client(args, role):
@@ -85,9 +107,11 @@ def _client(args, role):
 
 
 def run(args) -> int:
+    from ..run.cost import load_prices
     from ..run.runner import run_system
     from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
+    prices = load_prices(args.prices) if args.prices else None  # a bad table stops here, before any question
     run_dir = run_system(
         args.bench,
         args.system,
@@ -105,6 +129,8 @@ def run(args) -> int:
         verify=not args.no_verify,
         name=args.name,
         runs_root=anchored("runs"),
+        context_max_tokens=args.context_max_tokens,
+        prices=prices,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,

@@ -12,6 +12,7 @@ NARROW = {
     "overall": ["system", "tier", "weighted", "unweighted", "n", "errors", "floor_weighted", "ceiling_weighted"],
     "tier_axis": ["system", "tier", "axis", "score", "n", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
+    "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
 WIDTH = 100
 
@@ -32,6 +33,11 @@ def add_arguments(p) -> None:
         "table), md (Markdown tables)",
     )
     p.add_argument("--wide", action="store_true", help="all columns (tables wider than 100 columns)")
+    p.add_argument(
+        "--prices",
+        help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): cost per question "
+        "from each record's token usage (default: the cost the run recorded)",
+    )
     p.add_argument(
         "--no-bounds",
         action="store_true",
@@ -57,13 +63,16 @@ def run(args) -> int:
         retrieval_table,
         tier_axis_table,
     )
+    from ..analysis.costs import cost_table, with_prices
     from ..analysis.runs import run_info, sibling_bounds
+    from ..run.cost import load_prices
     from ..run.records import read_manifest
     from ..audit.validity import gate_line
 
+    prices = load_prices(args.prices) if args.prices else None
     bounds = [] if args.no_bounds else sibling_bounds(args.runs)
     runs = [*args.runs, *bounds]
-    df = question_set(load_records(runs), args.questions)
+    df = with_prices(question_set(load_records(runs), args.questions), prices)
     infos = [run_info(r) for r in runs]
     sets = ", ".join(dict.fromkeys(i.question_set for i in infos))
     gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in runs) if g]
@@ -73,6 +82,7 @@ def run(args) -> int:
         "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
         "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
         "retrieval_session": retrieval_table(df, "session").drop("tier_index"),
+        "cost": cost_table(df).drop("tier_index"),
     }
     official = official_table(df)
     if official.height:
@@ -134,6 +144,8 @@ def run(args) -> int:
             _print_retrieval(tables, head, args.wide)
         head("Latency minus round trip (ms)")
         print(show(tables["latency"], "latency"))
+        head("Tokens per question and cost in USD per 1,000 questions (unknown costs left out: --wide)")
+        print(show(tables["cost"], "cost"))
         head("Axis weights")
         if args.wide:
             print(WEIGHT_TABLE.transpose(include_header=False, column_names="axis"))

@@ -19,6 +19,7 @@ from ..bench.files import check_field_types
 from ..bench.images import image_label
 from ..bench.io import loads_json, read_json
 from ..errors import InputError, MemevalError, input_error_from
+from .cost import usage_entry_ok
 
 __all__ = [
     "Record",
@@ -37,7 +38,8 @@ __all__ = [
 
 #: element types of the typed record's fields, named so each layer maps them to its own types
 #: (``analysis.aggregate`` to polars): str, int (32-bit), long (64-bit), float, bool, json (a label or
-#: object), list[int], list[str], memories (objects {text, timestamp, speaker}), metrics (name -> number)
+#: object), list[int], list[str], memories (objects {text, timestamp, speaker}), metrics (name -> number),
+#: usage (objects {role, model, calls, prompt_tokens, completion_tokens})
 _f = field
 
 
@@ -114,6 +116,19 @@ class Record:
     system_calls: int | None = _col("long")
     system_prompt_tokens: int | None = _col("long")
     system_completion_tokens: int | None = _col("long")
+    # tokens and cost of the question's model calls (reader, judge, system-side where known): one entry
+    # {role, model, calls, prompt_tokens, completion_tokens} per role and model (tokens None where an
+    # endpoint reported no ``usage``); totals over the entries; cost from the run's price table (--prices)
+    usage: list | None = _col("usage")
+    prompt_tokens: int | None = _col("long")
+    completion_tokens: int | None = _col("long")
+    cost_usd: float | None = _col("float")
+    # answer mode: the approx-v1 tokens of the memories the reader read, the tokens a limit cut away
+    # (the system's own window, e.g. ``context:tokens=N``, or --context-max-tokens), and that limit
+    context_tokens: int | None = _col("long")
+    context_dropped_tokens: int | None = _col("long")
+    context_truncated: bool | None = _col("bool")
+    context_limit: int | None = _col("long")
 
     @classmethod
     def from_json(cls, obj: dict) -> "Record":
@@ -205,6 +220,7 @@ _KIND_TYPES: dict[str, tuple] = {
     "list[long]": (list,),
     "memories": (list,),
     "metrics": (dict,),
+    "usage": (list,),
 }
 #: the type each record field must have where present (analysis builds typed columns from them)
 _RECORD_TYPES: dict[str, tuple] = {
@@ -245,6 +261,8 @@ def check_record(obj, path, n: int) -> dict:
             )
         ):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
+        if k == "usage" and isinstance(v, list) and any(not usage_entry_ok(u) for u in v):
+            raise InputError(path, n, k, "expected objects {role, model, calls, prompt_tokens, completion_tokens}")
         item = _LIST_ITEMS.get(k)
         if (
             item

@@ -7,10 +7,6 @@ the manifest marked ``cancelled`` and every written record intact.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import json
-import platform
 import signal
 import threading
 import time
@@ -21,19 +17,22 @@ from typing import Any, Iterable
 
 from tqdm.auto import tqdm
 
-from .._version import __version__
 from ..text.names import slug
 from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
-from ..bench.io import MANIFEST, hash_files, load_bench, read_questions, read_turns
+from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import InputError, MemevalError
+from ..errors import MemevalError
 from ..audit import validity
-from ..scoring import retrieval, scorers, speed
+from ..llm import metered
+from ..scoring import retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
-from .records import RecordStore, RunLock, memories_json, read_manifest, system_usage_fields, write_manifest
+from .answering import Answering, speed_fields
+from .cost import usage_entries
+from .records import RecordStore, RunLock, memories_json, system_usage_fields, write_manifest
+from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -53,6 +52,8 @@ class RunConfig:
     budget_ms: float = 1000.0
     judge: Any = field(default=None, compare=False)  # memeval.scoring.judge.Judge
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
+    context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
+    prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
 
 
 def _slug(text: str) -> str:
@@ -69,59 +70,8 @@ def _grader(cfg: RunConfig) -> dict:
     return next(s.grader() for s in _scorers(cfg) if hasattr(s, "grader"))
 
 
-def _config_snapshot(cfg: RunConfig, bench, system, tiers) -> dict:
-    grader = _grader(cfg)
-    return {
-        "system": {"spec": cfg.system, "name": system.name, "version": system.version, "params": dict(system.params)},
-        "bench": {
-            "name": bench.name,
-            "version": bench.version,
-            "content_hash": bench.content_hash,
-            "root": str(Path(bench.root).resolve()),
-        },
-        "tiers": [
-            {
-                "name": t.name,
-                "n_turns": t.n_turns,
-                "n_tokens": t.n_tokens,
-                "n_sessions": t.n_sessions,
-                "n_questions": t.n_questions,
-            }
-            for t in tiers
-        ],
-        "question_set": cfg.question_set,
-        "mode": cfg.mode,
-        "epochs": cfg.epochs,
-        "grader": grader,
-        "speed": {"target_ms": cfg.target_ms, "budget_ms": cfg.budget_ms},
-        "seeds": {"epochs": list(range(cfg.epochs))},
-    }
-
-
-def _config_id(snapshot: dict) -> str:
-    stable = {k: v for k, v in snapshot.items() if k != "bench"} | {
-        "bench": {k: v for k, v in snapshot["bench"].items() if k not in ("root", "files_hash")}
-    }
-    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:10]
-
-
 def default_run_dir(bench_name: str, system: str, mode: str, config_id: str, root="runs") -> Path:
     return Path(root) / f"{_slug(bench_name)}_{_slug(system)}_{mode}_{config_id}"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def _host() -> dict:
-    import os
-
-    return {
-        "node": platform.node(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-    }
 
 
 def run_system(
@@ -142,11 +92,15 @@ def run_system(
     question_set: str = "main",
     verify: bool = True,
     name: str | None = None,
+    context_max_tokens: int | None = None,
+    prices=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``.
 
     ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
     it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
+    ``context_max_tokens``: in answer mode, the most memory tokens the reader reads (the cut is recorded);
+    ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``.
 
     >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
     >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
@@ -154,6 +108,10 @@ def run_system(
     >>> run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False) == run_dir  # resumed
     True
     """
+    if context_max_tokens is not None and int(context_max_tokens) <= 0:
+        raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {context_max_tokens}")
+    if context_max_tokens is not None and mode != "answer":
+        raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
     if mode not in MODES:
         raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
     if mode != "dry" and judge is None:
@@ -173,6 +131,8 @@ def run_system(
         budget_ms,
         judge,
         reader,
+        None if context_max_tokens is None else int(context_max_tokens),
+        prices,
     )
     bench = load_bench(bench_dir)
     try:
@@ -190,7 +150,7 @@ def run_system(
     files_hash = verify_bench(bench, chosen, question_set, verify)
     sut = make_system(system, **(http_options or {}))
     try:
-        snapshot = _config_snapshot(cfg, bench, sut, chosen)
+        snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -218,76 +178,17 @@ def run_system(
     return run_dir
 
 
-def _has_content(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 16), b""):
-            if chunk.strip():
-                return True
-    return False
-
-
-def verify_bench(bench, tiers, question_set: str = "main", verify: bool = True) -> str:
-    """Check a bench before anything is asked and return the hash of the files this run reads.
-
-    With ``verify``, the manifest's ``content_hash`` must match the files (the cheap half of
-    ``memeval audit``). Always: every chosen tier has a non-empty turns file and questions file.
-    """
-    root = Path(bench.root)
-    if verify and bench.content_hash:
-        actual = hash_files(root, dict.fromkeys(f for t in bench.tiers for f in t.files))
-        if actual != bench.content_hash:
-            raise InputError(
-                root / MANIFEST,
-                None,
-                "content_hash",
-                f"{bench.content_hash} does not match the bench files ({actual}): they changed after "
-                "the bench was written (see `memeval audit`; --no-verify runs it anyway)",
-            )
-    read = []
-    for t in tiers:
-        for name in (t.turns_file, t.questions_path(question_set)):
-            if not _has_content(root / name):
-                raise InputError(root / name, None, None, f"empty file: tier {t.name!r} needs turns and questions")
-            read.append(name)
-    return hash_files(root, dict.fromkeys(read))
-
-
-def _open_manifest(run_dir: Path, snapshot: dict, config_id: str) -> dict:
-    """A new manifest, or the existing one when this is the same run (same config, same bench files)."""
-    if not (run_dir / "manifest.json").exists():
-        return {
-            "run_id": run_dir.name,
-            "config_id": config_id,
-            "config": snapshot,
-            "memeval_version": __version__,
-            "host": _host(),
-            "created_at": _now(),
-        }
-    old = read_manifest(run_dir)
-    if not isinstance(old, dict) or old.get("config_id") != config_id:
-        got = old.get("config_id") if isinstance(old, dict) else None
-        raise MemevalError(f"{run_dir}: holds a different run (config {got} != {config_id}); use another --out")
-    bench = old.get("config", {}).get("bench", {}) if isinstance(old.get("config"), dict) else {}
-    was = bench.get("files_hash") if isinstance(bench, dict) else None
-    now = snapshot["bench"]["files_hash"]
-    if was is not None and was != now:
-        raise MemevalError(
-            f"{run_dir}: the bench files changed since this run started ({was} != {now}); "
-            "its records were scored against the old files: use another --out"
-        )
-    old["resumed_at"] = old.get("resumed_at", []) + [_now()]
-    return old
-
-
 def _run_locked(
     cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
-    manifest = _open_manifest(run_dir, snapshot, config_id)
+    manifest = open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
     if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (audit/validity.py)
         manifest["dry_validity"] = validity.dry_validity(cfg.bench_dir, [t.name for t in chosen])
     manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
+    if cfg.prices is not None:
+        manifest["prices"] = cfg.prices.to_json()
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
@@ -316,10 +217,12 @@ def _run_locked(
         raise
     finally:
         manifest["network_floor_ms"] = runner.floor
-        manifest["finished_at"] = _now()
+        manifest["finished_at"] = now()
         manifest["n_records"] = len(store.done)
         if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
             manifest["system_usage"] = sut.usage()
+        if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
+            manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
         write_manifest(run_dir, manifest)
         store.close()
         if prev is not None:
@@ -335,10 +238,12 @@ class _Runner:
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
         self.is_http = hasattr(system, "network_floor_ms")
         self.floor: dict[str, float | None] = {"before": None, "after": None}
+        self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
         self.scorers = _scorers(cfg)
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
         self.root: str | None = None  # the bench folder (images the reader is shown are read from it)
+        self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:
@@ -366,7 +271,10 @@ class _Runner:
         try:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
-                self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                with metered() as calls:
+                    self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                if calls:
+                    self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
                 self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
@@ -435,14 +343,15 @@ class _Runner:
             "gold_answer": q.gold_answer,
             "evidence_turns": list(q.evidence_turns),
             "grader": self.grader,
-            "started_at": _now(),
+            "started_at": now(),
         }
         try:
-            if hasattr(self.system, "prepare"):
-                self.system.prepare(q)
-            t0 = time.perf_counter_ns()
-            recall: Recall = self.system.query(asked, q.asked_at)
-            wall_ms = (time.perf_counter_ns() - t0) / 1e6
+            with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
+                if hasattr(self.system, "prepare"):
+                    self.system.prepare(q)
+                t0 = time.perf_counter_ns()
+                recall: Recall = self.system.query(asked, q.asked_at)
+                wall_ms = (time.perf_counter_ns() - t0) / 1e6
         except SystemCallError as e:
             rec.update(error=str(e), chars_returned=0)
             return rec
@@ -459,33 +368,8 @@ class _Runner:
             attempts=recall.attempts,
         )
         rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
-        rec.update(self._speed(recall, wall_ms))
-        response = scorers.Response(recall.answer, tuple(memories), recall.turn_ids, self.corpus, self.root)
-        rec.update(scorers.run_scorers(self.scorers, q, response))
+        cfg = self.cfg
+        rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
+        keep = getattr(self.system, "context_keep", "first")
+        rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
         return rec
-
-    def _speed(self, recall: Recall, wall_ms: float) -> dict:
-        target = self.cfg.target_ms
-        if recall.latency_ms is None:  # in-process: no network between us
-            return {
-                "latency_ms": round(wall_ms, 3),
-                "network_ms": None,
-                "latency_minus_rtt_ms": round(wall_ms, 3),
-                "speed_points": speed.speed_points(wall_ms, target),
-                "speed_status": "in_process",
-                "speed_reason": "in-process system: no network round trip",
-            }
-        net = self.floor["before"] or 0.0
-        lat = recall.latency_ms
-        lmr = speed.latency_minus_rtt(lat, net)
-        status, reason = speed.speed_status(lat, net)
-        if status == "measured" and self.cfg.concurrency > 1:
-            status, reason = "unmeasurable", f"concurrency {self.cfg.concurrency}: latency includes queueing"
-        return {
-            "latency_ms": round(lat, 3),
-            "network_ms": net,
-            "latency_minus_rtt_ms": round(lmr, 3),
-            "speed_points": speed.speed_points(lmr, target) if status == "measured" else None,
-            "speed_status": status,
-            "speed_reason": reason,
-        }

@@ -53,7 +53,8 @@ class Response:
     ``memories`` are plain strings or :class:`memeval.systems.base.Memory` (content + timestamp +
     speaker); ``answer`` is the system's own answer (None when it answers nothing itself);
     ``corpus`` the haystack it was asked about (for ranked retrieval metrics); ``root`` the bench
-    folder the memories' image paths are read from (answer mode's reader).
+    folder the memories' image paths are read from (answer mode's reader); ``context`` what the
+    reader reads where a reading budget cut the memories (None: all of them).
     """
 
     answer: str | None = None
@@ -61,6 +62,7 @@ class Response:
     turn_ids: tuple | None = None
     corpus: retrieval.Corpus = _EMPTY_CORPUS
     root: str | None = None
+    context: tuple[str, ...] | None = None
 
 
 @runtime_checkable
@@ -146,11 +148,8 @@ class JudgeScorer:
             imgs = reader_images(r.memories, r.root, getattr(self.reader, "images", False))
             seen = {"images_sent": imgs.sent, "images_note": imgs.note} if imgs.sent is not None else {}
             try:
-                answer = (
-                    self.reader.answer(q, tuple(r.memories), imgs)
-                    if imgs.sent is not None
-                    else self.reader.answer(q, tuple(r.memories))
-                )
+                read = tuple(r.memories) if r.context is None else r.context
+                answer = self.reader.answer(q, read, imgs) if imgs.sent is not None else self.reader.answer(q, read)
             except ChatError as e:
                 return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"} | seen
         if not answer.strip():

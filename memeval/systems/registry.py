@@ -9,10 +9,12 @@ from typing import Any, Callable
 
 from ..errors import MemevalError
 from .baselines import BM25, NoMemory, Oracle, Recent
+from .context import LongContext
 
 __all__ = ["BUILTIN", "make_system", "parse_spec"]
 
 BUILTIN: dict[str, Callable[..., Any]] = {"no_memory": NoMemory, "oracle": Oracle, "recent": Recent, "bm25": BM25}
+BUILTIN["context"] = LongContext  # context:tokens=N, the long-context reader baseline (answer mode)
 
 
 def _value(v: str) -> Any:

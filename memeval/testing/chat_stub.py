@@ -2,7 +2,8 @@
 
 ``with ScriptedChatServer(responder) as srv: ChatClient(srv.base_url, "m")`` — ``responder(body)``
 gets the request JSON and returns a reply text, a full response dict, or an ``int`` HTTP status
-(to simulate failures). Every request body and its headers are kept in ``srv.requests``.
+(to simulate failures). Every request body and its headers are kept in ``srv.requests``. A text
+reply reports ``usage`` (:func:`stub_usage`); a dict reply carries whatever ``usage`` it holds.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-__all__ = ["ScriptedChatServer", "completion", "tool_call", "scripted_agent_responder"]
+__all__ = ["ScriptedChatServer", "completion", "stub_usage", "tool_call", "scripted_agent_responder"]
 
 
-def completion(text: str = "", tool_calls: list | None = None, model: str = "stub") -> dict:
+def completion(
+    text: str = "", tool_calls: list | None = None, model: str = "stub", usage: tuple[int, int] | None = None
+) -> dict:
+    """A chat completion; ``usage=(prompt_tokens, completion_tokens)`` adds the endpoint's ``usage`` object."""
     msg: dict = {"role": "assistant", "content": text}
     if tool_calls:
         msg["tool_calls"] = tool_calls
@@ -24,6 +28,11 @@ def completion(text: str = "", tool_calls: list | None = None, model: str = "stu
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+        **(
+            {"usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+            if usage
+            else {}
+        ),
     }
 
 
@@ -50,7 +59,8 @@ class ScriptedChatServer:
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return
-                payload = json.dumps(completion(out) if isinstance(out, str) else out).encode()
+                reply = completion(out, usage=stub_usage(body, out)) if isinstance(out, str) else out
+                payload = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -71,6 +81,18 @@ class ScriptedChatServer:
     def __exit__(self, *exc):
         self._server.shutdown()
         self._server.server_close()
+
+
+def stub_usage(body: dict, reply: str) -> tuple[int, int]:
+    """The ``usage`` the stub reports for a text reply: whitespace-separated words of the request's
+    message contents (prompt) and of the reply (completion).
+
+    >>> stub_usage({"messages": [{"role": "user", "content": "two words"}]}, "one")
+    (2, 1)
+    """
+    msgs = body.get("messages") or []
+    prompt = sum(len(m["content"].split()) for m in msgs if isinstance(m, dict) and isinstance(m.get("content"), str))
+    return prompt, len(reply.split())
 
 
 def tool_call(name: str, args: dict, call_id: str) -> dict:
