@@ -14,7 +14,7 @@ from .run import run_system
 from .systems.registry import make_system
 from .systems.server import Faults, ReferenceServer
 from .analysis.aggregate import load_records
-from .run.records import read_manifest
+from .run.folder import read_manifest
 from .bench.lifelog import generate
 
 from .workspace import anchored, project_root  # re-exported: the notebooks import them here

@@ -10,7 +10,8 @@ from memeval.bench.io import iter_jsonl, load_bench, read_json, read_questions, 
 from memeval.bench.loaders._jsonstream import iter_json_array
 from memeval.errors import InputError
 from memeval.multiturn.records import read_sample_records as read_mt_records
-from memeval.run.records import read_manifest, read_records
+from memeval.run.records import read_records
+from memeval.run.folder import read_manifest
 from memeval.scoring.keyword_recall import read_gold_facts
 
 TURN = '{"turn_id": 1, "session_id": 1, "speaker": "user", "text": "hi", "date": "2026-01-01"}'

@@ -58,21 +58,38 @@ def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_bl
     out = tmp_path / "r"
     with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=30)) as srv:
         args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress", "--out", str(out)]
-        first = _cli(*args)
-        _wait(lambda: _n_lines(out / "records.jsonl") >= 3, what="first run writing")
+        # A writer that holds the folder for as long as the test needs (no race with a run's own pace):
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLD_LOCK, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert holder.stdout.readline().strip() == "locked", holder.stderr.read()
         second = _cli(*args)
-        _, err = second.communicate(timeout=60)
+        _, err = second.communicate(timeout=120)
         assert second.returncode == 1 and len(err.strip().splitlines()) == 1, err
-        assert f"pid {first.pid}" in err and "another memeval process" in err
-        first.send_signal(signal.SIGKILL)  # the kernel releases its lock; the lock file stays
-        first.wait(30)
+        assert f"pid {holder.pid}" in err and "another memeval process" in err
+        holder.send_signal(signal.SIGKILL)  # the kernel releases its lock; the lock file stays
+        holder.wait(30)
         assert (out / ".lock").exists()
+        # A real run killed mid-write, then a rerun over the same folder: it resumes, nothing twice.
+        first = _cli(*args)
+        _wait(lambda: _n_lines(out / "records.jsonl") >= 3, timeout=120, what="first run writing")
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
         third = _cli(*args)
-        _, err = third.communicate(timeout=120)
+        _, err = third.communicate(timeout=180)
         assert third.returncode == 0, err
     keys = [(r["tier"], r["qid"], r["epoch"]) for r in read_records(out)]
     assert len(keys) == 48 and len(set(keys)) == 48  # nothing written twice by two writers
     assert read_manifest(out)["status"] == "complete"
+
+
+_HOLD_LOCK = """
+import sys, time
+from memeval.run.folder import RunLock
+RunLock(sys.argv[1]).acquire()
+print("locked", flush=True)
+time.sleep(600)
+"""
 
 
 def _edit_gold(bench_dir, qid, gold, resave: bool):

@@ -14,7 +14,8 @@ from typing import Iterable
 import polars as pl
 
 from ..bench.axes import AXIS_WEIGHTS
-from ..run.records import RECORD_KINDS, read_manifest, read_records, record_memories
+from ..run.records import RECORD_KINDS, read_records, record_memories
+from ..run.folder import read_manifest
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 from ..scoring.retrieval import KS, LEVELS, METRICS, metric_names
 from ..audit.validity import gate_line

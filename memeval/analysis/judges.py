@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import polars as pl
 
 from ..errors import InputError
-from ..run.records import run_identity
+from ..run.folder import run_identity
 from .aggregate import load_records
 
 __all__ = [

@@ -14,7 +14,8 @@ from typing import Iterable
 import polars as pl
 
 from ..errors import InputError
-from ..run.records import read_manifest, read_records
+from ..run.records import read_records
+from ..run.folder import read_manifest
 from .aggregate import CEILING, FLOOR
 
 __all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]

@@ -18,7 +18,8 @@ from pathlib import Path
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
 from ..errors import InputError
-from ..run.records import read_manifest, read_records
+from ..run.records import read_records
+from ..run.folder import read_manifest
 from ..scoring.booksuite_scores import (
     JUDGE,
     KEYWORD_RECALL,

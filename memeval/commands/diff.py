@@ -32,7 +32,7 @@ def run(args) -> int:
     from ..analysis.aggregate import load_records
     from ..analysis.intervals import DEFAULT_RESAMPLES, paired_differences
     from ..errors import MemevalError
-    from ..run.records import run_identity
+    from ..run.folder import run_identity
 
     ca, hash_a, set_a = run_identity(args.run_a)
     cb, hash_b, set_b = run_identity(args.run_b)

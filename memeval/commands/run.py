@@ -155,7 +155,8 @@ def _gate(run_dir) -> None:
     """Where dry answer scores are not valid on this bench: say so in one line, then the retrieval figures."""
     import sys
 
-    from ..run.records import read_manifest, read_records
+    from ..run.records import read_records
+    from ..run.folder import read_manifest
     from ..audit.validity import gate_line
 
     m = read_manifest(run_dir)

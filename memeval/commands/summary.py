@@ -66,7 +66,7 @@ def run(args) -> int:
     from ..analysis.costs import cost_table, with_prices
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.cost import load_prices
-    from ..run.records import read_manifest
+    from ..run.folder import read_manifest
     from ..audit.validity import gate_line
 
     prices = load_prices(args.prices) if args.prices else None

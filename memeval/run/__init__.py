@@ -1,6 +1,7 @@
 """Running systems over benches: the runner and the run folder (manifest + records)."""
 
-from .records import RECORD_FIELDS, Record, read_manifest, read_records
+from .records import RECORD_FIELDS, Record, read_records
+from .folder import read_manifest
 from .regrade import regrade_run
 from .runner import run_system
 

@@ -25,7 +25,8 @@ from ..errors import InputError, MemevalError
 from ..audit import validity
 from ..scoring import retrieval, scorers
 from ..systems.base import Memory, memory_text
-from .records import RecordStore, RunLock, read_manifest, read_records, record_memories, write_manifest
+from .records import RecordStore, read_records, record_memories
+from .folder import RunLock, read_manifest, write_manifest
 
 __all__ = ["regrade_run"]
 

@@ -31,7 +31,8 @@ from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
 from .cost import usage_entries
-from .records import RecordStore, RunLock, memories_json, system_usage_fields, write_manifest
+from .records import RecordStore, memories_json, system_usage_fields
+from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from .._version import __version__
 from ..bench.io import MANIFEST, hash_files
 from ..errors import InputError, MemevalError
-from .records import read_manifest
+from .folder import read_manifest
 
 __all__ = ["config_snapshot", "config_id", "verify_bench", "open_manifest", "now"]
 

@@ -1,0 +1,122 @@
+"""A run folder's manifest (``manifest.json``: checked on read, written atomically), its writer lock
+(``.lock``) and its identity (what must match before two runs are compared question by question).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from ..bench.io import read_json
+from ..errors import InputError, MemevalError
+
+__all__ = ["check_manifest", "read_manifest", "write_manifest", "RunLock", "LOCK_NAME", "run_identity"]
+
+
+#: manifest fields summaries read: (path, type)
+_MANIFEST_TYPES = (
+    ("run_id", str),
+    ("status", str),
+    ("config", dict),
+    ("config.system", dict),
+    ("config.system.spec", str),
+    ("config.mode", str),
+    ("config.bench", dict),
+    ("config.bench.name", str),
+    ("config.bench.version", str),
+    ("config.tiers", list),
+    ("config.grader", dict),
+)
+
+
+def check_manifest(obj, path) -> dict:
+    """``obj`` if it has the fields (and types) a summary reads, else :class:`InputError`."""
+    if not isinstance(obj, dict):
+        raise InputError(path, None, None, f"expected a JSON object, got {type(obj).__name__}")
+    for dotted, typ in _MANIFEST_TYPES:
+        v: Any = obj
+        for k in dotted.split("."):
+            v = v.get(k) if isinstance(v, dict) else None
+        if not isinstance(v, typ):
+            raise InputError(
+                path, None, dotted, "missing" if v is None else f"expected {typ.__name__}, got {type(v).__name__}"
+            )
+    for i, t in enumerate(obj["config"]["tiers"]):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise InputError(path, f"config.tiers[{i}]", "name", "missing or not a string")
+        for k in ("n_turns", "n_tokens"):
+            if t.get(k) is not None and (not isinstance(t[k], int) or isinstance(t[k], bool) or not 0 <= t[k] < 2**62):
+                raise InputError(path, f"config.tiers[{i}]", k, "expected a whole number")
+    return obj
+
+
+def read_manifest(run_dir) -> dict:
+    path = Path(run_dir) / "manifest.json"
+    if not path.is_file():
+        raise InputError(path, None, None, "no run manifest here (is this a run folder?)")
+    return check_manifest(read_json(path), path)
+
+
+def write_manifest(run_dir, manifest: dict) -> None:
+    write_text(Path(run_dir) / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+LOCK_NAME = ".lock"
+
+
+class RunLock:
+    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid.
+
+    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks.
+    A second writer is refused with one line naming the holder's pid.
+    """
+
+    def __init__(self, run_dir):
+        self.path = Path(run_dir) / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> "RunLock":
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise MemevalError(
+                f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
+                "folder; wait for it to finish or use another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def run_identity(run_dir) -> tuple[dict, str, str]:
+    """``(config, bench content hash, question set)`` of a run: what must match before two runs'
+    records can be compared question by question."""
+    m = read_manifest(run_dir)
+    c = m.get("config") if isinstance(m, dict) else None
+    if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
+        raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
+    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
