@@ -10,8 +10,9 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--system",
         required=True,
-        help="no_memory | oracle | recent:tokens=N | bm25:k=N | context:tokens=N | mem0:llm_url=URL,llm_model=M,embed_model=E "
-        "(pip install memeval[mem0]) | http://HOST:PORT | python:mod:factory",
+        help="no_memory | oracle | recent:tokens=N | bm25:k=N | context:tokens=N | vector:k=N,model=M | "
+        "hybrid:k=N,model=M | mem0:llm_url=URL,llm_model=M,embed_model=E (pip install memeval[mem0]) | "
+        "http://HOST:PORT | python:mod:factory",
     )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
     p.add_argument("--mode", choices=["dry", "memory", "answer"], default="dry")

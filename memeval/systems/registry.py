@@ -1,4 +1,5 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
+``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
 ``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
@@ -13,8 +14,28 @@ from .context import LongContext
 
 __all__ = ["BUILTIN", "make_system", "parse_spec"]
 
-BUILTIN: dict[str, Callable[..., Any]] = {"no_memory": NoMemory, "oracle": Oracle, "recent": Recent, "bm25": BM25}
-BUILTIN["context"] = LongContext  # context:tokens=N, the long-context reader baseline (answer mode)
+
+def _vector(**params):
+    from .vector import Vector  # on use: start-up time of every command (sqlite, the embeddings client)
+
+    return Vector(**params)
+
+
+def _hybrid(**params):
+    from .hybrid import Hybrid  # on use: start-up time of every command
+
+    return Hybrid(**params)
+
+
+BUILTIN: dict[str, Callable[..., Any]] = {
+    "no_memory": NoMemory,
+    "oracle": Oracle,
+    "recent": Recent,
+    "bm25": BM25,
+    "vector": _vector,
+    "hybrid": _hybrid,
+    "context": LongContext,  # context:tokens=N, the long-context reader baseline (answer mode)
+}
 
 
 def _value(v: str) -> Any:

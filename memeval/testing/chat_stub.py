@@ -4,16 +4,33 @@
 gets the request JSON and returns a reply text, a full response dict, or an ``int`` HTTP status
 (to simulate failures). Every request body and its headers are kept in ``srv.requests``. A text
 reply reports ``usage`` (:func:`stub_usage`); a dict reply carries whatever ``usage`` it holds.
+
+``POST /v1/embeddings`` is served apart from the responder: deterministic hashed bag-of-words vectors
+(``hashed_embedding``, ``srv.embedding_dim`` dimensions, unit length) with ``usage``; its request
+bodies and headers are kept in ``srv.embedding_requests`` and ``srv.embedding_headers`` (not in
+``srv.requests``), and statuses queued in
+``srv.embedding_faults`` are returned first, one per request (to simulate failures).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-__all__ = ["ScriptedChatServer", "completion", "stub_usage", "tool_call", "scripted_agent_responder"]
+__all__ = [
+    "ScriptedChatServer",
+    "completion",
+    "stub_usage",
+    "tool_call",
+    "scripted_agent_responder",
+    "hashed_embedding",
+    "embeddings_reply",
+]
 
 
 def completion(
@@ -37,6 +54,8 @@ def completion(
 
 
 class ScriptedChatServer:
+    embedding_dim = 256
+
     def __init__(self, responder: Callable[[dict], str | dict | int]):
         self.responder = responder
         self.requests: list[dict] = []
@@ -50,6 +69,8 @@ class ScriptedChatServer:
                 pass
 
             def do_POST(self):
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    return _serve_embeddings(outer, self)
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 outer.requests.append(body)
                 outer.headers.append(dict(self.headers))
@@ -69,6 +90,11 @@ class ScriptedChatServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def embedding_calls(self) -> int:
+        """``/v1/embeddings`` requests served so far (failed ones included)."""
+        return len(getattr(self, "embedding_requests", ()))
 
     @property
     def base_url(self) -> str:
@@ -137,3 +163,58 @@ def scripted_agent_responder(agent, channel: str = "tool") -> Callable[[dict], d
         return completion(out.text)
 
     return respond
+
+
+_WORD = re.compile(r"\w+")
+
+
+def hashed_embedding(text: str, dim: int = 256) -> list[float]:
+    """A deterministic unit vector for ``text``: each lower-cased word adds +-1 at a hashed position
+    (the sign hashed too); texts sharing words point the same way. No words: the zero vector.
+
+    >>> v = hashed_embedding("the cat sat", 16)
+    >>> round(sum(x * x for x in v), 6), v == hashed_embedding("The CAT sat", 16)
+    (1.0, True)
+    """
+    v = [0.0] * dim
+    for word in _WORD.findall(text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        v[h % dim] += 1.0 if (h >> 32) & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in v))
+    return [x / norm for x in v] if norm else v
+
+
+def embeddings_reply(body: dict, dim: int = 256) -> dict:
+    """The OpenAI ``/v1/embeddings`` reply to ``body`` (``input``: a string or a list of strings)."""
+    inputs = body.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    tokens = sum(len(_WORD.findall(str(t))) for t in inputs)
+    return {
+        "object": "list",
+        "model": body.get("model", "stub"),
+        "data": [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(str(t), dim)}
+            for i, t in enumerate(inputs)
+        ],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _serve_embeddings(server: ScriptedChatServer, handler: BaseHTTPRequestHandler) -> None:
+    body = json.loads(handler.rfile.read(int(handler.headers.get("content-length", 0))) or b"{}")
+    with _EMBED_LOCK:
+        if not hasattr(server, "embedding_requests"):
+            server.embedding_requests, server.embedding_headers = [], []
+        server.embedding_requests.append(body)
+        server.embedding_headers.append(dict(handler.headers))
+        faults = getattr(server, "embedding_faults", None)
+        status = faults.pop(0) if faults else 200
+    payload = json.dumps(embeddings_reply(body, server.embedding_dim)).encode() if status == 200 else b""
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
+_EMBED_LOCK = threading.Lock()
