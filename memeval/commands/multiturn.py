@@ -135,7 +135,7 @@ def _for_suite(agent, suite):
 
 
 def _run(args) -> int:
-    from ..multiturn.agents import SCRIPTED_AGENTS, make_agent
+    from ..multiturn.agents import SCRIPTED_AGENTS, Agent, make_agent
     from ..multiturn.config import DEFAULT_CONFIG
     from ..multiturn.extractor import extractor_accuracy
     from ..multiturn.grade import UNTRUSTED_REASON
@@ -145,7 +145,7 @@ def _run(args) -> int:
     from ..multiturn.toolsets import fixture_tools, live_tools
     from ..multiturn.suite import load_suite
 
-    agents = []  # every name checked before anything runs or is written
+    agents: list[Agent] = []  # every name checked before anything runs or is written
     for name in args.agent or ["correct"]:
         if name == "chat":
             agents.append(ChatAgent(_client(args), name=f"chat:{args.model}"))
@@ -199,7 +199,7 @@ def _run(args) -> int:
             extractor_trusted=trusted,
             memory=memory,
         )
-        counts = {}
+        counts: dict[str, int] = {}
         for r in recs:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         print(f"{agent.name}: {len(recs)} samples " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())))

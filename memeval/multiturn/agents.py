@@ -139,7 +139,8 @@ class ScriptedAgent:
 
     # machinery --------------------------------------------------------------------------------
     def _replay_messages(self, messages: Sequence[dict]) -> tuple[Desk, dict | None, list[ToolCall], dict]:
-        desk, ev, ctx = Desk(), None, {}
+        desk, ev = Desk(), None
+        ctx: dict[str, Any] = {}
         names: dict[str, str] = {}
         done: list[ToolCall] = []
         n_user = 0

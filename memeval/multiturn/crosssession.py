@@ -51,7 +51,7 @@ def memory_outcome(with_verdict: str, without_verdict: str) -> str:
 def session_from_messages(messages: Sequence[dict], session_id: str, first_turn_id: int = 0, date: str = "") -> Session:
     """The user and assistant texts of a replayed conversation as a bench session (tool traffic and
     system messages are not part of what a memory system is given)."""
-    turns = []
+    turns: list[Turn] = []
     for m in messages:
         if m.get("role") in ("user", "assistant") and (m.get("content") or "").strip():
             turns.append(Turn(first_turn_id + len(turns), session_id, m["role"], m["content"], date))

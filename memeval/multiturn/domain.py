@@ -273,7 +273,8 @@ class Desk:
         """Tool calls a correct assistant makes for this request, in order."""
         if ev is None:
             return []
-        k, calls = ev["kind"], []
+        k = ev["kind"]
+        calls: list[tuple[str, dict[str, Any]]] = []
         if k in ("start", "name_customer", "start_same") and self.customer:
             calls.append(("get_price_list", {"customer": self.customer}))
             if self.currency != "CNY":

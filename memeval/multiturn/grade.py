@@ -11,7 +11,7 @@ runs agreeing give their verdict; otherwise ``flaky`` with the cause ruled out i
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypedDict
 
 from .assertions import Snapshot, StateCheck, check_state
 from .rules import Observed, Process, RuleCheck, Veto, coverage, final_checks, guard_vetoes, observe, process_measures
@@ -50,6 +50,17 @@ class RunGrade:
     observed: Observed | None = None
     score: float | None = None
     bad_turn: int | None = None
+
+
+class _Common(TypedDict):
+    """The :class:`RunGrade` fields every fully replayed run carries, whatever its verdict."""
+
+    state: tuple[StateCheck, ...]
+    final: tuple[RuleCheck, ...]
+    coverage: float
+    process: Process | None
+    vetoes: tuple[Veto, ...]
+    observed: Observed
 
 
 @dataclass(frozen=True)
@@ -153,7 +164,7 @@ def grade_run(
     vetoes = tuple(v for v in guard_vetoes(sample, run) if v.kind in cfg.veto)
     obs = observe(sample, run, state)  # labels (no credit): kept for every length
     used_extractor = any(t.state_source == "extractor" for t in run.turns)
-    common = dict(state=state, final=final, coverage=cov, process=proc, vetoes=vetoes, observed=obs)
+    common = _Common(state=state, final=final, coverage=cov, process=proc, vetoes=vetoes, observed=obs)
     fails = [c for c in state if c.status == "fail"]
     bad = min((c.bad_turn for c in fails if c.bad_turn is not None), default=None)
     if vetoes:

@@ -77,7 +77,7 @@ class PassRates:
     by_corrections: pl.DataFrame
     by_cross_task: pl.DataFrame
     turn_samples: dict  # one-turn detour samples, counted per turn, outside the task rate
-    session_units: dict = None  # session units, counted per session, outside the task rate
+    session_units: dict | None = None  # session units, counted per session, outside the task rate
 
 
 def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -119,14 +119,15 @@ def pass_rates(
         [pl.col(c).fill_null(0) for c in ("tasks", "pass", "fail") + EXCLUDED]
     )
     used = strata.filter(pl.col("rate").is_not_null())
-    wsum = used["weight"].sum() if used.height else 0.0
+    # float weights (config.STRATA); polars types a sum as int | float | Decimal
+    wsum = float(used["weight"].sum()) if used.height else 0.0
     strata = strata.with_columns(
         pl.when(pl.col("rate").is_not_null())
         .then(pl.col("weight") / wsum if wsum else None)
         .otherwise(0.0)
         .alias("weight_used")
     )
-    total = float((used["weight"] * used["rate"]).sum() / wsum) if wsum else None
+    total = float((used["weight"] * used["rate"]).sum()) / wsum if wsum else None
     n = df.height
     shares = {v: (df.filter(pl.col("verdict") == v).height / n if n else 0.0) for v in EXCLUDED}
     byc = _counts(

@@ -192,11 +192,11 @@ def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -
     for f in sample.process.corrections:
         if f.kind == "goal" or not f.key:  # facts and forms have a value to change to
             continue
-        after = [t for t in turns if t.turn >= f.turn and isinstance(t.state, Mapping)]
-        changed = next((i for i, t in enumerate(after) if t.state.get(f.key) == f.new), None)
+        after = [(t.turn, t.state) for t in turns if t.turn >= f.turn and isinstance(t.state, Mapping)]
+        changed = next((i for i, (_, st) in enumerate(after) if st.get(f.key) == f.new), None)
         lag[f.key] = changed  # turns from the correction to the behaviour changing
         later = after[changed + 1 :] if changed is not None else []
-        residue[f.key] = [t.turn for t in later if t.state.get(f.key) == f.old]
+        residue[f.key] = [n for n, st in later if st.get(f.key) == f.old]
     flagged = {}
     for c in sample.process.conflicts:
         t = next((t for t in turns if t.turn == c), None)
@@ -204,9 +204,9 @@ def observe(sample: Sample, run: RunTrace, state_checks: Iterable[StateCheck]) -
     selfcorr = False
     for sc in state_checks:
         if sc.mode == "persist" and sc.bad_turn is not None:
-            later = [t for t in turns if t.turn > sc.bad_turn and isinstance(t.state, Mapping)]
+            states = [t.state for t in turns if t.turn > sc.bad_turn and isinstance(t.state, Mapping)]
             fixed_by_user = any(c.turn > sc.bad_turn for c in sample.process.corrections)
-            if later and later[-1].state.get(sc.key) == sc.want and not fixed_by_user:
+            if states and states[-1].get(sc.key) == sc.want and not fixed_by_user:
                 selfcorr = True
     decisions = {}
     for sc in state_checks:

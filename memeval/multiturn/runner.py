@@ -10,7 +10,7 @@ Records are appended and flushed as each sample finishes (the shared JSONL store
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence, TypedDict
 
 from ..atomic import JsonlAppender
 from ..scoring.judge import JudgeProtocol
@@ -34,6 +34,14 @@ from .toolsets import fixture_tools
 from .tools import ToolSource
 
 __all__ = ["run_sample", "run_user_topic", "run_user_topic_memory", "iter_results", "run_suite"]
+
+
+class _GradeKw(TypedDict):
+    """The grading keywords :func:`iter_results` hands on to every sample it runs."""
+
+    judge: JudgeProtocol | None
+    extractor: StateExtractor | None
+    extractor_trusted: bool
 
 
 def run_sample(
@@ -169,10 +177,10 @@ def iter_results(
     session ingested, the later one fed what it returns), else the earlier session is replayed
     into the same conversation."""
     wanted = set(sample_ids) if sample_ids is not None else None
-    by_session = {}
+    by_session: dict[str, list[Sample]] = {}
     for s in suite.samples:
         by_session.setdefault(s.session_ref, []).append(s)
-    kw = dict(judge=judge, extractor=extractor, extractor_trusted=extractor_trusted)
+    kw = _GradeKw(judge=judge, extractor=extractor, extractor_trusted=extractor_trusted)
     for s in suite.samples:
         if wanted is not None and s.sample_id not in wanted:
             continue
@@ -227,7 +235,7 @@ def run_suite(
         if writer:
             writer.close()
     for s in suite.samples:
-        rec = new.get(s.sample_id) or done.get((s.sample_id, name, cfg.config_id))
-        if rec is not None:
-            records.append(rec)
+        kept = new.get(s.sample_id) or done.get((s.sample_id, name, cfg.config_id))
+        if kept is not None:
+            records.append(kept)
     return records

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..atomic import write_jsonl
 from ..bench.io import iter_jsonl
@@ -167,7 +167,7 @@ def _state_schema(obj, path, n) -> dict:
         if not isinstance(v, dict):
             raise InputError(path, n, f"state_schema.{k}", "expected an object")
         typ = _one_of(v, "type", SCHEMA_TYPES, path, n, p)
-        spec = {"type": typ}
+        spec: dict[str, Any] = {"type": typ}
         if v.get("enum") is not None:
             if not isinstance(v["enum"], list) or not v["enum"]:
                 raise InputError(path, n, p + "enum", "expected a non-empty list")
@@ -312,7 +312,8 @@ def sample_to_dict(s: Sample) -> dict:
 
 def read_samples(path) -> list[Sample]:
     """All samples of a JSONL file; duplicate ``sample_id`` is an error."""
-    out, seen = [], {}
+    out: list[Sample] = []
+    seen: dict[str, int] = {}  # sample_id -> line
     for n, obj in iter_jsonl(path):
         s = sample_from_dict(obj, path, n)
         if s.sample_id in seen:

@@ -50,7 +50,9 @@ def _transcript(obj: Any, path, n: int, default_id: str):
     tid = obj.get("id", obj.get("session_id", default_id))
     if not isinstance(tid, str) or not _ID.match(tid):
         raise InputError(path, n, "id", f"{tid!r} is not a safe id (letters, digits, '_', '.', '-')")
-    system, turns, calls = None, [], {}
+    system: str | None = None
+    turns: list[dict[str, Any]] = []
+    calls: dict[str, dict[str, Any]] = {}
     pending: dict[str, str] = {}
     for i, m in enumerate(obj["messages"]):
         if not isinstance(m, dict) or m.get("role") not in ("system", "developer", "user", "assistant", "tool"):
@@ -71,7 +73,7 @@ def _transcript(obj: Any, path, n: int, default_id: str):
             tcs = m.get("tool_calls") or []
             if not isinstance(tcs, list):
                 raise InputError(path, n, f"messages[{i}].tool_calls", "expected a list")
-            step = []
+            step: list[dict[str, Any]] = []
             for j, c in enumerate(tcs):
                 fn = c.get("function") if isinstance(c, dict) else None
                 where = f"messages[{i}].tool_calls[{j}]"
@@ -118,7 +120,8 @@ def _transcript(obj: Any, path, n: int, default_id: str):
 
 def import_transcripts(path, grader_version: str = "r5", seed: int = 0) -> Suite:
     """Read every transcript (all validated before anything is returned) into a :class:`Suite`."""
-    samples, sessions, fixtures, configs, labels, seen = [], [], {}, {}, [], {}
+    samples, sessions, fixtures, configs, labels = [], [], {}, {}, []
+    seen: dict[str, int] = {}  # id -> line
     for n, obj in iter_jsonl(path):
         tid, system, turns, calls = _transcript(obj, path, n, f"tx_{n:04d}")
         if tid in seen:
