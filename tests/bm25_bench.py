@@ -45,7 +45,14 @@ def _turns(rng: random.Random, n: int, pool: list[str], haystack: str | None = N
             sid += 1
         text = rng.choice(pool) if rng.random() < 0.4 else _text(rng)  # many repeated texts
         out.append(
-            Turn(i + 1, sid, "user" if i % 2 == 0 else "assistant", text, f"2026-{1 + i * 11 // n:02d}-01", haystack=haystack)
+            Turn(
+                i + 1,
+                sid,
+                "user" if i % 2 == 0 else "assistant",
+                text,
+                f"2026-{1 + i * 11 // n:02d}-01",
+                haystack=haystack,
+            )
         )
     return out
 
