@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import hashlib
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -221,7 +222,14 @@ def read_questions(path) -> list[Question]:
 
 
 def write_turns(path, turns: Iterable[Turn]) -> int:
-    return write_jsonl(path, (t.to_dict() for t in turns))
+    """Write turns as ``Turn.to_dict`` gives them (unset optional fields left out), one per line."""
+    names = _TURN_FIELDS
+    return write_jsonl(
+        path, ({k: v for k in names if (v := getattr(t, k)) is not None and v != () and v != {}} for t in turns)
+    )
+
+
+_TURN_FIELDS = tuple(f.name for f in fields(Turn) if f.name != "extra")
 
 
 def write_questions(path, questions: Iterable[Question]) -> int:
