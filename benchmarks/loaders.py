@@ -130,6 +130,13 @@ def child(mode: str, src: Path, out: Path, *extra: str, tree: str | None = None)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _same_files(a: Path, b: Path) -> bool:
+    """Whether two bench folders hold the same files with the same bytes."""
+    fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    fb = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return fa == fb and all((a / f).read_bytes() == (b / f).read_bytes() for f in fa)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=int, default=50)
@@ -166,21 +173,34 @@ def main() -> None:
             flush=True,
         )
         print(f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
+        trees = {"current": None} | ({"old": args.old_tree} if args.old_tree else {})
         if args.pad:
             child("load", src, work / "base")
-            runs = []
+            runs: dict[str, list[dict]] = {k: [] for k in trees}
             for r in range(args.runs):
-                runs.append(child("pad", work / "base", work / f"pad{r}", args.pad))
-                shutil.rmtree(work / f"pad{r}")
-                print(f"  run {r + 1}: {runs[-1]}", flush=True)
-            print(
-                f"pad to {args.pad} turns per haystack: median {statistics.median(x['seconds'] for x in runs):.1f} s, "
-                f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in runs):.0f} MiB"
-            )
+                for label, tree in trees.items():  # alternating, so load changes hit both alike
+                    out = work / f"pad{r}-{label}"
+                    runs[label].append(child("pad", work / "base", out, args.pad, tree=tree))
+                    if r == 0 and label == "old":
+                        same = _same_files(work / "pad0-current", out)
+                    elif r > 0 or not args.old_tree:
+                        shutil.rmtree(out)
+                    print(f"  run {r + 1} {label}: {runs[label][-1]}", flush=True)
+            for label, rs in runs.items():
+                print(
+                    f"pad ({label}) to {args.pad} turns per haystack: median "
+                    f"{statistics.median(x['seconds'] for x in rs):.1f} s wall, "
+                    f"{statistics.median(x['cpu_seconds'] for x in rs):.1f} s CPU, "
+                    f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in rs):.0f} MiB, tiers {rs[0]['tiers']}"
+                )
+            if args.old_tree:
+                new, old = (statistics.median(x["seconds"] for x in runs[k]) for k in ("current", "old"))
+                newc, oldc = (statistics.median(x["cpu_seconds"] for x in runs[k]) for k in ("current", "old"))
+                print(f"speed-up {old / new:.2f}x wall, {oldc / newc:.2f}x CPU; padded files byte-identical: {same}")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
             print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
             return
-        trees = {"current": None} | ({"old": args.old_tree} if args.old_tree else {})
-        runs: dict[str, list[dict]] = {k: [] for k in trees}
+        runs = {k: [] for k in trees}
         for r in range(args.runs):
             for label, tree in trees.items():  # alternating, so load changes hit both alike
                 out = work / f"bench{r}-{label}"
