@@ -51,7 +51,9 @@ else:
         data = json.load(fh)
     info = {"instances": len(data)}
 info["seconds"] = time.perf_counter() - t0
-info["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_SELF)
+info["cpu_seconds"] = ru.ru_utime + ru.ru_stime  # with interpreter start-up and imports
+info["peak_rss_mib"] = ru.ru_maxrss / 1024
 print(json.dumps(info))
 """
 
@@ -65,7 +67,11 @@ def _turn_text(rng: random.Random, chars: int) -> str:
     return " ".join(out).capitalize() + "."
 
 
-def make_file(path: Path, questions: int, sessions: int, turns: int, chars: int, seed: int = 0) -> None:
+def make_file(
+    path: Path, questions: int, sessions: int, turns: int, chars: int, seed: int = 0, unique: bool = False
+) -> None:
+    """``unique``: every turn's text differs (a pool text plus a serial number), the worst case for
+    counting each distinct text once; else texts repeat from a pool of 2,000."""
     rng = random.Random(seed)
     pool = [_turn_text(rng, chars) for _ in range(2000)]  # reused texts keep generation fast
     types = [
@@ -89,7 +95,8 @@ def make_file(path: Path, questions: int, sessions: int, turns: int, chars: int,
             for i in range(sessions):
                 sess = []
                 for j in range(turns):
-                    t = {"role": "user" if j % 2 == 0 else "assistant", "content": rng.choice(pool)}
+                    text = rng.choice(pool) + (f" Note {q}.{i}.{j}." if unique else "")
+                    t = {"role": "user" if j % 2 == 0 else "assistant", "content": text}
                     if i == sessions // 2 and j == 0:
                         t["has_answer"] = True
                     sess.append(t)
@@ -109,16 +116,25 @@ def make_file(path: Path, questions: int, sessions: int, turns: int, chars: int,
         fh.write("]")
 
 
-def child(mode: str, src: Path, out: Path, *extra: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+def child(mode: str, src: Path, out: Path, *extra: str, tree: str | None = None) -> dict:
+    """Run one measurement in a fresh process on the memeval of ``tree`` (default: this checkout)."""
+    env = dict(os.environ, PYTHONPATH=tree or str(Path(__file__).resolve().parents[1]))
     res = subprocess.run(
         [sys.executable, "-c", CHILD, mode, str(src), str(out), *extra],
         capture_output=True,
         text=True,
         env=env,
         check=True,
+        cwd=src.parent,  # not the checkout: `python -c` puts the working folder first on sys.path
     )
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _same_files(a: Path, b: Path) -> bool:
+    """Whether two bench folders hold the same files with the same bytes."""
+    fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    fb = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return fa == fb and all((a / f).read_bytes() == (b / f).read_bytes() for f in fa)
 
 
 def main() -> None:
@@ -136,45 +152,78 @@ def main() -> None:
         "haystack, e.g. 1000,2000,4000 (use an S-shaped file: --sessions 50)",
     )
     ap.add_argument("--workdir", help="where to put the files (default: a temp folder, removed)")
+    ap.add_argument("--unique", action="store_true", help="every turn's text distinct (no repeats to reuse)")
+    ap.add_argument(
+        "--old-tree",
+        metavar="DIR",
+        help="also time the memeval in DIR (e.g. `git archive` of an older commit), alternating run by run",
+    )
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memeval-bench-loaders-"))
     work.mkdir(parents=True, exist_ok=True)
     src = work / "longmemeval_m.json"
     try:
         t0 = time.perf_counter()
-        make_file(src, args.questions, args.sessions, args.turns, args.chars)
+        make_file(src, args.questions, args.sessions, args.turns, args.chars, unique=args.unique)
         gen = time.perf_counter() - t0
         size_mib = src.stat().st_size / 2**20
         print(
             f"generated {src.name}: {args.questions} questions x {args.sessions} sessions x {args.turns} turns, "
-            f"{size_mib:.0f} MiB in {gen:.1f} s",
+            f"{size_mib:.0f} MiB in {gen:.1f} s" + (" (every turn text distinct)" if args.unique else ""),
             flush=True,
         )
+        print(f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
+        trees = {"current": None} | ({"old": args.old_tree} if args.old_tree else {})
         if args.pad:
             child("load", src, work / "base")
-            runs = []
+            runs: dict[str, list[dict]] = {k: [] for k in trees}
             for r in range(args.runs):
-                runs.append(child("pad", work / "base", work / f"pad{r}", args.pad))
-                shutil.rmtree(work / f"pad{r}")
-                print(f"  run {r + 1}: {runs[-1]}", flush=True)
-            print(
-                f"pad to {args.pad} turns per haystack: median {statistics.median(x['seconds'] for x in runs):.1f} s, "
-                f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in runs):.0f} MiB"
-            )
+                for label, tree in trees.items():  # alternating, so load changes hit both alike
+                    out = work / f"pad{r}-{label}"
+                    runs[label].append(child("pad", work / "base", out, args.pad, tree=tree))
+                    if r == 0 and label == "old":
+                        same = _same_files(work / "pad0-current", out)
+                    elif r > 0 or not args.old_tree:
+                        shutil.rmtree(out)
+                    print(f"  run {r + 1} {label}: {runs[label][-1]}", flush=True)
+            for label, rs in runs.items():
+                print(
+                    f"pad ({label}) to {args.pad} turns per haystack: median "
+                    f"{statistics.median(x['seconds'] for x in rs):.1f} s wall, "
+                    f"{statistics.median(x['cpu_seconds'] for x in rs):.1f} s CPU, "
+                    f"median peak RSS {statistics.median(x['peak_rss_mib'] for x in rs):.0f} MiB, tiers {rs[0]['tiers']}"
+                )
+            if args.old_tree:
+                new, old = (statistics.median(x["seconds"] for x in runs[k]) for k in ("current", "old"))
+                newc, oldc = (statistics.median(x["cpu_seconds"] for x in runs[k]) for k in ("current", "old"))
+                print(f"speed-up {old / new:.2f}x wall, {oldc / newc:.2f}x CPU; padded files byte-identical: {same}")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
             print(f"machine: {platform.platform()}, {os.cpu_count()} cores, python {platform.python_version()}")
             return
-        runs = []
+        runs = {k: [] for k in trees}
         for r in range(args.runs):
-            out = work / f"bench{r}"
-            runs.append(child("load", src, out))
-            shutil.rmtree(out)
-            print(f"  run {r + 1}: {runs[-1]}", flush=True)
-        secs = statistics.median(x["seconds"] for x in runs)
-        rss = statistics.median(x["peak_rss_mib"] for x in runs)
-        print(
-            f"load_longmemeval: median {secs:.1f} s ({size_mib / secs:.1f} MiB/s), "
-            f"median peak RSS {rss:.0f} MiB, {runs[0]['turns']} turns, {runs[0]['tokens']} tokens"
-        )
+            for label, tree in trees.items():  # alternating, so load changes hit both alike
+                out = work / f"bench{r}-{label}"
+                runs[label].append(child("load", src, out, tree=tree))
+                shutil.rmtree(out)
+                print(f"  run {r + 1} {label}: {runs[label][-1]}", flush=True)
+        for label, rs in runs.items():
+            secs = statistics.median(x["seconds"] for x in rs)
+            cpu = statistics.median(x["cpu_seconds"] for x in rs)
+            rss = statistics.median(x["peak_rss_mib"] for x in rs)
+            print(
+                f"load_longmemeval ({label}): median {secs:.1f} s wall ({size_mib / secs:.1f} MiB/s), "
+                f"{cpu:.1f} s CPU ({size_mib / cpu:.1f} MiB per CPU-second), "
+                f"median peak RSS {rss:.0f} MiB, {rs[0]['turns']} turns, {rs[0]['tokens']} tokens"
+            )
+        if args.old_tree:
+            new, old = (statistics.median(x["seconds"] for x in runs[k]) for k in ("current", "old"))
+            newc, oldc = (statistics.median(x["cpu_seconds"] for x in runs[k]) for k in ("current", "old"))
+            same = runs["current"][0]["tokens"] == runs["old"][0]["tokens"]
+            print(
+                f"speed-up {old / new:.2f}x wall, {oldc / newc:.2f}x CPU; token totals {'equal' if same else 'DIFFER'}"
+            )
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
         if not args.no_json_load:
             j = child("json", src, work / "unused")
             print(f"json.load of the same file: {j['seconds']:.1f} s, peak RSS {j['peak_rss_mib']:.0f} MiB")

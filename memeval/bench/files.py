@@ -5,9 +5,11 @@ naming the file, the line and the field; no bench knowledge here (``io`` reads b
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterator
 
+import orjson
 import yaml
 
 from ..errors import InputError, input_error_from
@@ -56,6 +58,23 @@ def check_depth(obj, path, record=None, limit: int = MAX_DEPTH):
     return obj
 
 
+#: where ``orjson`` reads differently from ``json``: integers beyond 64 bits (orjson makes them floats)
+_BIG_INT = re.compile(r"\d{19}")
+
+
+def _has_float(obj) -> bool:
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        for v in o.values() if type(o) is dict else o:
+            t = type(v)
+            if t is float:
+                return True
+            if t is dict or t is list:
+                stack.append(v)
+    return False
+
+
 def loads_json(text: str, path, record=None):
     """Parse one JSON document (a whole file or a JSONL line); every way it can be malformed --
     syntax, nesting, an over-long integer, an escaped lone surrogate -- is an :class:`InputError`
@@ -67,6 +86,18 @@ def loads_json(text: str, path, record=None):
     Traceback (most recent call last):
     memeval.errors.InputError: x.jsonl:2: not valid JSON (Expecting ',' delimiter at column 8)
     """
+    try:  # orjson: ~2.5x faster; what it refuses (or may read differently) is read again by json below
+        obj = orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError: json gives the error (or reads NaN, 1e400, ...)
+        pass
+    else:
+        if not isinstance(obj, (dict, list)):
+            if type(obj) is not float or not _BIG_INT.search(text):
+                return obj
+        elif not (_has_float(obj) and _BIG_INT.search(text)):
+            if text.count("[") + text.count("{") > MAX_DEPTH:
+                check_depth(obj, path, record)
+            return obj
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:

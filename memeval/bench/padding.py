@@ -18,7 +18,7 @@ the tier). Rules:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Callable, Sequence
@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 from ..errors import InputError, MemevalError
 from .io import confined, is_file, load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
 from .loaders._common import TierCounter, link_or_copy, staged_output
+from .tokens import TokenMemo
 from .model import Bench, Question, Session, Turn, haystacks_of
 from .lifelog import filler_sessions
 
@@ -41,6 +42,17 @@ class _Slot:
     turns: tuple[Turn, ...]
     day: date
     original: bool
+
+
+def _turn_with(t: Turn, **changes) -> Turn:
+    """``dataclasses.replace`` for a turn, without its per-call look-up of the fields (a padded
+    bench renumbers every turn)."""
+    d = {k: getattr(t, k) for k in _TURN_FIELDS}
+    d.update(changes)
+    return Turn(**d)
+
+
+_TURN_FIELDS = tuple(f.name for f in fields(Turn))
 
 
 def padded_tier_name(base: str, size: int) -> str:
@@ -113,7 +125,7 @@ def _map_speakers(turns: tuple[Turn, ...], target: list[str]) -> tuple[Turn, ...
     if set(own) <= set(target):
         return turns
     mapping = dict(zip([x for x in own if x not in target], [x for x in target if x not in own]))
-    return tuple(replace(t, speaker=mapping.get(t.speaker, t.speaker)) for t in turns)
+    return tuple(_turn_with(t, speaker=mapping.get(t.speaker, t.speaker)) for t in turns)
 
 
 def _lifelog_filler(seed: int) -> Callable[[int, str | None, int, list[str]], list[Session]]:
@@ -132,7 +144,7 @@ def _place(slots: list[_Slot], rng: random.Random, floor: date, turns: tuple[Tur
     if lo > hi:
         lo = hi
     day = lo + timedelta(days=rng.randint(0, (hi - lo).days))
-    slot = _Slot(tuple(replace(t, date=day.isoformat()) for t in turns), day, False)
+    slot = _Slot(tuple(_turn_with(t, date=day.isoformat()) for t in turns), day, False)
     slots.insert(i, slot)
     return slot
 
@@ -152,7 +164,7 @@ def _lifelog_round(
         )
     fill = {
         id(p): _Slot(
-            _map_speakers(tuple(replace(t, haystack=h, date=p.day.isoformat()) for t in m.turns), speakers),
+            _map_speakers(tuple(_turn_with(t, haystack=h, date=p.day.isoformat()) for t in m.turns), speakers),
             p.day,
             False,
         )
@@ -226,7 +238,7 @@ def pad_haystacks(
                     if slot.original:
                         remap[(h, t.turn_id)] = tid
                         smap.setdefault((h, t.session_id), sid)
-                    new_turns.append(replace(t, turn_id=tid, session_id=sid, haystack=h))
+                    new_turns.append(_turn_with(t, turn_id=tid, session_id=sid, haystack=h))
         new_qs = [
             replace(
                 q,
@@ -292,7 +304,7 @@ def pad(
         for img in images:
             if not (tmp / img).exists():
                 link_or_copy(root / img, tmp / img)
-        tiers = [base]
+        tiers, memo = [base], TokenMemo()  # the tiers nest: most texts are counted once for all
         for size, (ts, qs) in zip(sizes, padded):
             tname = padded_tier_name(base.name, size)
             say(f"writing tier {tname}")
@@ -304,7 +316,7 @@ def pad(
                 named[k] = f"{k}_{tname}.jsonl"
                 write_questions(tmp / named[k], qs[at : at + len(orig)])
                 at += len(orig)
-            tier = TierCounter().add_all(ts).tier(tname, tf, qf, len(questions))
+            tier = TierCounter(memo).add_all(ts).tier(tname, tf, qf, len(questions))
             tiers.append(replace(tier, question_sets=named))
         generator = dict(bench.generator)
         generator["padding"] = {

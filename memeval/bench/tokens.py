@@ -14,8 +14,12 @@ tiers to token budgets), so it is left for a versioned ``approx-v2``.
 from __future__ import annotations
 
 import re
+from hashlib import blake2b
+from typing import Sequence
 
-__all__ = ["TOKENIZER", "TOKENS_LABEL", "count_tokens", "cut_tokens"]
+import numpy as np
+
+__all__ = ["TOKENIZER", "TOKENS_LABEL", "count_tokens", "count_tokens_many", "cut_tokens", "TokenMemo"]
 
 TOKENIZER = "approx-v1"
 #: How a token figure is labelled wherever memeval shows one.
@@ -51,3 +55,75 @@ def cut_tokens(text: str, n: int, keep: str = "head") -> str:
     if len(spans) <= n:
         return text
     return text[: spans[n - 1][1]] if keep == "head" else text[spans[-n][0] :]
+# ASCII characters by class, as the pattern classes them: 0 space, 1 word (chunked by 4), 2 punctuation
+_ASCII_CLASS = np.array(
+    [1 if re.fullmatch(r"\w", c) else 0 if re.fullmatch(r"\s", c) else 2 for c in map(chr, range(128))],
+    dtype=np.int8,
+)
+_BULK_CHARS = 1 << 20  # ASCII characters counted per numpy pass (~20 MiB of temporary arrays)
+
+
+def count_tokens_many(texts: Sequence[str]) -> list[int]:
+    """``[count_tokens(t) for t in texts]``, in bulk: ASCII texts are counted together with numpy
+    (a run of L word characters is ceil(L/4) tokens, each punctuation mark one), others one by one.
+
+    >>> count_tokens_many(["My dentist is Dr Okafor.", "我的牙医", "", "a_b-c  dddde"])  # ..., a_b - c dddd e
+    [8, 4, 0, 5]
+    """
+    out = [0] * len(texts)
+    batch: list[int] = []
+    size = 0
+    for i, t in enumerate(texts):
+        if t.isascii():
+            batch.append(i)
+            size += len(t) + 1
+            if size >= _BULK_CHARS:
+                _count_ascii(texts, batch, out)
+                batch, size = [], 0
+        else:
+            out[i] = count_tokens(t)
+    if batch:
+        _count_ascii(texts, batch, out)
+    return out
+
+
+def _count_ascii(texts: Sequence[str], idx: list[int], out: list[int]) -> None:
+    joined = "".join(texts[i] + " " for i in idx).encode("ascii")  # a space after each text ends its last run
+    cls = _ASCII_CLASS[np.frombuffer(joined, dtype=np.uint8)]
+    word = cls == 1
+    pos = np.arange(len(cls), dtype=np.int32)
+    start = np.empty(len(cls), dtype=bool)  # where a run of word characters starts
+    start[0] = word[0]
+    np.greater(word[1:], word[:-1], out=start[1:])
+    run_start = np.maximum.accumulate(np.where(start, pos, np.int32(0)))
+    first = (word & ((pos - run_start) % 4 == 0)) | (cls == 2)  # the first character of each token
+    bounds = np.cumsum([0] + [len(texts[i]) + 1 for i in idx[:-1]])
+    for i, c in zip(idx, np.add.reduceat(first.astype(np.int32), bounds).tolist()):
+        out[i] = c
+
+
+class TokenMemo:
+    """Token counts of texts seen before, by a 128-bit digest of the text (a long import repeats
+    sessions: LongMemEval's haystacks share them), at most ``limit`` of them (then forgotten)."""
+
+    def __init__(self, limit: int = 200_000):
+        self.limit, self._seen = limit, {}
+
+    def counts(self, texts: Sequence[str]) -> list[int]:
+        """``[count_tokens(t) for t in texts]``: known texts looked up, the others counted in bulk.
+
+        >>> m = TokenMemo()
+        >>> m.counts(["a cat", "a cat", "我的"]), m.counts(["a cat"])
+        ([2, 2, 2], [2])
+        """
+        keys = [blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest() for t in texts]
+        seen = self._seen
+        out = [seen.get(k, -1) for k in keys]
+        todo = {keys[i]: i for i, c in enumerate(out) if c < 0}  # each new text once
+        if todo:
+            if len(seen) + len(todo) > self.limit:
+                seen.clear()
+            for k, c in zip(todo, count_tokens_many([texts[i] for i in todo.values()])):
+                seen[k] = c
+            out = [seen[k] if c < 0 else c for k, c in zip(keys, out)]
+        return out

@@ -14,6 +14,7 @@ from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
 from ..text.tokens import word_tokens
 from .base import Recall, memory_text
+from .bm25_index import TokenCache, build_index
 
 __all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
 
@@ -105,60 +106,83 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 class BM25:
-    """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest)."""
+    """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest).
+
+    Each distinct text is tokenised once per system (kept across resets: a bench's tiers share most
+    of their turns) and the index is built in bulk (``bm25_index``); the scores are bm25s's.
+    """
 
     name, version = "bm25", "1"
 
     def __init__(self, k: int = 10):
         self.params = {"k": int(k)}
         self._turns: list[Turn] = []
-        self._tokens: list[list[str]] = []
+        self._docs: list[int] = []  # each turn's text number in the token cache
+        self._cache = TokenCache(bm25_tokens)
         self._index: bm25s.BM25 | None = None
         self._lock = threading.Lock()
 
     def reset(self) -> None:
         with self._lock:
-            self._turns, self._tokens, self._index = [], [], None
+            self._turns, self._docs, self._index = [], [], None
+            if len(self._cache) >= self._cache.limit:
+                self._cache.clear()
 
     def ingest(self, session: Session) -> None:
         with self._lock:
+            add = self._cache.add
             for t in session.turns:
                 self._turns.append(t)
-                self._tokens.append(bm25_tokens(t.text) or ["\u2205"])
+                self._docs.append(add(t.text))
             self._index = None
 
     def _ensure_index(self) -> bm25s.BM25 | None:
         with self._lock:
             if self._index is None and self._turns:
-                index = bm25s.BM25()
-                index.index(self._tokens, show_progress=False)
-                self._index = index
+                self._index = build_index(self._cache, self._docs)
             return self._index
 
-    def query(self, question: str, asked_at: str | None) -> Recall:
+    def scores(self, question: str) -> np.ndarray | None:
+        """The BM25 score of every ingested turn for ``question`` (None: nothing ingested, or no
+        word to search for)."""
         index = self._ensure_index()
-        q = bm25_tokens(question)
+        q = self._cache.query_tokens(question)
         if index is None or not q:
+            return None
+        return index.get_scores(q)
+
+    def query(self, question: str, asked_at: str | None) -> Recall:
+        scores = self.scores(question)
+        if scores is None:
             return Recall(turn_ids=())
-        hits = [self._turns[int(d)] for d in top_k_positive(index.get_scores(q), self.params["k"])]
+        hits = [self._turns[int(d)] for d in top_k_positive(scores, self.params["k"])]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
 
 def top_k_positive(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` highest positive scores, best first; ties go to the earlier index.
 
-    BM25 score vectors are mostly zeros, and a selection over the whole vector is slow on such
-    tie-heavy input; only the positive entries can be returned, so only they are ranked. Exact and
-    deterministic (the k-th value is found by ``np.partition``, then ties are cut by position).
+    BM25 score vectors are mostly zeros and full of exact ties, and a selection over the whole
+    vector is slow on such input; so only the scores at or above a threshold are ranked: half the
+    maximum (then a quarter, then every positive score) once at least ``k`` scores reach it -- the
+    ``k`` best are then all among them. Exact and deterministic (the k-th value is found by
+    ``np.partition``, then ties are cut by position).
 
     >>> top_k_positive(np.array([0.0, 2.0, 0.5, 2.0, 0.0, 1.0]), 3).tolist()
     [1, 3, 5]
     >>> top_k_positive(np.zeros(4), 2).tolist()
     []
     """
-    idx = np.flatnonzero(scores > 0)
-    if k <= 0 or idx.size == 0:
-        return idx[:0]
+    top = float(scores.max()) if scores.size else 0.0
+    if k <= 0 or not top > 0:
+        return np.flatnonzero(scores)[:0]
+    for frac in (0.5, 0.25):
+        keep = scores >= top * frac
+        if np.count_nonzero(keep) >= k:
+            break
+    else:
+        keep = scores > 0
+    idx = np.flatnonzero(keep)
     vals = scores[idx]
     if idx.size > k:
         kth = np.partition(vals, idx.size - k)[idx.size - k]  # the k-th largest value

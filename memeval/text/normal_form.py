@@ -96,7 +96,8 @@ _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
 # A proper fraction a/b (or a mixed number "2 1/2"), not part of a longer slash chain (dates like
 # 3/4/2026 stay as they are).
 _FRACTION = re.compile(r"(?<![\d/.,])(?:(\d{1,3})\s+)?(\d{1,4})\s*/\s*(\d{1,4})(?![\d/])")
-_AM_PM = re.compile(r"\b([ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm
+_AM_PM = re.compile(r"([ap])(?<!\w[ap])\.\s?m\b\.?")  # a.m. → am, p.m. → pm (at a word start)
+_AM_PM_HINT = re.compile(r"\.\s?m\b")  # what every a.m./p.m. holds (found by a fast scan for ".")
 _CLOCK = re.compile(r"(\d)(?::00)?\s*([ap]m)\b")  # 7pm, 7:00 pm → 7 pm
 # Chinese/Japanese numerals before a counter or unit (三只 → 3只, 二十五岁 → 25岁, 三月 → 3月); a
 # numeral elsewhere (一起 "together", 星期三) is a word and stays.
@@ -157,7 +158,8 @@ def _fold_british(s: str) -> str:
 
 # An ISO date (2026-09-06) is kept as one token, 2026.09.06: no plain number ("six", "2026", "15")
 # matches a part of it, and a gold written as the same date still does.
-_ISO_DATE = re.compile(r"(?<![\d.,:/-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+# (the look-behind sits after the first digit, so the scan skips to digits: same matches, ~10x faster)
+_ISO_DATE = re.compile(r"(\d(?<![\d.,:/-]\d)\d{3})-(\d{2})-(\d{2})(?![\d-])")
 _SEPARATORS = re.compile(r"[.,:](?:(?<!\d[.,:])|(?!\d))")  # . , : not between two digits
 _PUNCT_TO_SPACE = str.maketrans(
     {
@@ -230,6 +232,8 @@ def _is_number(t: str) -> bool:
 
 def _tokens(s: str) -> list[str]:
     """Split on white space; a pronoun contraction (it's, I'm, they'll) goes; other apostrophes split."""
+    if "'" not in s:
+        return s.split()
     out: list[str] = []
     for t in s.split():
         if "'" in t:
@@ -240,6 +244,11 @@ def _tokens(s: str) -> list[str]:
         else:
             out.append(t)
     return out
+
+
+#: "the" and the personal pronouns: dropped, and no other word rule starts with them or takes them as
+#: its next word (tests/test_normal_form_speed.py checks that they stay apart from every rule's words)
+_DROPPED = _PRONOUNS | {"the"}
 
 
 def _words_pass(toks: list[str]) -> list[str]:
@@ -255,7 +264,10 @@ def _words_pass(toks: list[str]) -> list[str]:
         if i < pos:  # consumed with an earlier special token ("a quarter", "twenty five")
             continue
         out.extend(toks[pos:i])
-        pos = _special_token(toks, i, n, out)
+        if toks[i] in _DROPPED:  # most special tokens: no other rule applies to them
+            pos = i + 1
+        else:
+            pos = _special_token(toks, i, n, out)
     out.extend(toks[pos:])
     return out
 
@@ -358,9 +370,9 @@ def _normalize(text: str) -> str:
     if "-" in s:
         s = _ISO_DATE.sub(r"\1.\2.\3", s)
     s = s.translate(_PUNCT_TO_SPACE)
-    if "." in s:
+    if "." in s and _AM_PM_HINT.search(s):  # each step runs only where it can match
         s = _AM_PM.sub(r"\1m", s)
-    if "m" in s:
+    if "am" in s or "pm" in s:
         s = _CLOCK.sub(r"\1 \2", s)
     if "." in s or "," in s or ":" in s:
         s = _SEPARATORS.sub(" ", s)

@@ -23,8 +23,11 @@ _LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
 def word_tokens(text: str, stopwords: Collection[str] = frozenset()) -> list[str]:
     """Lower-cased words and numbers less ``stopwords``; CJK runs become character bigrams (no spaces
     to split on; a lone CJK character stays itself)."""
+    low = text.lower()
+    if not _CJK.search(low):  # the common case: no bigrams to make
+        return [w for w in _WORD.findall(low) if w not in stopwords]
     out: list[str] = []
-    for w in _WORD.findall(text.lower()):
+    for w in _WORD.findall(low):
         if _CJK.search(w):
             chars = _CJK.findall(w)
             out.extend(a + b for a, b in zip(chars, chars[1:]))

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 from ...atomic import DIR_MODE
 from ...errors import InputError, MemevalError
 from ..model import Tier, Turn
-from ..tokens import count_tokens
+from ..tokens import TokenMemo, count_tokens
 
 __all__ = ["staged_output", "clean_stale", "TierCounter", "link_or_copy", "SourceRecord"]
 
@@ -120,9 +120,11 @@ def link_or_copy(src, dst) -> None:
 class TierCounter:
     """Counts turns, sessions (per haystack) and tokens as turns stream past."""
 
-    def __init__(self) -> None:
+    def __init__(self, memo: TokenMemo | None = None) -> None:
+        """``memo``: token counts shared with other counters (tiers that repeat each other's turns)."""
         self.n_turns = self.n_sessions = self.n_tokens = 0
         self._last: tuple | None = None
+        self._memo = memo if memo is not None else TokenMemo()
 
     def add(self, turn: Turn) -> Turn:
         self.n_turns += 1
@@ -134,8 +136,17 @@ class TierCounter:
         return turn
 
     def add_all(self, turns: Iterable[Turn]) -> "TierCounter":
+        """Count many turns at once: each distinct text's tokens counted once, in bulk."""
+        turns = list(turns)
+        self.n_tokens += sum(self._memo.counts([t.text for t in turns]))
+        self.n_turns += len(turns)
+        last = self._last
         for t in turns:
-            self.add(t)
+            key = (t.haystack, t.session_id)
+            if key != last:
+                self.n_sessions += 1
+                last = key
+        self._last = last
         return self
 
     def tier(self, name: str, turns_file: str, questions_file: str, n_questions: int) -> Tier:

@@ -216,8 +216,8 @@ def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: 
                     if q.id in seen:
                         raise InputError(src, f"{index} (question_id {q.id!r})", "question_id", "duplicate question id")
                     seen.add(q.id)
-                    for t in turns:
-                        fh.write(dumps_line(counter.add(t).to_dict()) + "\n")
+                    counter.add_all(turns)
+                    fh.write("".join(dumps_line(t.to_dict()) + "\n" for t in turns))
                     questions.append(q)
             if not questions:
                 raise InputError(src, None, None, "the list holds no questions")
