@@ -27,20 +27,12 @@ import time
 
 import uvicorn
 
+from .http_net import new_event_loop
 from .server_app import ServerState, make_app
 from .server_conn import deadline_protocol
 from .server_spec import OPENAPI, ROUTES, Faults, Limits
 
-__all__ = ["Faults", "Limits", "ReferenceServer", "OPENAPI", "ROUTES", "new_event_loop"]
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """A uvloop event loop where uvloop is installed (not on Windows), else asyncio's own."""
-    try:
-        import uvloop  # on use: optional (no wheel on Windows)
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
+__all__ = ["Faults", "Limits", "ReferenceServer", "OPENAPI", "ROUTES"]
 
 
 class ReferenceServer:
