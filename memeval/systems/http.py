@@ -1,7 +1,8 @@
 """The HTTP adapter: a memory system behind the protocol of memory-api.md.
 
-One pooled ``httpx.AsyncClient`` per run on the process's HTTP event loop (a daemon thread, uvloop
-where installed; :mod:`.http_net`), warmed before timing. The ``async`` methods (``aquery``, ...)
+One pooled httpx transport per run (for ``http://`` the lean :mod:`.http_wire`, for ``https://``
+httpx's own) on the process's HTTP event loop (a daemon thread, uvloop where installed;
+:mod:`.http_net`), warmed before timing. The ``async`` methods (``aquery``, ...)
 run on that loop, so one process keeps many requests in flight without a thread each (``loadtest``
 schedules its open loop there); the plain methods (``query``, ...) wait for them from any other
 thread (the runner's workers). Each query is timed with ``perf_counter_ns`` around the successful
@@ -24,6 +25,7 @@ and ``params`` (what manifests and records hold).
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import hashlib
 import json
@@ -39,7 +41,8 @@ from ..bench.model import Session
 from ..errors import MemevalError
 from ..retry import Retryable, RetryPolicy, retry_after
 from .base import Recall, SystemCallError, memory_from_json
-from .http_net import AsyncioBackend, Pool, background_loop
+from .http_net import background_loop
+from .http_wire import WireTransport
 
 __all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
 
@@ -132,11 +135,11 @@ class _TooBig(Exception):
     pass
 
 
-def _transport(pool: int) -> httpx.AsyncHTTPTransport:
-    transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool))
-    # httpx takes no network backend: its pool is swapped for the same pool over ours (see http_net)
-    transport._pool = Pool(max_connections=pool, max_keepalive_connections=pool, network_backend=AsyncioBackend())
-    return transport
+def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
+    """The lean wire transport for ``http://``; httpx's own (TLS and all) for ``https://``."""
+    if scheme == "http":
+        return WireTransport(max_connections=pool)
+    return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool))
 
 
 class HttpSystem:
@@ -164,7 +167,6 @@ class HttpSystem:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} ({e})") from None
         if url.scheme not in ("http", "https") or not url.host:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} (need http://HOST[:PORT])")
-        auth = httpx.BasicAuth(url.username, url.password) if url.username or url.password else None
         self.base_url = public_url(base_url).rstrip("/")
         self.name = f"http:{self.base_url}"
         self.params = {
@@ -180,19 +182,23 @@ class HttpSystem:
             backoff,
             max_reply_bytes,
         )
-        headers = {}
+        headers = {"accept": "application/json", "user-agent": f"memeval-http/{self.version}"}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers[api_key_header] = f"Bearer {key}" if api_key_header.lower() == "authorization" else key
+        if url.username or url.password:  # user-info in the URL: basic auth (it wins over a bearer key)
+            basic = base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
+            headers["authorization"] = f"Basic {basic}"
+        self._headers = headers
         self._loop = background_loop()
         self._cancelled = threading.Event()
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
-        # no httpx timeouts: each attempt has one total deadline (asyncio.timeout in _attempt)
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, auth=auth, timeout=None, transport=transport or _transport(pool)
-        )
-        self._urls = {p: self._http.base_url.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health")}
+        # httpx's transport is called directly: no cookies, redirects or auth flows to run per request
+        # (the protocol has none), and no httpx timeouts: each attempt has one total deadline (_call)
+        self._transport = transport or _transport(url.scheme, pool)
+        base = httpx.URL(self.base_url + "/")
+        self._urls = {p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health")}
 
     # -- protocol (any thread but the loop's) ------------------------------------------------------
     def reset(self) -> None:
@@ -256,9 +262,12 @@ class HttpSystem:
     async def anetwork_floor_ms(self, n: int = 21) -> float:
         return statistics.median([(await self._call("GET", "/health"))[1] / 1e6 for _ in range(n)])
 
-    async def _once(self, method: str, path: str, **kw) -> tuple[httpx.Response, bytes]:
+    async def _once(self, method: str, path: str, json=None, headers=None) -> tuple[httpx.Response, bytes]:
         """One attempt, bounded by the reply cap (the caller bounds it in time)."""
-        async with self._http.stream(method, self._urls[path], **kw) as resp:
+        request = httpx.Request(method, self._urls[path], headers={**self._headers, **(headers or {})}, json=json)
+        resp = await self._transport.handle_async_request(request)
+        resp.request = request
+        try:
             declared = resp.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_reply_bytes:
                 raise _TooBig(int(declared))
@@ -269,6 +278,8 @@ class HttpSystem:
                     raise _TooBig(size)
                 chunks.append(chunk)
             return resp, b"".join(chunks)
+        finally:
+            await resp.aclose()
 
     async def _call(self, method: str, path: str, **kw) -> tuple[bytes, int, int]:
         """``(body, elapsed ns of the successful attempt, attempts)`` under the shared retry policy
@@ -328,9 +339,9 @@ class HttpSystem:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self.run(self._http.aclose())
+            self.run(self._transport.aclose())
 
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._http.aclose()
+            await self._transport.aclose()
