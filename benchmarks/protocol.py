@@ -9,7 +9,8 @@ its imports made absolute; it is never part of the package. Every server is ``no
 own process (client and server do not share an interpreter lock); the runs alternate between the
 stacks within each repeat, so machine load hits both alike. ``uptime`` is printed before and after.
 
-``throughput``: closed loop, queries/s at concurrency 1 and 16, for every (client, server) pair.
+``throughput``: closed loop, queries/s at concurrency 1 and 16, for every (client, server) pair, and
+the CPU each side spent per query (user + system, from /proc: what a loaded machine cannot hide).
 Old client: N threads calling ``query`` (as the runner does); new client: the same threads through
 the sync wrapper, and N coroutines calling ``aquery`` on the adapter's event loop.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import re
 import socket
 import statistics
@@ -97,6 +99,12 @@ def questions() -> list[str]:
     return [q.text_to_ask for q in read_questions(Path(bench.root) / bench.tier("full").questions_file)]
 
 
+def cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of a process (default: this one), from /proc."""
+    fields = Path(f"/proc/{pid or 'self'}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_avg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -132,6 +140,7 @@ def cmd_throughput(args, old_dir: Path, qs: list[str]) -> None:
         (c, s, how) for s in ("old", "new") for c, how in (("old", "threads"), ("new", "threads"), ("new", "async"))
     ]
     rates: dict[tuple, list[float]] = {}
+    cpu: dict[tuple, list[tuple[float, float]]] = {}
     try:
         clients = {}
         for c, s, how in cases:
@@ -144,15 +153,23 @@ def cmd_throughput(args, old_dir: Path, qs: list[str]) -> None:
                 for c, s, how in cases:
                     h = clients[c, s]
                     run = by_threads if how == "threads" else by_coroutines
+                    c0, s0 = cpu_s(), cpu_s(servers[s][0].pid)
                     rates.setdefault((c, s, how, conc), []).append(run(h, qs, conc, args.n))
+                    per = ((cpu_s() - c0) / args.n * 1e6, (cpu_s(servers[s][0].pid) - s0) / args.n * 1e6)
+                    cpu.setdefault((c, s, how, conc), []).append(per)
             print(f"repeat {r + 1}/{args.repeat} done, load average {load_avg()}", flush=True)
     finally:
         for proc, _ in servers.values():
             proc.terminate()
             proc.wait()
-    print(f"{'client':<18} {'server':<8} {'conc':>4}  {'median q/s':>10}  runs")
-    for (c, s, how, conc), v in sorted(rates.items(), key=lambda kv: (kv[0][3], kv[0][1], kv[0][0], kv[0][2])):
-        print(f"{c + ' (' + how + ')':<18} {s:<8} {conc:>4}  {statistics.median(v):>10.0f}  {[round(x) for x in v]}")
+    print(f"{'client':<18} {'server':<8} {'conc':>4}  {'median q/s':>10}  {'CPU us/query client server':>27}  runs")
+    for key, v in sorted(rates.items(), key=lambda kv: (kv[0][3], kv[0][1], kv[0][0], kv[0][2])):
+        c, s, how, conc = key
+        cc, sc = (statistics.median(x) for x in zip(*cpu[key]))
+        print(
+            f"{c + ' (' + how + ')':<18} {s:<8} {conc:>4}  {statistics.median(v):>10.0f}  {cc:>20.0f} {sc:>6.0f}  "
+            f"{[round(x) for x in v]}"
+        )
     for conc in args.concurrency:
         before = statistics.median(rates["old", "old", "threads", conc])
         after = statistics.median(rates["new", "new", "threads", conc])

@@ -191,3 +191,10 @@ def test_loadtest_keeps_results_and_warns_on_client_lag(tmp_path, capsys):
         )  # any lag at all is over 0
     assert "client itself fell" in capsys.readouterr().err
     assert json.loads(out.read_text())["lag_warning"] is True
+
+
+def test_open_loop_reports_the_clients_own_lag_for_every_request():
+    with ReferenceServer(NoMemory()) as srv:
+        r = open_loop(HttpSystem(srv.url), ["q1", "q2"], rate=100, duration_s=1.0)
+    assert r.sent == 100 and r.lag["n"] == 100 and r.latency["n"] == 100
+    assert 0 <= r.lag["p50"] <= r.lag["p99"] <= r.max_lag_ms  # never early: a request leaves at or after its time
