@@ -15,7 +15,9 @@ Old client: N threads calling ``query`` (as the runner does); new client: the sa
 the sync wrapper, and N coroutines calling ``aquery`` on the adapter's event loop.
 
 ``loadtest``: ``open_loop`` (what ``memeval loadtest`` runs) at a fixed rate; achieved rate, latency
-p99 from the scheduled time, and the client's lag (new: p99 and max; old: max only, all it reported).
+p99 from the scheduled time, the client's lag (new: p99 and max, and apart from it the wait for an
+in-flight slot; old: max only, all it reported, with slot waits inside),
+and the CPU client and server used, as a share of one core over the run (warm-up included).
 """
 
 from __future__ import annotations
@@ -192,17 +194,30 @@ def cmd_loadtest(args, old_dir: Path, qs: list[str]) -> None:
             try:
                 h = (old_http.HttpSystem if stack == "old" else HttpSystem)(url, pool=args.max_in_flight)
                 run = old_loadtest.open_loop if stack == "old" else open_loop
+                c0, s0, t0 = cpu_s(), cpu_s(proc.pid), time.perf_counter()
                 res = run(h, qs, args.rate, args.duration, args.max_in_flight)
+                wall = time.perf_counter() - t0
+                share = (cpu_s() - c0) / wall, (cpu_s(proc.pid) - s0) / wall
                 h.close()
             finally:
                 proc.terminate()
                 proc.wait()
-            lag = getattr(res, "lag", None)
-            rows[stack].append((res.achieved_rate, res.latency["p99"], lag["p99"] if lag else None, res.max_lag_ms))
+            lag, slot = getattr(res, "lag", None), getattr(res, "slot_wait", None)
+            rows[stack].append(
+                (
+                    res.achieved_rate,
+                    res.latency["p99"],
+                    lag["p99"] if lag else None,
+                    res.max_lag_ms,
+                    *share,
+                    slot["p99"] if slot else None,
+                )
+            )
             print(
                 f"repeat {r + 1} {stack}: achieved {res.achieved_rate:.0f}/s, errors {res.errors}, latency p99 "
                 f"{res.latency['p99']:.2f} ms, client lag p99 {lag['p99'] if lag else '-'} ms, max "
-                f"{res.max_lag_ms:.1f} ms; load average {load_avg()}",
+                f"{res.max_lag_ms:.1f} ms, slot wait p99 {slot['p99'] if slot else '-'} ms; CPU client {share[0]:.0%} server {share[1]:.0%} of a core; "
+                f"load average {load_avg()}",
                 flush=True,
             )
     for stack, v in rows.items():
@@ -213,7 +228,8 @@ def cmd_loadtest(args, old_dir: Path, qs: list[str]) -> None:
         print(
             f"{stack} stack at {args.rate:g}/s for {args.duration:g} s, median of {len(v)}: achieved {med[0]:.0f}/s, "
             f"latency p99 {med[1]:.2f} ms, client lag p99 {'-' if med[2] is None else f'{med[2]:.2f}'} ms, "
-            f"max {med[3]:.1f} ms"
+            f"max {med[3]:.1f} ms, slot wait p99 {'-' if med[6] is None else f'{med[6]:.2f}'} ms; "
+            f"CPU client {med[4]:.0%}, server {med[5]:.0%} of a core"
         )
 
 

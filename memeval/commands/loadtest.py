@@ -86,11 +86,18 @@ def run(args) -> int:
                 f"{p['p99']:>8} {p['max']:>8}   floor {r.network_ms} ms, "
                 f"client lag p50 {r.lag['p50']:.2f} / p99 {r.lag['p99']:.2f} / max {r.max_lag_ms:.2f} ms"
             )
+            if r.slot_wait["max"] is not None and r.slot_wait["max"] > args.max_lag_ms:
+                print(
+                    f"note: at {rate:g}/s requests waited up to {r.slot_wait['max']:.0f} ms for one of the "
+                    f"--max-in-flight {args.max_in_flight} slots: the system held that many requests (its "
+                    "queueing is in the latencies; raise --max-in-flight to keep sending on schedule)",
+                    file=sys.stderr,
+                )
             if r.max_lag_ms > args.max_lag_ms:
                 print(
                     f"warning: at {rate:g}/s the client itself fell {r.max_lag_ms:.0f} ms behind schedule (over "
                     f"--max-lag-ms {args.max_lag_ms:g}): this machine cannot send this rate, so these latencies "
-                    "include the load generator's own delay (lower the rate or raise --max-in-flight)",
+                    "include the load generator's own delay (lower the rate, or run the client on a quieter machine)",
                     file=sys.stderr,
                 )
             results.append(

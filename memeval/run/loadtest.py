@@ -7,8 +7,9 @@ down (no coordinated omission).
 
 The schedule runs as coroutines on the HTTP adapter's event loop (async httpx): one process keeps
 ``max_in_flight`` requests open without a thread each. The client reports its own lag: how late
-each request left against its scheduled time (the loop's own delay, plus waiting for one of the
-``max_in_flight`` slots). A large lag means the client, not the system, set the pace.
+each request was taken up against its scheduled time (a large lag means the client, not the
+system, set the pace), and apart from it how long requests waited for one of the ``max_in_flight``
+slots (the system holding that many requests: its queueing, which the latencies include).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ class LoadResult:
     network_ms: float  # the floor measured before the load, on the warmed connection
     latency: dict  # percentiles of latency from the scheduled send time (ms)
     latency_minus_rtt: dict  # the same minus the network floor
-    max_lag_ms: float  # how late the client itself sent (should stay small)
+    max_lag_ms: float  # how late the client itself took a request up (should stay small)
     lag: dict  # percentiles of that lag (ms)
+    slot_wait: dict  # percentiles of the wait for a free in-flight slot (ms)
 
 
 def open_loop(
@@ -65,6 +67,7 @@ async def _open_loop(
     n = max(1, int(rate * duration_s))
     lat: list[float] = []
     lags: list[float] = []
+    waits: list[float] = []
     errors = 0
     slots = asyncio.Semaphore(max_in_flight)
     clock = time.perf_counter
@@ -72,6 +75,7 @@ async def _open_loop(
 
     async def one(i: int, due: float) -> None:
         nonlocal errors
+        taken = clock()
         async with slots:
             sent = clock()
             try:
@@ -80,7 +84,8 @@ async def _open_loop(
             except SystemCallError:
                 ok = False
             done = clock()
-        lags.append((sent - due) * 1000)
+        lags.append((taken - due) * 1000)
+        waits.append((sent - taken) * 1000)
         if ok:
             lat.append((done - due) * 1000)
         else:
@@ -104,8 +109,13 @@ async def _open_loop(
         latency=percentiles(lat),
         latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
         max_lag_ms=round(max(lags), 3),
-        lag={k: round(v, 3) if isinstance(v, float) else v for k, v in percentiles(lags).items()},
+        lag=_rounded(percentiles(lags)),
+        slot_wait=_rounded(percentiles(waits)),
     )
+
+
+def _rounded(p: dict) -> dict:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in p.items()}
 
 
 def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:
