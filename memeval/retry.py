@@ -5,7 +5,8 @@ server's ``Retry-After`` (seconds) honoured in its place; every wait is capped a
 The caller's attempt raises :class:`Retryable` for what may be tried again (429/5xx, a timeout, a
 dropped connection) and anything else for what may not; ``sleep`` is how the caller waits, so the
 memory adapter can wait on its cancel event (Ctrl-C ends a wait at once) while its per-attempt total
-deadline stays in its own transport.
+deadline stays in its own transport. :meth:`RetryPolicy.acall` is the same policy for an ``async``
+attempt (the HTTP adapter's event loop); its waits are ``asyncio`` sleeps, ended by cancelling the task.
 
 >>> p = RetryPolicy(max_attempts=4, backoff=0.5)
 >>> [p.wait_for(n) for n in (1, 2, 3)], p.wait_for(1, retry_after=120.0)
@@ -24,9 +25,10 @@ deadline stays in its own transport.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
 
 import httpx
 
@@ -83,3 +85,47 @@ class RetryPolicy:
             reraise=True,
         )
         return retrying(lambda: attempt(next(counter)))
+
+    async def acall(
+        self, attempt: Callable[[int], Awaitable[T]], *, sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+    ) -> T:
+        """:meth:`call` for an ``async`` attempt: ``await attempt(n)`` under the same stop, wait and retry rules.
+
+        The first attempt runs as a plain ``await`` (on a loaded request path tenacity's bookkeeping
+        costs more than the request); from the first failure on, tenacity drives the rest.
+
+        >>> waits = []
+        >>> async def wait(s):
+        ...     waits.append(s)
+        >>> async def flaky(n):
+        ...     if n < 3:
+        ...         raise Retryable("HTTP 429", retry_after=0.25 if n == 2 else None)
+        ...     return n
+        >>> asyncio.run(RetryPolicy(max_attempts=3, backoff=0.5).acall(flaky, sleep=wait)), waits
+        (3, [0.5, 0.25])
+        """
+        try:
+            return await attempt(1)
+        except Retryable as e:
+            if self.max_attempts == 1:
+                raise
+            await sleep(self.wait_for(1, e.retry_after))
+        import tenacity  # on use: start-up time of every command (it imports tornado where installed)
+
+        counter = iter(range(2, self.max_attempts + 1))
+
+        async def one() -> T:
+            return await attempt(next(counter))
+
+        def wait(state: tenacity.RetryCallState) -> float:  # tenacity counts from the second attempt
+            exc = state.outcome.exception() if state.outcome is not None else None
+            return self.wait_for(state.attempt_number + 1, getattr(exc, "retry_after", None))
+
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts - 1),
+            wait=wait,
+            retry=tenacity.retry_if_exception_type(Retryable),
+            sleep=sleep,
+            reraise=True,
+        )
+        return await retrying(one)

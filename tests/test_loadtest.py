@@ -27,6 +27,7 @@ def test_open_loop_shows_queueing_when_the_system_falls_behind():
         r = open_loop(HttpSystem(srv.url), ["q"], rate=320, duration_s=1.0, max_in_flight=8)
     assert r.latency["n"] == 320
     assert r.latency["p99"] > 400  # measured from the scheduled time: waiting counts
+    assert r.slot_wait["max"] > 200 and r.slot_wait["n"] == 320  # the wait for a slot is told apart from lag
 
 
 def test_loadtest_cli(tmp_path, capsys):
@@ -191,3 +192,10 @@ def test_loadtest_keeps_results_and_warns_on_client_lag(tmp_path, capsys):
         )  # any lag at all is over 0
     assert "client itself fell" in capsys.readouterr().err
     assert json.loads(out.read_text())["lag_warning"] is True
+
+
+def test_open_loop_reports_the_clients_own_lag_for_every_request():
+    with ReferenceServer(NoMemory()) as srv:
+        r = open_loop(HttpSystem(srv.url), ["q1", "q2"], rate=100, duration_s=1.0)
+    assert r.sent == 100 and r.lag["n"] == 100 and r.latency["n"] == 100 and r.slot_wait["n"] == 100
+    assert 0 <= r.lag["p50"] <= r.lag["p99"] <= r.max_lag_ms  # never early: a request leaves at or after its time

@@ -56,7 +56,8 @@ def _n_lines(path: Path) -> int:
 # -- 1. one writer per run folder; a checked bench -----------------------------------------------------------
 def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_block(bench, tmp_path):
     out = tmp_path / "r"
-    with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=30)) as srv:
+    # 150 ms a query keeps the first run going (~7 s) while the second starts on a loaded machine
+    with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=150)) as srv:
         args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress", "--out", str(out)]
         # A writer that holds the folder for as long as the test needs (no race with a run's own pace):
         holder = subprocess.Popen(

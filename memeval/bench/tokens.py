@@ -55,6 +55,8 @@ def cut_tokens(text: str, n: int, keep: str = "head") -> str:
     if len(spans) <= n:
         return text
     return text[: spans[n - 1][1]] if keep == "head" else text[spans[-n][0] :]
+
+
 # ASCII characters by class, as the pattern classes them: 0 space, 1 word (chunked by 4), 2 punctuation
 _ASCII_CLASS = np.array(
     [1 if re.fullmatch(r"\w", c) else 0 if re.fullmatch(r"\s", c) else 2 for c in map(chr, range(128))],

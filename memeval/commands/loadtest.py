@@ -1,4 +1,8 @@
-"""memeval loadtest: latency under load, open-loop, against an HTTP memory system."""
+"""memeval loadtest: latency under load, open-loop, against an HTTP memory system.
+
+One client process (the HTTP adapter's event loop) sends the schedule; each rate step reports the
+latency from the scheduled send time and the client's own lag, and warns when that lag shows the
+client could not keep the schedule."""
 
 from __future__ import annotations
 
@@ -79,13 +83,21 @@ def run(args) -> int:
             p = {k: "-" if v is None else f"{v:.2f}" for k, v in r.latency_minus_rtt.items()}  # None: all failed
             print(
                 f"{r.rate:>8.1f} {r.achieved_rate:>9.1f} {r.errors:>6} {p['p50']:>8} {p['p90']:>8} "
-                f"{p['p99']:>8} {p['max']:>8}   floor {r.network_ms} ms, client lag max {r.max_lag_ms} ms"
+                f"{p['p99']:>8} {p['max']:>8}   floor {r.network_ms} ms, "
+                f"client lag p50 {r.lag['p50']:.2f} / p99 {r.lag['p99']:.2f} / max {r.max_lag_ms:.2f} ms"
             )
+            if r.slot_wait["max"] is not None and r.slot_wait["max"] > args.max_lag_ms:
+                print(
+                    f"note: at {rate:g}/s requests waited up to {r.slot_wait['max']:.0f} ms for one of the "
+                    f"--max-in-flight {args.max_in_flight} slots: the system held that many requests (its "
+                    "queueing is in the latencies; raise --max-in-flight to keep sending on schedule)",
+                    file=sys.stderr,
+                )
             if r.max_lag_ms > args.max_lag_ms:
                 print(
                     f"warning: at {rate:g}/s the client itself fell {r.max_lag_ms:.0f} ms behind schedule (over "
                     f"--max-lag-ms {args.max_lag_ms:g}): this machine cannot send this rate, so these latencies "
-                    "include the load generator's own delay (lower the rate or raise --max-in-flight)",
+                    "include the load generator's own delay (lower the rate, or run the client on a quieter machine)",
                     file=sys.stderr,
                 )
             results.append(

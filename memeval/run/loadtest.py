@@ -4,13 +4,18 @@ A sequential question loop measures service time. Here requests are *scheduled* 
 whatever the system's speed, and each latency is measured from the request's scheduled time, so a
 system that falls behind shows its queueing in the numbers instead of silently slowing the client
 down (no coordinated omission).
+
+The schedule runs as coroutines on the HTTP adapter's event loop (async httpx): one process keeps
+``max_in_flight`` requests open without a thread each. The client reports its own lag: how late
+each request was taken up against its scheduled time (a large lag means the client, not the
+system, set the pace), and apart from it how long requests waited for one of the ``max_in_flight``
+slots (the system holding that many requests: its queueing, which the latencies include).
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,63 +37,69 @@ class LoadResult:
     network_ms: float  # the floor measured before the load, on the warmed connection
     latency: dict  # percentiles of latency from the scheduled send time (ms)
     latency_minus_rtt: dict  # the same minus the network floor
-    max_lag_ms: float  # how late the client itself sent (should stay small)
+    max_lag_ms: float  # how late the client itself took a request up (should stay small)
+    lag: dict  # percentiles of that lag (ms)
+    slot_wait: dict  # percentiles of the wait for a free in-flight slot (ms)
 
 
 def open_loop(
     system: HttpSystem, questions: list[str], rate: float, duration_s: float, max_in_flight: int = 64, on_done=None
 ) -> LoadResult:
     """Send ``rate`` queries/s for ``duration_s`` seconds (questions cycled), open loop. ``on_done()``
-    is called after each request (progress)."""
-    if rate <= 0 or duration_s <= 0:
-        raise MemevalError("rate and duration must be positive")
+    is called after each request (progress), on the adapter's event loop thread."""
+    if rate <= 0 or duration_s <= 0 or max_in_flight < 1:
+        raise MemevalError("rate, duration and max in flight must be positive")
     if not questions:
         raise MemevalError("no questions to send")
-    system.warm()
-    system.query(questions[0], None)  # let the system build what it builds lazily before the clock starts
-    floor = system.network_floor_ms()
+    try:
+        return system.run(_open_loop(system, questions, rate, duration_s, max_in_flight, on_done))
+    except BaseException:  # Ctrl-C: nothing more is sent and the requests in flight are aborted
+        system.cancel()
+        raise
+
+
+async def _open_loop(
+    system: HttpSystem, questions: list[str], rate: float, duration_s: float, max_in_flight: int, on_done
+) -> LoadResult:
+    await system.awarm()
+    await system.aquery(questions[0], None)  # let the system build what it builds lazily before the clock starts
+    floor = await system.anetwork_floor_ms()
     n = max(1, int(rate * duration_s))
     lat: list[float] = []
     lags: list[float] = []
+    waits: list[float] = []
     errors = 0
-    lock = threading.Lock()
-    start = time.perf_counter() + 0.05
+    slots = asyncio.Semaphore(max_in_flight)
+    clock = time.perf_counter
+    start = clock() + 0.05
 
-    stop = threading.Event()
-
-    def one(i: int) -> None:
+    async def one(i: int, due: float) -> None:
         nonlocal errors
-        due = start + i / rate
-        delay = due - time.perf_counter()
-        if delay > 0 and stop.wait(delay):
-            return
-        sent = time.perf_counter()
-        try:
-            system.query(questions[i % len(questions)], None)
-            ok = True
-        except SystemCallError:
-            ok = False
-        done = time.perf_counter()
-        with lock:
-            lags.append((sent - due) * 1000)
-            if ok:
-                lat.append((done - due) * 1000)
-            else:
-                errors += 1
+        taken = clock()
+        async with slots:
+            sent = clock()
+            try:
+                await system.aquery(questions[i % len(questions)], None)
+                ok = True
+            except SystemCallError:
+                ok = False
+            done = clock()
+        lags.append((taken - due) * 1000)
+        waits.append((sent - taken) * 1000)
+        if ok:
+            lat.append((done - due) * 1000)
+        else:
+            errors += 1
         if on_done is not None:
             on_done()
 
-    pool = ThreadPoolExecutor(max_in_flight)
-    try:
-        list(pool.map(one, range(n)))
-    except BaseException:  # Ctrl-C: nothing more is sent and the requests in flight are aborted
-        stop.set()
-        if hasattr(system, "cancel"):
-            system.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    elapsed = time.perf_counter() - start
+    async with asyncio.TaskGroup() as group:
+        for i in range(n):
+            due = start + i / rate
+            while (wait := due - clock()) > 0:
+                await asyncio.sleep(wait)
+            group.create_task(one(i, due))
+    elapsed = clock() - start
     return LoadResult(
         rate=rate,
         achieved_rate=len(lat) / elapsed,
@@ -98,7 +109,13 @@ def open_loop(
         latency=percentiles(lat),
         latency_minus_rtt=percentiles(max(1.0, x - floor) for x in lat),
         max_lag_ms=round(max(lags), 3),
+        lag=_rounded(percentiles(lags)),
+        slot_wait=_rounded(percentiles(waits)),
     )
+
+
+def _rounded(p: dict) -> dict:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in p.items()}
 
 
 def questions_of(bench_dir, tier: str) -> tuple[list, list[str]]:

@@ -1,15 +1,21 @@
 """The HTTP adapter: a memory system behind the protocol of memory-api.md.
 
-One pooled ``httpx.Client`` per run, warmed before timing; each query timed with
-``perf_counter_ns`` around the successful attempt; response bytes recorded; 429/5xx, timeouts and
-dropped connections retried with exponential backoff (honouring ``Retry-After``) up to
-``max_attempts``. Every ``POST /sessions`` carries an ``Idempotency-Key``, so a retried session is
-never stored twice by a server that keeps the protocol.
+One pooled httpx transport per run (for ``http://`` the lean :mod:`.http_wire`, for ``https://``
+httpx's own) on the process's HTTP event loop (a daemon thread, uvloop where installed;
+:mod:`.http_net`), warmed before timing. The ``async`` methods (``aquery``, ...)
+run on that loop, so one process keeps many requests in flight without a thread each (``loadtest``
+schedules its open loop there); the plain methods (``query``, ...) wait for them from any other
+thread (the runner's workers). Each query is timed with ``perf_counter_ns`` around the successful
+attempt, on the loop; response bytes recorded; 429/5xx, timeouts and dropped connections retried
+with exponential backoff (honouring ``Retry-After``) up to ``max_attempts``. Every
+``POST /sessions`` carries an ``Idempotency-Key``, so a retried session is never stored twice by a
+server that keeps the protocol.
 
-``timeout`` is a *total* deadline per attempt (connect + send + receive): a server trickling bytes
-cannot hold a request past it. ``cancel()`` aborts every request in flight (used on Ctrl-C).
-Replies are read up to ``max_reply_bytes`` and ``/query`` replies are checked against the schema;
-a reply that breaks either is a :class:`SystemCallError` (an error record), never a score.
+``timeout`` is a *total* deadline per attempt (connect + send + receive, one ``asyncio.timeout``): a
+server trickling bytes cannot hold a request past it. ``cancel()`` aborts every request in flight
+and refuses new ones (used on Ctrl-C). Replies are read up to ``max_reply_bytes`` and ``/query``
+replies are checked against the schema; a reply that breaks either is a :class:`SystemCallError`
+(an error record), never a score.
 
 The API key is read from the environment variable ``api_key_env`` and sent only in a header;
 user-info in the URL (``http://user:pass@host``) is sent as basic auth and stripped from ``name``
@@ -18,22 +24,25 @@ and ``params`` (what manifests and records hold).
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import concurrent.futures
 import hashlib
 import json
 import os
-import socket
 import statistics
 import threading
 import time
 from urllib.parse import urlsplit, urlunsplit
 
-import httpcore
 import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError
 from ..retry import Retryable, RetryPolicy, retry_after
 from .base import Recall, SystemCallError, memory_from_json
+from .http_net import background_loop
+from .http_wire import WireTransport
 
 __all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
 
@@ -120,107 +129,19 @@ def _kind(v) -> str:
     }.get(type(v), type(v).__name__)
 
 
-# -- a total deadline per request: a network backend whose every read/write is bounded by it ----------
-class _Deadlines(threading.local):
-    at: float | None = None
-
-
-class _Stream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream, backend: "_DeadlineBackend"):
-        self._inner, self._backend = inner, backend
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, self._backend.budget(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._backend.budget(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._backend.forget(self)
-        self._inner.close()
-
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-        inner = self._inner.start_tls(
-            ssl_context, server_hostname, self._backend.budget(timeout, httpcore.ConnectTimeout)
-        )
-        self._backend.forget(self)
-        return self._backend.track(_Stream(inner, self._backend))
-
-    def get_extra_info(self, info: str):
-        return self._inner.get_extra_info(info)
-
-    def abort(self) -> None:
-        sock = self._inner.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in recv/send on it
-            except OSError:
-                pass
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self):
-        self._sync = httpcore.SyncBackend()
-        self.deadline = _Deadlines()
-        self.cancelled = threading.Event()
-        self._open: set[_Stream] = set()
-        self._lock = threading.Lock()
-
-    def budget(self, timeout: float | None, exc: type[Exception]) -> float | None:
-        if self.cancelled.is_set():
-            raise exc("cancelled")
-        at = self.deadline.at
-        if at is None:
-            return timeout
-        left = at - time.monotonic()
-        if left <= 0:
-            raise exc("total deadline passed")
-        return left if timeout is None else min(timeout, left)
-
-    def track(self, stream: _Stream) -> _Stream:
-        with self._lock:
-            self._open.add(stream)
-        return stream
-
-    def forget(self, stream: _Stream) -> None:
-        with self._lock:
-            self._open.discard(stream)
-
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        inner = self._sync.connect_tcp(
-            host, port, self.budget(timeout, httpcore.ConnectTimeout), local_address, socket_options
-        )
-        return self.track(_Stream(inner, self))
-
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        inner = self._sync.connect_unix_socket(path, self.budget(timeout, httpcore.ConnectTimeout), socket_options)
-        return self.track(_Stream(inner, self))
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def abort_all(self) -> None:
-        self.cancelled.set()
-        with self._lock:
-            streams = list(self._open)
-        for s in streams:
-            s.abort()
-
-
-def _transport(limits: httpx.Limits, backend: _DeadlineBackend) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport(limits=limits)
-    # httpx takes no network backend; its pool is swapped for the same pool built over ours
-    transport._pool = httpcore.ConnectionPool(
-        max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections,
-        keepalive_expiry=limits.keepalive_expiry,
-        network_backend=backend,
-    )
-    return transport
+class _TooBig(Exception):
+    pass
 
 
 class _TooBig(Exception):
     pass
+
+
+def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
+    """The lean wire transport for ``http://``; httpx's own (TLS and all) for ``https://``."""
+    if scheme == "http":
+        return WireTransport(max_connections=pool)
+    return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool))
 
 
 class HttpSystem:
@@ -237,7 +158,7 @@ class HttpSystem:
         max_attempts: int = 4,
         backoff: float = 0.05,
         pool: int = 32,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         images: str = "path",
     ):
@@ -245,15 +166,14 @@ class HttpSystem:
             raise MemevalError(f"HTTP system: images must be 'path' or 'inline', got {images!r}")
         #: how a turn's image file reaches the server: its bench path, or its bytes as a data: URL
         self.image_input = images
-        if timeout <= 0 or max_attempts < 1 or max_reply_bytes < 1:
-            raise MemevalError("HTTP system: timeout, attempts and reply cap must be positive")
+        if timeout <= 0 or max_attempts < 1 or max_reply_bytes < 1 or pool < 1:
+            raise MemevalError("HTTP system: timeout, attempts, pool and reply cap must be positive")
         try:
             url = httpx.URL(base_url)
         except (httpx.InvalidURL, TypeError, ValueError) as e:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} ({e})") from None
         if url.scheme not in ("http", "https") or not url.host:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} (need http://HOST[:PORT])")
-        auth = httpx.BasicAuth(url.username, url.password) if url.username or url.password else None
         self.base_url = public_url(base_url).rstrip("/")
         self.name = f"http:{self.base_url}"
         self.params = {
@@ -270,94 +190,127 @@ class HttpSystem:
             backoff,
             max_reply_bytes,
         )
-        headers = {}
+        headers = {"accept": "application/json", "user-agent": f"memeval-http/{self.version}"}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers[api_key_header] = f"Bearer {key}" if api_key_header.lower() == "authorization" else key
-        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
-        self._backend = _DeadlineBackend()
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            headers=headers,
-            auth=auth,
-            timeout=timeout,
-            transport=transport or _transport(limits, self._backend),
-            limits=limits,
-        )
+        if url.username or url.password:  # user-info in the URL: basic auth (it wins over a bearer key)
+            basic = base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
+            headers["authorization"] = f"Basic {basic}"
+        self._headers = headers
+        self._loop = background_loop()
+        self._cancelled = threading.Event()
+        self._tasks: set[asyncio.Task] = set()
+        self._closed = False
+        # httpx's transport is called directly: no cookies, redirects or auth flows to run per request
+        # (the protocol has none), and no httpx timeouts: each attempt has one total deadline (_call)
+        self._transport = transport or _transport(url.scheme, pool)
+        base = httpx.URL(self.base_url + "/")
+        self._urls = {p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health")}
 
-    # -- protocol -------------------------------------------------------------------------------
+    # -- protocol (any thread but the loop's) ------------------------------------------------------
     def reset(self) -> None:
-        self._call("POST", "/reset")
+        self.run(self.areset())
 
     def ingest(self, session: Session, idempotency_key: str | None = None) -> None:
-        body = {"session_id": session.session_id, "date": session.date, "turns": [t.to_dict() for t in session.turns]}
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        self._call("POST", "/sessions", json=body, headers=headers)
+        self.run(self.aingest(session, idempotency_key))
 
     def query(self, question: str, asked_at: str | None) -> Recall:
-        body, elapsed_ns, attempts = self._call("POST", "/query", json={"question": question, "asked_at": asked_at})
+        return self.run(self.aquery(question, asked_at))
+
+    def warm(self, n: int = 5) -> None:
+        """Open the pooled connection and get past TCP slow start before anything is timed."""
+        self.run(self.awarm(n))
+
+    def network_floor_ms(self, n: int = 21) -> float:
+        """Median round trip of the no-op ``GET /health`` on the warmed connection."""
+        return self.run(self.anetwork_floor_ms(n))
+
+    def run(self, coro):
+        """Run ``coro`` on the adapter's event loop and wait for it (Ctrl-C while waiting stops it too)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            coro.close()
+            raise RuntimeError("HttpSystem: on its own event loop, await the async methods (aquery, ...)")
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return fut.result()
+        except concurrent.futures.CancelledError:
+            raise SystemCallError("cancelled") from None
+        except BaseException:
+            fut.cancel()
+            raise
+
+    # -- protocol (on the loop) -----------------------------------------------------------------------
+    async def areset(self) -> None:
+        await self._call("POST", "/reset")
+
+    async def aingest(self, session: Session, idempotency_key: str | None = None) -> None:
+        body = {"session_id": session.session_id, "date": session.date, "turns": [t.to_dict() for t in session.turns]}
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        await self._call("POST", "/sessions", json=body, headers=headers)
+
+    async def aquery(self, question: str, asked_at: str | None) -> Recall:
+        body, elapsed_ns, attempts = await self._call(
+            "POST", "/query", json={"question": question, "asked_at": asked_at}
+        )
         try:
             memories, ids, answer = parse_query_reply(body)
         except ValueError as e:
             raise SystemCallError(f"POST /query: malformed reply ({e}; {len(body)} bytes)") from None
         return Recall(memories, ids, answer, latency_ms=elapsed_ns / 1e6, response_bytes=len(body), attempts=attempts)
 
-    # -- timing -----------------------------------------------------------------------------------
-    def warm(self, n: int = 5) -> None:
-        """Open the pooled connection and get past TCP slow start before anything is timed."""
+    async def awarm(self, n: int = 5) -> None:
         for _ in range(n):
-            self._call("GET", "/health")
+            await self._call("GET", "/health")
 
-    def network_floor_ms(self, n: int = 21) -> float:
-        """Median round trip of the no-op ``GET /health`` on the warmed connection."""
-        return statistics.median(self._call("GET", "/health")[1] / 1e6 for _ in range(n))
+    async def anetwork_floor_ms(self, n: int = 21) -> float:
+        return statistics.median([(await self._call("GET", "/health"))[1] / 1e6 for _ in range(n)])
 
-    def _once(self, method: str, path: str, **kw) -> tuple[httpx.Response, bytes]:
-        """One attempt, bounded by the total deadline and the reply cap."""
-        self._backend.deadline.at = time.monotonic() + self.timeout
+    async def _once(self, method: str, path: str, json=None, headers=None) -> tuple[httpx.Response, bytes]:
+        """One attempt, bounded by the reply cap (the caller bounds it in time)."""
+        request = httpx.Request(method, self._urls[path], headers={**self._headers, **(headers or {})}, json=json)
+        resp = await self._transport.handle_async_request(request)
+        resp.request = request
         try:
-            with self._http.stream(method, path, **kw) as resp:
-                declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > self.max_reply_bytes:
-                    raise _TooBig(int(declared))
-                chunks, size = [], 0
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-                    if size > self.max_reply_bytes:
-                        raise _TooBig(size)
-                    chunks.append(chunk)
-                return resp, b"".join(chunks)
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_reply_bytes:
+                raise _TooBig(int(declared))
+            chunks, size = [], 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise _TooBig(size)
+                chunks.append(chunk)
+            return resp, b"".join(chunks)
         finally:
-            self._backend.deadline.at = None
+            await resp.aclose()
 
-    def _call(self, method: str, path: str, **kw) -> tuple[bytes, int, int]:
+    async def _call(self, method: str, path: str, **kw) -> tuple[bytes, int, int]:
         """``(body, elapsed ns of the successful attempt, attempts)`` under the shared retry policy
-        (``memeval.retry``); a wait between attempts ends at once on :meth:`cancel`."""
-        cancelled = SystemCallError(f"{method} {path}: cancelled")
+        (``memeval.retry``); :meth:`cancel` ends an attempt or a wait between attempts at once."""
+        if self._cancelled.is_set():
+            raise SystemCallError(f"{method} {path}: cancelled")
+        task = asyncio.current_task()
+        self._tasks.add(task)
 
-        def sleep(wait: float) -> None:
-            if self._backend.cancelled.wait(wait):
-                raise cancelled
-
-        def attempt(n: int) -> tuple[bytes, int, int]:
-            if self._backend.cancelled.is_set():
-                raise cancelled
+        async def attempt(n: int) -> tuple[bytes, int, int]:
             t0 = time.perf_counter_ns()
             try:
-                resp, body = self._once(method, path, **kw)
+                async with asyncio.timeout(self.timeout):
+                    resp, body = await self._once(method, path, **kw)
                 elapsed = time.perf_counter_ns() - t0
             except _TooBig as e:
                 raise SystemCallError(
                     f"{method} {path}: reply of {e.args[0]}+ bytes is above the cap of "
                     f"{self.max_reply_bytes} bytes (--max-reply-bytes)"
                 ) from None
-            except httpx.TimeoutException:
-                if self._backend.cancelled.is_set():
-                    raise cancelled from None
+            except (TimeoutError, httpx.TimeoutException):
                 raise Retryable(f"no complete reply within the {self.timeout}s deadline") from None
             except httpx.TransportError as e:
-                if self._backend.cancelled.is_set():
-                    raise cancelled from None
                 raise Retryable(f"connection error ({type(e).__name__})") from None
             if resp.status_code < 400:
                 return body, elapsed, n
@@ -367,13 +320,36 @@ class HttpSystem:
             raise Retryable(f"HTTP {resp.status_code}", retry_after(resp) or None)
 
         try:
-            return RetryPolicy(self.max_attempts, self.backoff).call(attempt, sleep=sleep)
+            return await RetryPolicy(self.max_attempts, self.backoff).acall(attempt)
         except Retryable as e:
             raise SystemCallError(f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})") from None
+        except asyncio.CancelledError:
+            if not self._cancelled.is_set():
+                raise
+            task.uncancel()  # our own cancel(): an error of this call, not of the task that made it
+            raise SystemCallError(f"{method} {path}: cancelled") from None
+        finally:
+            self._tasks.discard(task)
 
     def cancel(self) -> None:
-        """Abort every request in flight and refuse new ones (Ctrl-C): blocked threads return within ms."""
-        self._backend.abort_all()
+        """Abort every request in flight and refuse new ones (Ctrl-C): waiting threads return within ms."""
+        self._cancelled.set()
+
+        def cancel_all() -> None:
+            for task in list(self._tasks):
+                task.cancel()
+
+        try:
+            self._loop.call_soon_threadsafe(cancel_all)
+        except RuntimeError:  # the loop is gone (interpreter exit)
+            pass
 
     def close(self) -> None:
-        self._http.close()
+        if not self._closed:
+            self._closed = True
+            self.run(self._transport.aclose())
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._transport.aclose()
