@@ -14,6 +14,7 @@ from .run import run_system
 from .systems.registry import make_system
 from .systems.server import Faults, ReferenceServer
 from .analysis.aggregate import load_records
+from .analysis.sweeps import is_sweep, load_sweep, sweep_run_dirs
 from .run.records import read_manifest
 from .bench.lifelog import generate
 
@@ -133,20 +134,26 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     """All records of the given run folders (see ``aggregate.load_records``). An item may be
     ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
-    by side). Relative folders are found from the current folder, else the project root."""
+    by side). Relative folders are found from the current folder, else the project root. A sweep
+    folder (``memeval sweep``) stands for its shards' runs, with ``bench``, ``preset`` and ``seed``
+    columns (``analysis.sweeps.load_sweep``)."""
     dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
         raise ValueError("no run folders given")
     found = [anchored(d) for d in dirs]
-    df = load_records(found)
+    plain = [d for d in found if not is_sweep(d)]
+    frames = ([load_records(plain)] if plain else []) + [load_sweep(d) for d in found if is_sweep(d)]
+    df = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     if labels:
         df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
     return df
 
 
 def run_folders(run_dirs: Iterable[str | Path]) -> list[Path]:
-    """The run folders of ``run_dirs`` (``NAME=`` labels dropped), found as :func:`load_runs` finds them."""
-    return [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    """The run folders of ``run_dirs`` (``NAME=`` labels dropped, a sweep folder expanded to its
+    shards' runs), found as :func:`load_runs` finds them."""
+    found = [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    return [r for d in found for r in (sweep_run_dirs(d) if is_sweep(d) else [d])]
 
 
 def bench_of_run(run_dir: str | Path) -> Path | None:
