@@ -122,7 +122,7 @@ def run_sweep(
         outcome: dict[str, dict] = {}
         status, link = "error", None
         try:
-            link = _dashboard(client)
+            link = _dashboard(client) if dashboard_address is not None or not own else None
             n = len(client.scheduler_info().get("workers", {}))
             log(
                 f"sweep {spec.name}: {len(shards)} shards on {n} Dask workers" + (f"; dashboard {link}" if link else "")

@@ -73,7 +73,7 @@ def resolve_benches(spec: SweepSpec, generate_missing: bool = True) -> list[Benc
         d = anchored(b)
         if not (d / "bench.yaml").is_file():
             raise InputError(spec.path, None, f"benches[{i}]", f"{b}: no bench.yaml in this folder")
-        refs.append(BenchRef(str(d.resolve()), _label(d.resolve().name)))
+        refs.append(BenchRef(str(d.resolve()), _label(d.resolve().name), ()))
     out = []
     for r in refs:
         tiers = load_bench(r.dir).tier_names
