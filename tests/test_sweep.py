@@ -106,3 +106,23 @@ def test_rerun_after_crashed_shards_completes_without_duplicates(swept, tmp_path
         for s in SYSTEMS:
             expected.update(keyed(records(ref[(seed, s)])))
         assert sweep_records(sw, f"lifelog-tiny-s{seed}") == expected  # keyed() fails on a duplicate
+
+
+def test_sweep_on_an_existing_scheduler(swept, tmp_path, capsys):
+    """--scheduler tcp://HOST:PORT: the shards run on that cluster, which stays up afterwards."""
+    from dask.distributed import Client, LocalCluster
+
+    root, benches, ref = swept
+    spec = write_spec(tmp_path / "S.yaml", systems=["bm25"], benches=[str(benches[2])], tiers=["core", "full"])
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        addr = cluster.scheduler_address
+        assert addr.startswith("tcp://127.0.0.1:")
+        rc = main(["sweep", str(spec), "--out", str(tmp_path / "sw"), "--scheduler", addr, "--no-progress"])
+        assert rc == 0
+        with Client(addr) as c:  # still there
+            assert len(c.scheduler_info()["workers"]) == 1
+    want = {k: v for k, v in keyed(records(ref[(2, "bm25")])).items() if k[1] in ("core", "full")}
+    assert sweep_records(tmp_path / "sw", "lifelog-tiny-s2") == want
+    assert capsys.readouterr().out.strip() == str(tmp_path / "sw")

@@ -114,30 +114,33 @@ def run_sweep(
     sweep_dir = Path(sweep_dir) if sweep_dir else default_sweep_dir(spec, runs_root)
     benches = resolve_benches(spec)
     shards = plan_shards(spec, benches, sweep_dir)
-    with RunLock(sweep_dir):
-        write_sweep(sweep_dir, spec, shards, status="started")
-        own = client is None
+    own = client is None
+    if own:  # connect (or start the cluster) before anything is written
+        client = _client(scheduler, n_workers, threads_per_worker, dashboard_address)
+    outcome: dict[str, dict] = {}
+    status, link = "error", None
+    try:
+        with RunLock(sweep_dir):
+            write_sweep(sweep_dir, spec, shards, status="started")
+            try:
+                link = _dashboard(client) if dashboard_address is not None or not own else None
+                n = len(client.scheduler_info().get("workers", {}))
+                log(
+                    f"sweep {spec.name}: {len(shards)} shards on {n} Dask workers"
+                    + (f"; dashboard {link}" if link else "")
+                )
+                outcome, status = _gather(client, shards, spec, progress)
+            except KeyboardInterrupt:
+                status = "cancelled"
+                raise
+            finally:
+                write_sweep(sweep_dir, spec, shards, outcome, status=status)
+    finally:
         if own:
-            client = _client(scheduler, n_workers, threads_per_worker, dashboard_address)
-        outcome: dict[str, dict] = {}
-        status, link = "error", None
-        try:
-            link = _dashboard(client) if dashboard_address is not None or not own else None
-            n = len(client.scheduler_info().get("workers", {}))
-            log(
-                f"sweep {spec.name}: {len(shards)} shards on {n} Dask workers" + (f"; dashboard {link}" if link else "")
-            )
-            outcome, status = _gather(client, shards, spec, progress)
-        except KeyboardInterrupt:
-            status = "cancelled"
-            raise
-        finally:
-            write_sweep(sweep_dir, spec, shards, outcome, status=status)
-            if own:
-                cluster = getattr(client, "cluster", None)
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+            cluster = getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None:
+                cluster.close()
     return SweepResult(sweep_dir, outcome, link)
 
 
