@@ -1,0 +1,128 @@
+"""Sweep vs sequence for BENCHMARKS.md (issue 16 item 4): the same runs, wall time end to end.
+
+    .venv/bin/python benchmarks/sweep.py --preset demo --seeds 1 2 --repeat 3
+
+``sequence``: one ``memeval run --bench B --system S`` per (seed, system), over all four tiers, one
+after another (each its own process, as a user would type them). ``sweep``: ``memeval sweep`` of the
+same systems × seeds × tiers, one shard per (seed, system, tier) on a 2-worker ``LocalCluster``
+(cluster start-up included). The two alternate within each repeat; every repeat writes fresh folders
+and checks that both hold the same number of records. Benches are generated once, before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from memeval.bench.lifelog import GENERATOR_VERSION, generate
+
+SYSTEMS = ["no_memory", "bm25", "oracle"]
+
+
+def _memeval(*args: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "memeval", *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _count(run_dirs) -> int:
+    return sum(sum(1 for line in (d / "records.jsonl").open() if line.strip()) for d in run_dirs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="demo")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--systems", nargs="+", default=SYSTEMS)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    data = Path(tempfile.gettempdir()) / f"memeval-sweep-benches-g{GENERATOR_VERSION}"
+    for s in args.seeds:
+        d = data / f"lifelog-{args.preset}-s{s}"
+        if not (d / "bench.yaml").is_file():
+            generate(args.preset, s, d)
+    work = Path(tempfile.mkdtemp(prefix="memeval-sweep-bench-"))
+    spec = work / "SWEEP.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "bench",
+                "systems": args.systems,
+                "presets": [args.preset],
+                "seeds": args.seeds,
+                "data_root": str(data),
+            }
+        )
+    )
+    print(f"cpus {os.cpu_count()}; load before: {os.getloadavg()[0]:.2f} (1 min)")
+    seq_t, sweep_t = [], []
+    try:
+        for i in range(args.repeat):
+            order = ("seq", "sweep") if i % 2 == 0 else ("sweep", "seq")
+            for what in order:
+                out = work / f"{what}{i}"
+                t0 = time.perf_counter()
+                if what == "seq":
+                    dirs = []
+                    for s in args.seeds:
+                        for system in args.systems:
+                            d = out / f"{s}-{system}"
+                            _memeval(
+                                "run",
+                                "--bench",
+                                str(data / f"lifelog-{args.preset}-s{s}"),
+                                "--system",
+                                system,
+                                "--out",
+                                str(d),
+                                "--no-progress",
+                            )
+                            dirs.append(d)
+                    seq_t.append(time.perf_counter() - t0)
+                    n_seq = _count(dirs)
+                else:
+                    _memeval(
+                        "sweep",
+                        str(spec),
+                        "--out",
+                        str(out),
+                        "--workers",
+                        str(args.workers),
+                        "--dashboard-address",
+                        "none",
+                        "--no-progress",
+                    )
+                    sweep_t.append(time.perf_counter() - t0)
+                    man = json.loads((out / "sweep.json").read_text())
+                    assert {r["status"] for r in man["shards"]} == {"complete"}
+                    n_sweep = _count(out / r["run_dir"] for r in man["shards"])
+            assert n_seq == n_sweep, (n_seq, n_sweep)
+            shutil.rmtree(work / f"seq{i}")
+            shutil.rmtree(work / f"sweep{i}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    n_shards = len(args.seeds) * len(args.systems) * 4
+    ms, mq = statistics.median(seq_t), statistics.median(sweep_t)
+    print(f"{len(args.systems)} systems x {len(args.seeds)} seeds x 4 tiers of {args.preset}: {n_seq} records each way")
+    print(
+        f"sequence ({len(args.seeds) * len(args.systems)} x memeval run): s per repeat {[round(t, 1) for t in seq_t]}; median {ms:.1f} s"
+    )
+    print(
+        f"sweep ({n_shards} shards, {args.workers}-worker LocalCluster): s per repeat {[round(t, 1) for t in sweep_t]}; median {mq:.1f} s"
+    )
+    print(f"speed-up (median sequence / median sweep): {ms / mq:.2f}x; load after: {os.getloadavg()[0]:.2f} (1 min)")
+
+
+if __name__ == "__main__":
+    main()
