@@ -17,6 +17,7 @@ from .analysis.aggregate import load_records
 from .analysis.sweeps import is_sweep, load_sweep, sweep_run_dirs
 from .run.records import read_manifest
 from .bench.lifelog import generate
+from .run.sweep import check_spec, run_sweep
 
 from .workspace import anchored, project_root  # re-exported: the notebooks import them here
 
@@ -31,6 +32,7 @@ __all__ = [
     "anchored",
     "parse_run_labels",
     "run_folders",
+    "sweep_systems",
 ]
 
 
@@ -160,3 +162,43 @@ def bench_of_run(run_dir: str | Path) -> Path | None:
     """The bench folder a run was made on (from its manifest), or None if it is no longer there."""
     root = (read_manifest(run_dir).get("config") or {}).get("bench", {}).get("root")
     return Path(root) if root and (Path(root) / "bench.yaml").is_file() else None
+
+
+def sweep_systems(
+    systems: Iterable[str],
+    preset: str = "demo",
+    seeds: Iterable[int] = (1,),
+    tiers: Iterable[str] | None = None,
+    modes: Iterable[str] = ("dry",),
+    name: str = "notebook",
+    runs_root: str | Path = "runs",
+    data_root: str | Path = "data",
+    workers: int = 2,
+    dashboard: str | None = ":8787",
+    progress: bool = True,
+) -> Path:
+    """Run (or resume) a sweep of ``systems`` over the ``preset`` bench of each seed, one shard per
+    (seed, system, tier, mode) on a ``workers``-process Dask ``LocalCluster``; returns the sweep folder
+    (``runs/sweep_<name>``). The fields are checked as a SWEEP.yaml's are (``memeval sweep``)."""
+    fields = {
+        "name": name,
+        "systems": list(systems),
+        "presets": [preset],
+        "seeds": list(seeds),
+        "tiers": list(tiers) if tiers else None,
+        "modes": list(modes),
+        "data_root": str(anchored(data_root)),
+    }
+    spec = check_spec(fields, "<sweep_systems parameters>")
+    result = run_sweep(
+        spec,
+        runs_root=anchored(runs_root),
+        n_workers=workers,
+        dashboard_address=dashboard,
+        progress=progress,
+        log=print,
+    )
+    for sid, o in result.outcome.items():
+        if o.get("status") != "complete":
+            print(f"shard {sid}: {o.get('status')} {o.get('error', '')} (rerun to resume)")
+    return result.sweep_dir

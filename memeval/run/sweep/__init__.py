@@ -3,12 +3,13 @@
 
 from .execute import SweepResult, default_sweep_dir, run_shard, run_sweep
 from .plan import SWEEP, BenchRef, Shard, is_sweep, plan_shards, read_sweep, resolve_benches, write_sweep
-from .spec import ModelRef, SweepSpec, load_spec
+from .spec import ModelRef, SweepSpec, check_spec, load_spec
 
 __all__ = [
     "SweepSpec",
     "ModelRef",
     "load_spec",
+    "check_spec",
     "Shard",
     "BenchRef",
     "resolve_benches",

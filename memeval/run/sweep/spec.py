@@ -29,7 +29,7 @@ from ...bench.lifelog import PRESETS
 from ...errors import InputError, MemevalError
 from ...systems.registry import make_system
 
-__all__ = ["SweepSpec", "ModelRef", "load_spec", "FIELDS"]
+__all__ = ["SweepSpec", "ModelRef", "load_spec", "check_spec", "FIELDS"]
 
 FIELDS = (
     "name",
@@ -120,13 +120,17 @@ def load_spec(path) -> SweepSpec:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, None, "no sweep file here")
-    obj = read_yaml(path)
+    return check_spec(read_yaml(path), path, path.stem)
+
+
+def check_spec(obj, path, default_name: str = "sweep") -> SweepSpec:
+    """A sweep spec from its parsed fields (``path`` names where they came from in every error)."""
     if not isinstance(obj, dict):
         raise InputError(path, None, None, "expected a mapping of sweep fields")
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
         raise InputError(path, None, str(unknown[0]), f"unknown field (known: {', '.join(FIELDS)})")
-    name = obj.get("name", path.stem)
+    name = obj.get("name", default_name)
     if not isinstance(name, str) or not name.strip() or "/" in name or name.startswith("."):
         raise InputError(path, None, "name", "expected a plain folder name")
     systems = _strings(obj, "systems", path, required=True)
