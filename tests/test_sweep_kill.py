@@ -7,6 +7,7 @@ import signal
 import threading
 import time
 
+from memeval.bench import load_bench
 from memeval.cli import main
 from memeval.run.sweep import load_spec, run_sweep
 from sweep_helpers import keyed, records, sweep_records, tiny_benches, write_spec
@@ -24,7 +25,7 @@ def _kill_a_worker_mid_shard(sw, sweeping, deadline=120.0):
             if not (rec.is_file() and lock.is_file() and man.is_file()):
                 continue
             n = sum(1 for _ in rec.open())
-            if n >= 5 and json.loads(man.read_text()).get("status") == "started":
+            if 5 <= n <= 50 and json.loads(man.read_text()).get("status") == "started":
                 pid = int(lock.read_text().split()[0])
                 assert pid != os.getpid()
                 os.kill(pid, signal.SIGKILL)
@@ -48,8 +49,7 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
     pid, shard_dir, seen = _kill_a_worker_mid_shard(sw, t)
     t.join(timeout=300)
     assert not t.is_alive()
-    total = len(records(shard_dir))  # the killed shard was retried (or failed: the rerun finishes it)
-    assert seen < 82 and shard_dir.name.endswith(("_core", "_small", "_medium", "_full"))
+    assert 5 <= seen <= 50 < load_bench(bench).tier(shard_dir.name.rsplit("_", 1)[1]).n_questions  # mid-shard
     try:
         os.kill(pid, 0)
         raise AssertionError(f"worker {pid} still alive")
@@ -61,4 +61,3 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
     assert main(["run", "--bench", str(bench), "--system", SLOW, "--out", str(ref), "--no-progress"]) == 0
     got = sweep_records(sw, "lifelog-tiny-s1")
     assert got == keyed(records(ref))  # keyed() fails on a duplicate (tier, qid, epoch)
-    assert total <= len(records(shard_dir))
