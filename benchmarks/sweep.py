@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,6 +34,12 @@ def _memeval(*args: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "memeval", *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+
+
+def _child_cpu() -> float:
+    """CPU seconds (user + system) of every finished child process and its reaped descendants so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _count(run_dirs) -> int:
@@ -66,13 +73,13 @@ def main() -> None:
         )
     )
     print(f"cpus {os.cpu_count()}; load before: {os.getloadavg()[0]:.2f} (1 min)")
-    seq_t, sweep_t = [], []
+    seq_t, sweep_t, cpu = [], [], {"seq": [], "sweep": []}
     try:
         for i in range(args.repeat):
             order = ("seq", "sweep") if i % 2 == 0 else ("sweep", "seq")
             for what in order:
                 out = work / f"{what}{i}"
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), _child_cpu()
                 if what == "seq":
                     dirs = []
                     for s in args.seeds:
@@ -107,6 +114,7 @@ def main() -> None:
                     man = json.loads((out / "sweep.json").read_text())
                     assert {r["status"] for r in man["shards"]} == {"complete"}
                     n_sweep = _count(out / r["run_dir"] for r in man["shards"])
+                cpu[what].append(_child_cpu() - c0)
             assert n_seq == n_sweep, (n_seq, n_sweep)
             shutil.rmtree(work / f"seq{i}")
             shutil.rmtree(work / f"sweep{i}")
@@ -121,7 +129,13 @@ def main() -> None:
     print(
         f"sweep ({n_shards} shards, {args.workers}-worker LocalCluster): s per repeat {[round(t, 1) for t in sweep_t]}; median {mq:.1f} s"
     )
-    print(f"speed-up (median sequence / median sweep): {ms / mq:.2f}x; load after: {os.getloadavg()[0]:.2f} (1 min)")
+    print(
+        f"speed-up (median sequence / median sweep): {ms / mq:.2f}x; per repeat {[round(a / b, 2) for a, b in zip(seq_t, sweep_t)]}"
+    )
+    print(
+        f"CPU s (children, user+sys) median: sequence {statistics.median(cpu['seq']):.1f}, "
+        f"sweep {statistics.median(cpu['sweep']):.1f}; load after: {os.getloadavg()[0]:.2f} (1 min)"
+    )
 
 
 if __name__ == "__main__":
