@@ -18,6 +18,12 @@ CASES = [
     ("systems: [bm25, nosuch]\nbenches: [BENCH]\n", "systems[1]", "unknown system 'nosuch'"),
     ("systems: ['bm25:k']\nbenches: [BENCH]\n", "systems[0]", "not key=value"),
     ("systems: [bm25]\n", "benches", "no benches"),
+    ("systems: ['http://me:s3cret@127.0.0.1:9']\nbenches: [BENCH]\n", "systems[0]", "credentials in a URL"),
+    (
+        "systems: [bm25]\nbenches: [BENCH]\nmodes: [memory]\njudge: {url: 'http://k:s3cret@127.0.0.1:9/v1', model: m}\n",
+        "judge.url",
+        "credentials in a URL",
+    ),
     ("systems: [bm25]\npresets: [huge]\n", "presets[0]", "unknown preset 'huge'"),
     ("systems: [bm25]\npresets: [tiny]\nseeds: [1, one]\n", "seeds", "whole numbers"),
     ("systems: [bm25]\npresets: [tiny]\nseeds: [1, 1]\n", "seeds", "distinct"),
@@ -52,7 +58,7 @@ def test_bad_sweep_file_is_one_line_and_exit_2(text, field, message, bench, tmp_
     assert err.startswith(f"memeval sweep: error: {spec}")
     if field is not None:
         assert f"field '{field}'" in err
-    assert message in err
+    assert message in err and "s3cret" not in err
     assert not out.exists()  # nothing half-written
 
 

@@ -45,9 +45,9 @@ def default_sweep_dir(spec: SweepSpec, runs_root="runs") -> Path:
 def run_shard(shard: Shard, judge: ModelRef | None = None, reader: ModelRef | None = None) -> dict:
     """The task a worker runs: one shard through :func:`memeval.run.run_system`, resumed if begun.
     Input errors come back as the shard's ``error`` (a record of why), never as a crashed worker."""
-    j = None if judge is None else Judge(ChatClient(judge.url, judge.model, api_key_env=judge.key_env))
-    r = None if reader is None else Reader(ChatClient(reader.url, reader.model, api_key_env=reader.key_env))
     try:
+        j = None if judge is None else Judge(ChatClient(judge.url, judge.model, api_key_env=judge.key_env))
+        r = None if reader is None else Reader(ChatClient(reader.url, reader.model, api_key_env=reader.key_env))
         run_system(
             shard.bench_dir,
             shard.system,

@@ -27,6 +27,7 @@ from pathlib import Path
 from ...bench.files import read_yaml
 from ...bench.lifelog import PRESETS
 from ...errors import InputError, MemevalError
+from ...systems.http import public_url
 from ...systems.registry import make_system
 
 __all__ = ["SweepSpec", "ModelRef", "load_spec", "check_spec", "FIELDS"]
@@ -46,6 +47,10 @@ FIELDS = (
     "reader",
 )
 MODES = ("dry", "memory", "answer")
+_NO_CREDENTIALS = (
+    "credentials in a URL would be written into sweep.json and shard names: give the token in the "
+    "workers' environment instead (MEMEVAL_API_KEY for HTTP systems, key_env for judge and reader)"
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,8 @@ def _model(obj: dict, role: str, path) -> ModelRef | None:
     for k in ("url", "model"):
         if not isinstance(v.get(k), str) or not v[k].strip():
             raise InputError(path, None, f"{role}.{k}", "missing (a non-empty string)")
+    if public_url(v["url"]) != v["url"]:
+        raise InputError(path, None, f"{role}.url", _NO_CREDENTIALS)
     key_env = v.get("key_env", "OPENAI_API_KEY")
     if not isinstance(key_env, str) or not key_env.isidentifier():
         raise InputError(path, None, f"{role}.key_env", "expected the name of an environment variable")
@@ -137,6 +144,8 @@ def check_spec(obj, path, default_name: str = "sweep") -> SweepSpec:
     if not systems:
         raise InputError(path, None, "systems", "empty: name at least one system")
     for i, s in enumerate(systems):
+        if public_url(s) != s:
+            raise InputError(path, None, f"systems[{i}]", _NO_CREDENTIALS)
         try:
             sut = make_system(s)
         except MemevalError as e:
