@@ -1,6 +1,10 @@
 """Sweep vs sequence for BENCHMARKS.md (issue 16 item 4): the same runs, wall time end to end.
 
     .venv/bin/python benchmarks/sweep.py --preset demo --seeds 1 2 --repeat 3
+    .venv/bin/python benchmarks/sweep.py --preset demo --seeds 1 2 --repeat 3 --wait-ms 5
+
+``--wait-ms``: each system waits that long before every answer (``sweep_systems.Waiting``), a stand-in
+for a system that calls a model or a service (I/O-bound, as answer-mode sweeps are).
 
 ``sequence``: one ``memeval run --bench B --system S`` per (seed, system), over all four tiers, one
 after another (each its own process, as a user would type them). ``sweep``: ``memeval sweep`` of the
@@ -28,12 +32,16 @@ import yaml
 from memeval.bench.lifelog import GENERATOR_VERSION, generate
 
 SYSTEMS = ["no_memory", "bm25", "oracle"]
+HERE = Path(__file__).resolve().parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
 
 
 def _memeval(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "memeval", *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    done = subprocess.run(
+        [sys.executable, "-m", "memeval", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV
     )
+    if done.returncode:
+        sys.exit(f"memeval {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
 
 
 def _child_cpu() -> float:
@@ -53,7 +61,10 @@ def main() -> None:
     ap.add_argument("--systems", nargs="+", default=SYSTEMS)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--wait-ms", type=float, default=0.0, help="wait per answer (an I/O-bound system)")
     args = ap.parse_args()
+    if args.wait_ms:
+        args.systems = [f"python:sweep_systems:Waiting:inner={s},wait_ms={args.wait_ms:g}" for s in args.systems]
     data = Path(tempfile.gettempdir()) / f"memeval-sweep-benches-g{GENERATOR_VERSION}"
     for s in args.seeds:
         d = data / f"lifelog-{args.preset}-s{s}"
@@ -84,7 +95,7 @@ def main() -> None:
                     dirs = []
                     for s in args.seeds:
                         for system in args.systems:
-                            d = out / f"{s}-{system}"
+                            d = out / f"{s}-{args.systems.index(system)}"
                             _memeval(
                                 "run",
                                 "--bench",

@@ -126,3 +126,25 @@ def test_sweep_on_an_existing_scheduler(swept, tmp_path, capsys):
     want = {k: v for k, v in keyed(records(ref[(2, "bm25")])).items() if k[1] in ("core", "full")}
     assert sweep_records(tmp_path / "sw", "lifelog-tiny-s2") == want
     assert capsys.readouterr().out.strip() == str(tmp_path / "sw")
+
+
+def test_progress_and_dashboard_link_are_shown(swept, tmp_path, capsys):
+    """The sweep's first line names the dashboard, which answers while the sweep runs; a bar counts shards."""
+    import httpx
+
+    from memeval.run.sweep import load_spec, run_sweep
+
+    root, benches, ref = swept
+    spec = load_spec(write_spec(tmp_path / "S.yaml", systems=["no_memory"], benches=[str(benches[1])], tiers=["core"]))
+    seen = {}
+
+    def log(line):
+        link = line.rsplit(" ", 1)[1]
+        seen["line"], seen["status"] = line, httpx.get(link, timeout=30).status_code
+
+    result = run_sweep(spec, tmp_path / "sw", n_workers=1, dashboard_address="127.0.0.1:0", progress=True, log=log)
+    assert result.complete and result.dashboard.startswith("http://127.0.0.1:")
+    assert seen["line"] == f"sweep S: 1 shards on 1 Dask workers; dashboard {result.dashboard}"
+    assert seen["status"] == 200
+    err = capsys.readouterr().err
+    assert "sweep: 100%" in err and "1/1" in err  # the tqdm bar over shards
