@@ -14,8 +14,10 @@ from .run import run_system
 from .systems.registry import make_system
 from .systems.server import Faults, ReferenceServer
 from .analysis.aggregate import load_records
+from .analysis.sweeps import is_sweep, load_sweep, sweep_run_dirs
 from .run.folder import read_manifest
 from .bench.lifelog import generate
+from .run.sweep import check_spec, run_sweep
 
 from .workspace import anchored, project_root  # re-exported: the notebooks import them here
 
@@ -30,6 +32,7 @@ __all__ = [
     "anchored",
     "parse_run_labels",
     "run_folders",
+    "sweep_systems",
 ]
 
 
@@ -133,7 +136,9 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
 def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     """All records of the given run folders (see ``aggregate.load_records``). An item may be
     ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
-    by side). Relative folders are found from the current folder, else the project root.
+    by side). Relative folders are found from the current folder, else the project root. A sweep
+    folder (``memeval sweep``) stands for its shards' runs, with ``bench``, ``preset`` and ``seed``
+    columns (``analysis.sweeps.load_sweep``).
 
     >>> df = load_runs([tiny_run])
     >>> df.height, df["system"].unique().to_list()
@@ -147,18 +152,62 @@ def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     if not dirs:
         raise ValueError("no run folders given")
     found = [anchored(d) for d in dirs]
-    df = load_records(found)
+    plain = [d for d in found if not is_sweep(d)]
+    frames = ([load_records(plain)] if plain else []) + [load_sweep(d) for d in found if is_sweep(d)]
+    df = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     if labels:
         df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
     return df
 
 
 def run_folders(run_dirs: Iterable[str | Path]) -> list[Path]:
-    """The run folders of ``run_dirs`` (``NAME=`` labels dropped), found as :func:`load_runs` finds them."""
-    return [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    """The run folders of ``run_dirs`` (``NAME=`` labels dropped, a sweep folder expanded to its
+    shards' runs), found as :func:`load_runs` finds them."""
+    found = [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    return [r for d in found for r in (sweep_run_dirs(d) if is_sweep(d) else [d])]
 
 
 def bench_of_run(run_dir: str | Path) -> Path | None:
     """The bench folder a run was made on (from its manifest), or None if it is no longer there."""
     root = (read_manifest(run_dir).get("config") or {}).get("bench", {}).get("root")
     return Path(root) if root and (Path(root) / "bench.yaml").is_file() else None
+
+
+def sweep_systems(
+    systems: Iterable[str],
+    preset: str = "demo",
+    seeds: Iterable[int] = (1,),
+    tiers: Iterable[str] | None = None,
+    modes: Iterable[str] = ("dry",),
+    name: str = "notebook",
+    runs_root: str | Path = "runs",
+    data_root: str | Path = "data",
+    workers: int = 2,
+    dashboard: str | None = ":8787",
+    progress: bool = True,
+) -> Path:
+    """Run (or resume) a sweep of ``systems`` over the ``preset`` bench of each seed, one shard per
+    (seed, system, tier, mode) on a ``workers``-process Dask ``LocalCluster``; returns the sweep folder
+    (``runs/sweep_<name>``). The fields are checked as a SWEEP.yaml's are (``memeval sweep``)."""
+    fields = {
+        "name": name,
+        "systems": list(systems),
+        "presets": [preset],
+        "seeds": list(seeds),
+        "tiers": list(tiers) if tiers else None,
+        "modes": list(modes),
+        "data_root": str(anchored(data_root)),
+    }
+    spec = check_spec(fields, "<sweep_systems parameters>")
+    result = run_sweep(
+        spec,
+        runs_root=anchored(runs_root),
+        n_workers=workers,
+        dashboard_address=dashboard,
+        progress=progress,
+        log=print,
+    )
+    for sid, o in result.outcome.items():
+        if o.get("status") != "complete":
+            print(f"shard {sid}: {o.get('status')} {o.get('error', '')} (rerun to resume)")
+    return result.sweep_dir
