@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -164,8 +165,8 @@ def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
             page.goto(f"{url}/lab/tree/notebooks/traces.ipynb", wait_until="domcontentloaded")
             page.wait_for_function(_KERNEL_IDLE, timeout=WAIT_MS)
-            page.locator("div.lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator("li.lm-Menu-item", has_text="Run All Cells").first.click()
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
             page.wait_for_function(_CELLS_DONE, timeout=RUN_ALL_MS)
             prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
             notebook_text = page.locator(".jp-Notebook").inner_text()
