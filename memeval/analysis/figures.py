@@ -17,10 +17,22 @@ from typing import Any, Iterable
 from ..atomic import atomic_open
 from ..errors import MemevalError
 
-__all__ = ["FORMATS", "ExportError", "export", "export_all", "figure_name", "notebook_figures", "export_notebook"]
+__all__ = [
+    "FORMATS",
+    "DEFAULT_SIZE",
+    "ExportError",
+    "export",
+    "export_all",
+    "figure_name",
+    "notebook_figures",
+    "export_notebook",
+]
 
 FORMATS = ("png", "svg")
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+#: (width, height) in CSS pixels of a figure that sets no size: about what the HTML report draws, so long
+#: titles and band labels fit (kaleido's own 700 x 500 cuts them).
+DEFAULT_SIZE = (1100, 525)
 _RASTER = ("png", "jpeg", "webp")  # ``scale`` multiplies their pixels; vector formats keep the figure's size
 _NO_BROWSER = (
     "static image export needs Chrome or Chromium (Debian: apt-get install chromium), or BROWSER_PATH set to one"
@@ -70,16 +82,26 @@ def _run(coro) -> Any:
     return out.get("value")
 
 
+def _opts(fig: dict, fmt: str, scale: float) -> dict:
+    """The figure's own size where it sets one, else :data:`DEFAULT_SIZE`; ``scale`` for raster formats.
+
+    >>> _opts({"layout": {"height": 616}}, "png", 2)
+    {'format': 'png', 'width': 1100, 'height': 616, 'scale': 2}
+    >>> _opts({"layout": {}}, "svg", 2)
+    {'format': 'svg', 'width': 1100, 'height': 525, 'scale': 1}
+    """
+    layout = fig.get("layout") or {}
+    width, height = layout.get("width") or DEFAULT_SIZE[0], layout.get("height") or DEFAULT_SIZE[1]
+    return {"format": fmt, "width": width, "height": height, "scale": scale if fmt in _RASTER else 1}
+
+
 async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
     import kaleido  # on use: starts a browser; only image export needs it
     from choreographer.errors import ChromeNotFoundError
 
     try:
         async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
-            return [
-                await k.calc_fig(fig, opts={"format": fmt, "scale": scale if fmt in _RASTER else 1})
-                for fig, fmt in jobs
-            ]
+            return [await k.calc_fig(fig, opts=_opts(fig, fmt, scale)) for fig, fmt in jobs]
     except ChromeNotFoundError:
         raise ExportError(_NO_BROWSER) from None
 
@@ -91,8 +113,8 @@ def export_all(
     timeout: float = 120.0,
 ) -> list[Path]:
     """Write each ``(stem, figure)`` as ``stem.png`` and ``stem.svg`` (or ``formats``) with one
-    browser; returns the files written. ``scale`` multiplies the figure's pixel size in raster formats
-    (PNG); SVG keeps the figure's own size."""
+    browser; returns the files written. A figure without its own size is drawn at :data:`DEFAULT_SIZE`;
+    ``scale`` multiplies the pixels of raster formats (PNG), SVG keeps the size."""
     formats = tuple(formats)
     bad = [f for f in formats if f not in ("png", "svg", "pdf", "jpeg", "webp")]
     if bad:
