@@ -58,7 +58,7 @@ def screenshot(html: Path, png: Path) -> int:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 900, "height": 700})
+        page = browser.new_page(viewport={"width": 1280, "height": 700})  # the curve title fits
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
         page.goto(html.resolve().as_uri(), wait_until="load")
         page.wait_for_selector(".plotly-graph-div .main-svg")

@@ -15,7 +15,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from memeval.analysis.site import build_site
-from memeval.analysis.workbench import ensure_bench, project_root, run_systems
+from memeval.workbench import ensure_bench, project_root, run_systems
 
 ROOT = project_root(Path(__file__).parent)
 

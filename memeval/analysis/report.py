@@ -21,6 +21,7 @@ import nbformat
 from ..atomic import write_text
 from ..errors import InputError, MemevalError
 from .._version import __version__
+from .figures import export_notebook
 
 __all__ = [
     "PLOTLY_RENDERER",
@@ -320,9 +321,11 @@ def render_report(
     cwd: str | os.PathLike | None = None,
     timeout: float | None = None,
     progress: bool = False,
+    figures: str | os.PathLike | None = None,
 ) -> Path:
     """Execute ``notebook`` with ``parameters`` and write the offline HTML report to ``out`` atomically
-    (``progress``: a bar over the notebook's cells on stderr).
+    (``progress``: a bar over the notebook's cells on stderr; ``figures``: a folder that also gets
+    every figure as PNG and SVG, see :func:`memeval.analysis.figures.export_notebook`).
 
     >>> import nbformat
     >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("n = 1", metadata={"tags": ["parameters"]}),
@@ -335,6 +338,8 @@ def render_report(
     out = Path(out)
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout, progress=progress)
     check_figures(nb, notebook)
+    if figures is not None:
+        export_notebook(nb, figures, prefix=out.stem)
     nb.cells.append(provenance_cell(notebook, parameters))
     write_text(out, to_offline_html(nb, title=out.stem))
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 HELP = "execute a notebook with parameters (papermill) and write an offline HTML report"
@@ -23,6 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="HTML file to write (default: reports/<notebook name>.html)")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
     p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell (default: no limit)")
+    p.add_argument(
+        "--figures",
+        metavar="DIR",
+        default=None,
+        help="also write every figure as PNG and SVG into DIR (for papers; needs Chrome or Chromium)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar over the notebook's cells")
 
 
@@ -32,7 +39,15 @@ def run(args: argparse.Namespace) -> int:
     params = {k: parse_parameter(v) for k, v in args.parameter}
     out = Path(args.output) if args.output else Path("reports") / (Path(args.notebook).stem + ".html")
     path = render_report(
-        args.notebook, out, params, kernel_name=args.kernel, timeout=args.timeout, progress=not args.no_progress
+        args.notebook,
+        out,
+        params,
+        kernel_name=args.kernel,
+        timeout=args.timeout,
+        progress=not args.no_progress,
+        figures=args.figures,
     )
+    if args.figures is not None:
+        print(f"figures: {args.figures}/{out.stem}-NN-<title>.png and .svg", file=sys.stderr)
     print(path)
     return 0

@@ -1,0 +1,164 @@
+"""Static PNG and SVG copies of plotly figures, for pasting a report's figures into a paper.
+
+The engine is kaleido (v1), which drives the Chrome or Chromium already on the machine (Debian's
+``chromium`` is found on ``PATH``; ``BROWSER_PATH`` names another) with the plotly.js that ships with
+plotly: nothing is fetched from the network (MathJax is off). One browser serves every figure of a
+call. Files are written atomically: a failed export leaves no half-written image.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..atomic import atomic_open
+from ..errors import MemevalError
+
+__all__ = [
+    "FORMATS",
+    "DEFAULT_SIZE",
+    "ExportError",
+    "export",
+    "export_all",
+    "figure_name",
+    "notebook_figures",
+    "export_notebook",
+]
+
+FORMATS = ("png", "svg")
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+#: (width, height) in CSS pixels of a figure that sets no size: about what the HTML report draws, so long
+#: titles and band labels fit (kaleido's own 700 x 500 cuts them).
+DEFAULT_SIZE = (1100, 525)
+_RASTER = ("png", "jpeg", "webp")  # ``scale`` multiplies their pixels; vector formats keep the figure's size
+_NO_BROWSER = (
+    "static image export needs Chrome or Chromium (Debian: apt-get install chromium), or BROWSER_PATH set to one"
+)
+
+
+class ExportError(MemevalError):
+    """A figure could not be exported as an image; the message says which and why, on one line."""
+
+
+def _title(fig: Any) -> str:
+    layout = (fig.to_dict() if hasattr(fig, "to_dict") else fig).get("layout") or {}
+    title = layout.get("title")
+    return str((title.get("text") if isinstance(title, dict) else title) or "")
+
+
+def figure_name(index: int, fig: Any, prefix: str = "figure") -> str:
+    """A file stem for the ``index``-th figure: prefix, number, then its title as a slug (letters,
+    digits and hyphens only, so a title can never name a path outside the folder).
+
+    >>> figure_name(3, {"layout": {"title": {"text": "Score by tier: <b>bm25</b> / oracle"}}}, "degradation")
+    'degradation-03-score-by-tier-b-bm25-b-oracle'
+    >>> figure_name(0, {"layout": {}})
+    'figure-00'
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", _title(fig).casefold()).strip("-")[:48].rstrip("-")
+    prefix = re.sub(r"[^A-Za-z0-9_.-]+", "-", prefix).strip(".-") or "figure"
+    return f"{prefix}-{index:02d}" + (f"-{slug}" if slug else "")
+
+
+def _run(coro) -> Any:
+    """Run ``coro`` on a fresh event loop in a thread: works from a script and from a Jupyter kernel
+    (whose own loop is already running)."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(coro)
+        except BaseException as e:  # handed to the caller's thread
+            out["error"] = e
+
+    t = threading.Thread(target=target, name="memeval-figure-export")
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def _opts(fig: dict, fmt: str, scale: float) -> dict:
+    """The figure's own size where it sets one, else :data:`DEFAULT_SIZE`; ``scale`` for raster formats.
+
+    >>> _opts({"layout": {"height": 616}}, "png", 2)
+    {'format': 'png', 'width': 1100, 'height': 616, 'scale': 2}
+    >>> _opts({"layout": {}}, "svg", 2)
+    {'format': 'svg', 'width': 1100, 'height': 525, 'scale': 1}
+    """
+    layout = fig.get("layout") or {}
+    width, height = layout.get("width") or DEFAULT_SIZE[0], layout.get("height") or DEFAULT_SIZE[1]
+    return {"format": fmt, "width": width, "height": height, "scale": scale if fmt in _RASTER else 1}
+
+
+async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
+    import kaleido  # on use: starts a browser; only image export needs it
+    from choreographer.errors import ChromeNotFoundError
+
+    try:
+        async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
+            return [await k.calc_fig(fig, opts=_opts(fig, fmt, scale)) for fig, fmt in jobs]
+    except ChromeNotFoundError:
+        raise ExportError(_NO_BROWSER) from None
+
+
+def export_all(
+    figures: Iterable[tuple[str | Path, Any]],
+    formats: Iterable[str] = FORMATS,
+    scale: float = 2.0,
+    timeout: float = 120.0,
+) -> list[Path]:
+    """Write each ``(stem, figure)`` as ``stem.png`` and ``stem.svg`` (or ``formats``) with one
+    browser; returns the files written. A figure without its own size is drawn at :data:`DEFAULT_SIZE`;
+    ``scale`` multiplies the pixels of raster formats (PNG), SVG keeps the size."""
+    formats = tuple(formats)
+    bad = [f for f in formats if f not in ("png", "svg", "pdf", "jpeg", "webp")]
+    if bad:
+        raise ExportError(f"unknown image format {bad[0]!r}; use png, svg, pdf, jpeg or webp")
+    items = [(Path(stem), fig) for stem, fig in figures]
+    jobs = [(fig.to_dict() if hasattr(fig, "to_dict") else fig, fmt) for _, fig in items for fmt in formats]
+    if not jobs:
+        return []
+    try:
+        images = _run(_render(jobs, scale, timeout))
+    except ExportError:
+        raise
+    except Exception as e:
+        raise ExportError(f"static image export failed: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from e
+    paths = [stem.with_name(f"{stem.name}.{fmt}") for stem, _ in items for fmt in formats]
+    for path, data in zip(paths, images):
+        with atomic_open(path, "wb") as fh:
+            fh.write(data)
+    return paths
+
+
+def export(fig: Any, stem: str | Path, formats: Iterable[str] = FORMATS, scale: float = 2.0) -> list[Path]:
+    """Write one figure as ``stem.png`` and ``stem.svg``: ``export(fig, "figures/degradation")``."""
+    return export_all([(stem, fig)], formats, scale)
+
+
+def notebook_figures(nb) -> list[dict]:
+    """The plotly figures an executed notebook shows, in order (their JSON form in the outputs)."""
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = (out.get("data") or {}).get(PLOTLY_MIMETYPE)
+            if data:
+                found.append(data)
+    return found
+
+
+def export_notebook(
+    nb, folder: str | Path, prefix: str = "figure", formats: Iterable[str] = FORMATS, scale: float = 2.0
+) -> list[Path]:
+    """Every plotly figure of an executed notebook into ``folder`` as PNG and SVG, named by
+    :func:`figure_name`."""
+    folder = Path(folder)
+    figures = notebook_figures(nb)
+    return export_all(
+        [(folder / figure_name(i + 1, fig, prefix), fig) for i, fig in enumerate(figures)], formats, scale
+    )

@@ -1,0 +1,110 @@
+"""Static PNG/SVG export of figures (kaleido with the machine's Chromium), alone and from ``memeval report``."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+from analysis_fixtures import synthetic_records
+from browser import require_chromium
+from memeval.analysis import plots
+from memeval.analysis.figures import ExportError, export, export_all
+from memeval.cli import main
+
+SVG = "{http://www.w3.org/2000/svg}"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+NOTEBOOK = """# %% tags=["parameters"]
+n = 3
+
+# %%
+from memeval.analysis.report import setup_notebook
+setup_notebook()
+import plotly.graph_objects as go
+go.Figure(go.Bar(x=[1, 2, 3], y=[n, 2, 1], name="bars"), layout={"title": {"text": "First: bars / ../x"}})
+
+# %%
+print("no figure here")
+
+# %%
+go.Figure(go.Scatter(x=[1, 2], y=[2, 1], name="line"), layout={"width": 640, "height": 360})
+"""
+
+
+def _svg_texts(path) -> list[str]:
+    root = ET.parse(path).getroot()
+    assert root.tag == f"{SVG}svg"
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def _check_png(path, size: tuple[int, int]) -> None:
+    assert path.read_bytes()[:8] == PNG_MAGIC
+    with Image.open(path) as im:
+        assert im.format == "PNG" and im.size == size
+        colours = im.convert("RGB").getcolors(maxcolors=1 << 20)
+        assert colours is not None and len(colours) > 10  # drawn, not a blank page
+
+
+@pytest.fixture(autouse=True)
+def _chromium():
+    require_chromium()
+
+
+def test_export_writes_a_real_png_and_svg_of_a_memeval_figure(tmp_path):
+    fig = plots.degradation_curve(synthetic_records())
+    assert fig.layout.width is None and fig.layout.height is None
+    width, height = 1100, 525  # a figure without a size is drawn about as wide as the HTML report
+    written = export(fig, tmp_path / "figs" / "degradation")
+    assert written == [tmp_path / "figs" / "degradation.png", tmp_path / "figs" / "degradation.svg"]
+    _check_png(written[0], (2 * width, 2 * height))  # scale 2 by default: sharp in a paper
+    root = ET.parse(written[1]).getroot()
+    assert (root.get("width"), root.get("height")) == (str(width), str(height))
+    texts = _svg_texts(written[1])
+    assert {"bm25"} <= set(texts)  # the legend is text in the SVG, not pixels
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["degradation.png", "degradation.svg"]
+
+
+def test_export_all_uses_the_given_formats(tmp_path):
+    fig = plots.degradation_curve(synthetic_records())
+    written = export_all([(tmp_path / "a", fig), (tmp_path / "b", fig)], formats=("svg",))
+    assert written == [tmp_path / "a.svg", tmp_path / "b.svg"]
+    assert all("bm25" in _svg_texts(p) for p in written)
+    with pytest.raises(ExportError, match="unknown image format 'gif'"):
+        export_all([(tmp_path / "c", fig)], formats=("gif",))
+    assert not (tmp_path / "c.gif").exists()
+
+
+def test_report_figures_option_writes_every_figure(tmp_path, capsys):
+    (tmp_path / "demo.py").write_text(NOTEBOOK)
+    out, figs = tmp_path / "out" / "demo.html", tmp_path / "figures"
+    assert main(["report", str(tmp_path / "demo.py"), "-p", "n", "7", "-o", str(out), "--figures", str(figs)]) == 0
+    assert out.is_file()
+    names = sorted(p.name for p in figs.iterdir())
+    assert names == ["demo-01-first-bars-x.png", "demo-01-first-bars-x.svg", "demo-02.png", "demo-02.svg"]
+    _check_png(figs / "demo-01-first-bars-x.png", (2200, 1050))
+    _check_png(figs / "demo-02.png", (1280, 720))  # the figure's own size, times 2
+    assert "First: bars / ../x" in _svg_texts(figs / "demo-01-first-bars-x.svg")
+    root = ET.parse(figs / "demo-02.svg").getroot()
+    assert (root.get("width"), root.get("height")) == ("640", "360")
+    assert "figures:" in capsys.readouterr().err
+
+
+def test_no_browser_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "no-such-chrome"))
+    fig = plots.degradation_curve(synthetic_records())
+    with pytest.raises(ExportError, match="needs Chrome or Chromium"):
+        export(fig, tmp_path / "figs" / "x")
+    assert not (tmp_path / "figs").exists()
+    (tmp_path / "demo.py").write_text(NOTEBOOK)
+    out = tmp_path / "demo.html"
+    assert main(["report", str(tmp_path / "demo.py"), "-o", str(out), "--figures", str(tmp_path / "f")]) == 1
+    (err,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
+    assert "needs Chrome or Chromium" in err
+    assert not out.exists() and not (tmp_path / "f").exists()
+
+
+def test_plotly_write_image_has_an_engine(tmp_path):
+    """The issue's failure: ``fig.write_image`` had no engine. kaleido (a dependency) is it now."""
+    fig = plots.degradation_curve(synthetic_records())
+    fig.write_image(tmp_path / "curve.png", width=800, height=400, scale=1)
+    _check_png(tmp_path / "curve.png", (800, 400))
