@@ -18,6 +18,7 @@ on the package once imported)::
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
@@ -38,10 +39,25 @@ _PUBLIC = {
     "render_report": ("memeval.analysis.report", "render_report"),
 }
 
+if TYPE_CHECKING:  # what a type checker sees; at run time the names load on first use (below)
+    from .bench.lifelog import generate
+    from .bench.io import load_bench
+    from .audit import audit as audit_bench
+    from .systems.registry import make_system
+    from .systems.base import MemorySystem
+    from .run.runner import run_system
+    from .run.regrade import regrade_run as regrade
+    from .run.records import read_records
+    from .workbench import load_runs
+    from .analysis import plots
+    from .analysis import intervals
+    from .analysis.widgets import TraceBrowser
+    from .analysis.report import render_report
+
 __all__ = ["__version__", *_PUBLIC]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """Load a public name on first use (PEP 562)."""
     try:
         module, attr = _PUBLIC[name]

@@ -9,6 +9,7 @@ call. Files are written atomically: a failed export leaves no half-written image
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 from pathlib import Path
@@ -153,7 +154,7 @@ def notebook_figures(nb) -> list[dict]:
 
 
 def export_notebook(
-    nb, folder: str | Path, prefix: str = "figure", formats: Iterable[str] = FORMATS, scale: float = 2.0
+    nb, folder: str | os.PathLike[str], prefix: str = "figure", formats: Iterable[str] = FORMATS, scale: float = 2.0
 ) -> list[Path]:
     """Every plotly figure of an executed notebook into ``folder`` as PNG and SVG, named by
     :func:`figure_name`."""

@@ -316,8 +316,8 @@ def pad(
                 named[k] = f"{k}_{tname}.jsonl"
                 write_questions(tmp / named[k], qs[at : at + len(orig)])
                 at += len(orig)
-            tier = TierCounter(memo).add_all(ts).tier(tname, tf, qf, len(questions))
-            tiers.append(replace(tier, question_sets=named))
+            counted = TierCounter(memo).add_all(ts).tier(tname, tf, qf, len(questions))
+            tiers.append(replace(counted, question_sets=named))
         generator = dict(bench.generator)
         generator["padding"] = {
             "source": source,

@@ -109,7 +109,8 @@ class TokenMemo:
     sessions: LongMemEval's haystacks share them), at most ``limit`` of them (then forgotten)."""
 
     def __init__(self, limit: int = 200_000):
-        self.limit, self._seen = limit, {}
+        self.limit = limit
+        self._seen: dict[bytes, int] = {}
 
     def counts(self, texts: Sequence[str]) -> list[int]:
         """``[count_tokens(t) for t in texts]``: known texts looked up, the others counted in bulk.

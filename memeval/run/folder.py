@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+StrPath = str | os.PathLike[str]
+
 from ..atomic import write_text
 from ..bench.io import read_json
 from ..errors import InputError, MemevalError
@@ -32,7 +34,7 @@ _MANIFEST_TYPES = (
 )
 
 
-def check_manifest(obj, path) -> dict:
+def check_manifest(obj: Any, path: StrPath) -> dict[str, Any]:
     """``obj`` if it has the fields (and types) a summary reads, else :class:`InputError`."""
     if not isinstance(obj, dict):
         raise InputError(path, None, None, f"expected a JSON object, got {type(obj).__name__}")
@@ -53,14 +55,14 @@ def check_manifest(obj, path) -> dict:
     return obj
 
 
-def read_manifest(run_dir) -> dict:
+def read_manifest(run_dir: StrPath) -> dict[str, Any]:
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
         raise InputError(path, None, None, "no run manifest here (is this a run folder?)")
     return check_manifest(read_json(path), path)
 
 
-def write_manifest(run_dir, manifest: dict) -> None:
+def write_manifest(run_dir: StrPath, manifest: dict[str, Any]) -> None:
     write_text(Path(run_dir) / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -74,7 +76,7 @@ class RunLock:
     A second writer is refused with one line naming the holder's pid.
     """
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir: StrPath) -> None:
         self.path = Path(run_dir) / LOCK_NAME
         self._fd: int | None = None
 
@@ -108,11 +110,11 @@ class RunLock:
     def __enter__(self) -> "RunLock":
         return self.acquire()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
-def run_identity(run_dir) -> tuple[dict, str, str]:
+def run_identity(run_dir: StrPath) -> tuple[dict[str, Any], str, str]:
     """``(config, bench content hash, question set)`` of a run: what must match before two runs'
     records can be compared question by question."""
     m = read_manifest(run_dir)

@@ -8,10 +8,11 @@ resumed run asks that question again and never holds a duplicate.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..atomic import JsonlAppender
 from ..bench.files import check_field_types
@@ -42,7 +43,7 @@ __all__ = [
 _f = field
 
 
-def _col(kind: str, required: bool = False):
+def _col(kind: str, required: bool = False) -> Any:
     return _f(default=None, metadata={"kind": kind, "required": required})
 
 
@@ -72,8 +73,8 @@ class Record:
     question_asked: str | None = _col("str")
     query_lang: str | None = _col("str")
     answer: str | None = _col("str")
-    memories_returned: list | None = _col("list[str]")
-    retrieved_turns: list | None = _col("list[long]")
+    memories_returned: list[str] | None = _col("list[str]")
+    retrieved_turns: list[int] | None = _col("list[long]")
     chars_returned: int | None = _col("long")
     retrieval_hit: bool | None = _col("bool")
     score: float | None = _col("float")
@@ -95,18 +96,18 @@ class Record:
     weight: int | None = _col("int")
     haystack: str | None = _col("str")
     gold_answer: str | None = _col("str")
-    evidence_turns: list | None = _col("list[long]")
+    evidence_turns: list[int] | None = _col("list[long]")
     judge_evidence: str | None = _col("str")
     attempts: int | None = _col("long")
     # ranked evidence retrieval (scoring/retrieval.py): {turn_recall_any@1: ..., session_ndcg@10: ...} or
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
-    retrieval_metrics: dict | None = _col("metrics")
+    retrieval_metrics: dict[str, float | None] | None = _col("metrics")
     retrieval_source: str | None = _col("str")
     # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
     official_metric: str | None = _col("str")
     official_score: float | None = _col("float")
     # the returned memories as objects {text, timestamp, speaker} (content without its display metadata)
-    memories: list | None = _col("memories")
+    memories: list[dict[str, Any]] | None = _col("memories")
     # answer mode: how many of the memories' images the reader was shown, and what happened, plainly
     # (e.g. "2 images sent to the reader", or why none were); None when no memory carried an image
     images_sent: int | None = _col("long")
@@ -118,7 +119,7 @@ class Record:
     # tokens and cost of the question's model calls (reader, judge, system-side where known): one entry
     # {role, model, calls, prompt_tokens, completion_tokens} per role and model (tokens None where an
     # endpoint reported no ``usage``); totals over the entries; cost from the run's price table (--prices)
-    usage: list | None = _col("usage")
+    usage: list[dict[str, Any]] | None = _col("usage")
     prompt_tokens: int | None = _col("long")
     completion_tokens: int | None = _col("long")
     cost_usd: float | None = _col("float")
@@ -130,11 +131,11 @@ class Record:
     context_limit: int | None = _col("long")
 
     @classmethod
-    def from_json(cls, obj: dict) -> "Record":
+    def from_json(cls, obj: dict[str, Any]) -> "Record":
         """The record of a (type-checked) JSON object; unknown keys are ignored."""
         return cls(**{k: obj.get(k) for k in RECORD_FIELDS})
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in RECORD_FIELDS}
 
 
@@ -144,7 +145,7 @@ RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Record)}
 
 
-def memories_json(memories) -> list[dict]:
+def memories_json(memories: Iterable[Any]) -> list[dict[str, Any]]:
     """Returned memories as record objects ``{text, timestamp, speaker}`` (a plain string is all text),
     with ``image`` where a memory carries one (a path or URL as given; inline bytes as their digest)."""
     return [
@@ -158,7 +159,7 @@ def memories_json(memories) -> list[dict]:
     ]
 
 
-def system_usage_fields(usage) -> dict:
+def system_usage_fields(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """A system's own model calls for one question (``Recall.usage``) as record fields; none when unknown.
 
     >>> system_usage_fields({"llm_calls": 1, "embedding_calls": 2, "prompt_tokens": 30, "completion_tokens": 4})
@@ -173,7 +174,7 @@ def system_usage_fields(usage) -> dict:
     }
 
 
-def record_memories(rec: dict) -> list[dict]:
+def record_memories(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The memories of a record as objects ``{text, timestamp, speaker}``: the ``memories`` field, or
     for records written before it the display strings (whose text then still carries the metadata)."""
     if rec.get("memories") is not None:
@@ -181,11 +182,11 @@ def record_memories(rec: dict) -> list[dict]:
     return [{"text": m, "timestamp": None, "speaker": None} for m in rec.get("memories_returned") or []]
 
 
-def record_key(rec: dict) -> tuple:
+def record_key(rec: Mapping[str, Any]) -> tuple[str, str, int]:
     return (rec["tier"], rec["qid"], rec["epoch"])
 
 
-def read_records(run_dir) -> list[dict]:
+def read_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every complete record of a run, in file order.
 
     >>> records = read_records(tiny_run)
@@ -195,7 +196,7 @@ def read_records(run_dir) -> list[dict]:
     path = Path(run_dir) / "records.jsonl"
     if not path.exists():
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     try:
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
@@ -208,7 +209,7 @@ def read_records(run_dir) -> list[dict]:
 
 
 _N = type(None)
-_KIND_TYPES: dict[str, tuple] = {
+_KIND_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
     "int": (int,),
     "long": (int,),
@@ -222,14 +223,14 @@ _KIND_TYPES: dict[str, tuple] = {
     "usage": (list,),
 }
 #: the type each record field must have where present (analysis builds typed columns from them)
-_RECORD_TYPES: dict[str, tuple] = {
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {
     k: _KIND_TYPES[kind] + (() if k in ("tier", "qid", "epoch") else (_N,)) for k, kind in RECORD_KINDS.items()
 }
 _LIST_ITEMS = {k: int if kind == "list[long]" else str for k, kind in RECORD_KINDS.items() if kind.startswith("list[")}
 _REQUIRED = tuple(f.name for f in fields(Record) if f.metadata["required"])
 
 
-def check_record(obj, path, n: int) -> dict:
+def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, Any]:
     """``obj`` if it is a record whose fields have the types analysis needs, else :class:`InputError`
     naming the line and the field."""
     if not isinstance(obj, dict):
@@ -278,10 +279,10 @@ def check_record(obj, path, n: int) -> dict:
 class RecordStore:
     """Appends records (through the one JSONL appender); knows which (tier, qid, epoch) keys are done."""
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
         self.path = Path(run_dir) / "records.jsonl"
         self._out = JsonlAppender(self.path)  # drops a torn last line first
-        self.done: set[tuple] = {record_key(r) for r in read_records(run_dir)}
+        self.done: set[tuple[str, str, int]] = {record_key(r) for r in read_records(run_dir)}
         self._lock = threading.Lock()
 
     def append(self, rec: "dict[str, Any] | Record") -> None:
@@ -297,7 +298,7 @@ class RecordStore:
     def close(self) -> None:
         self._out.close()
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[tuple[str, str, int]]:
         return iter(self.done)
 
 

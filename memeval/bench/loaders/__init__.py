@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ...errors import MemevalError
 from ..model import Bench
@@ -49,7 +49,7 @@ def import_bench(
     """Convert ``paths`` (files or a folder, by format) into a bench folder at ``out``."""
     if pairs and kind != "glasshouse":
         raise MemevalError("--pair applies to glasshouse only")
-    kw = {"force": force}
+    kw: dict[str, Any] = {"force": force}
     if name:
         kw["name"] = name
     if kind == "longmemeval":

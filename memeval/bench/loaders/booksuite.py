@@ -99,15 +99,20 @@ class BookSuite:
 # --- reading the YAML ---------------------------------------------------------------------------
 
 
-def _str(obj: dict, key: str, path, record, required: bool = True) -> str | None:
+def _opt_str(obj: dict, key: str, path, record) -> str | None:
+    """``obj[key]`` if it is a string, None if it is absent; any other value is an error."""
     v = obj.get(key)
-    if v is None:
-        if required:
-            raise InputError(path, record, key, "missing")
-        return None
-    if not isinstance(v, str):
+    if v is not None and not isinstance(v, str):
         raise InputError(path, record, key, f"expected a string, got {type(v).__name__}")
-    if required and not v.strip():
+    return v
+
+
+def _str(obj: dict, key: str, path, record) -> str:
+    """``obj[key]``: a string that is present and not blank."""
+    v = _opt_str(obj, key, path, record)
+    if v is None:
+        raise InputError(path, record, key, "missing")
+    if not v.strip():
         raise InputError(path, record, key, "empty")
     return v
 
@@ -189,12 +194,12 @@ def read_case(path) -> BookCase:
     return BookCase(
         test_id=test_id,
         layer=layer,
-        title=_str(obj, "title", path, rec, required=False) or "",
-        description=_str(obj, "description", path, rec, required=False) or "",
+        title=_opt_str(obj, "title", path, rec) or "",
+        description=_opt_str(obj, "description", path, rec) or "",
         histories=histories,
         user_question=_str(obj, "user_question", path, rec),
         evaluation_criteria=_str(obj, "evaluation_criteria", path, rec),
-        expected_behavior=_str(obj, "expected_behavior", path, rec, required=False),
+        expected_behavior=_opt_str(obj, "expected_behavior", path, rec),
         source_file=str(path),
     )
 
@@ -213,7 +218,8 @@ def load_booksuite(src_dir, gold_path=None) -> BookSuite:
     """Read every case under ``src_dir/test_cases/*/`` and the gold facts (``fixtures/gold_facts.json``
     by default; optional). Duplicate test ids and gold for unknown cases are errors."""
     root = Path(src_dir)
-    cases, where = [], {}
+    cases: list[BookCase] = []
+    where: dict[str, Path] = {}
     for f in _case_files(root):
         c = read_case(f)
         if c.test_id in where:

@@ -18,7 +18,7 @@ from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
 from ..images import image_ref_kind
 from ..io import confined, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
-from ..model import SESSION_FIELD_KEY, Bench, Question, Turn
+from ..model import SESSION_FIELD_KEY, Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER
 from ._common import TierCounter, link_or_copy, staged_output
 
@@ -282,7 +282,7 @@ def load_glasshouse(
                     fh.writelines(line for _, _, line in rows)
             return rewritten_name
 
-        tiers = []
+        made: list[Tier] = []
         for t, p in tier_files.items():
             files = attached[t]
             ids: dict[str, str] = {}
@@ -305,8 +305,8 @@ def load_glasshouse(
                     link_or_copy(folder / fname, root / fname)  # kept for reference
             n_q = sum(len(rows) for _, rows in files)
             named = {k: place(f, rows, f"bench_{k}.jsonl") for k, (f, rows) in sets[t].items()}
-            tier = TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q)
-            tiers.append(replace(tier, question_sets=named))
+            counted = TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q)
+            made.append(replace(counted, question_sets=named))
         axes = sorted(
             {q.axis for v in attached.values() for _, rows in v for _, q, _ in rows}
             | {q.axis for v in sets.values() for _, rows in v.values() for _, q, _ in rows}
@@ -314,7 +314,7 @@ def load_glasshouse(
         bench = Bench(
             name=name,
             version=version,
-            tiers=tuple(tiers),
+            tiers=tuple(made),
             root=str(out),
             license=LICENSE,
             source=f"glasshouse v{version} files from {folder.resolve()}",

@@ -126,15 +126,16 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
                     haystack=hay,
                 )
             )
-            k = _dia_key(dia)
-            if k is None:
+            dk = _dia_key(dia)
+            if dk is None:
                 raise r.err(f"{where}.dia_id", f"expected an id like 'D1:3', got {dia!r}")
-            if k in by_dia:
+            if dk in by_dia:
                 duplicates += 1
             else:
-                by_dia[k] = tid
+                by_dia[dk] = tid
     if not turns:
         raise r.err("conversation", "every session is empty")
+    assert last_date is not None  # set by every session that holds turns
 
     qa = r.get(obj, "qa", list, "qa")
     questions: list[Question] = []
@@ -152,15 +153,15 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
         if not isinstance(ev_raw, list) or any(not isinstance(e, str) for e in ev_raw):
             raise r.err(f"{where}.evidence", "expected a list of dia_id strings")
         ev, unresolved = [], []
-        for e in ev_raw:
-            keys = [(int(a), int(b)) for a, b in _DIA.findall(e)]
+        for ref in ev_raw:
+            keys = [(int(a), int(b)) for a, b in _DIA.findall(ref)]
             if not keys:
-                unresolved.append(e)
-            for k in keys:
-                if k in by_dia:
-                    ev.append(by_dia[k])
+                unresolved.append(ref)
+            for dk in keys:
+                if dk in by_dia:
+                    ev.append(by_dia[dk])
                 else:
-                    unresolved.append(f"D{k[0]}:{k[1]}")
+                    unresolved.append(f"D{dk[0]}:{dk[1]}")
         ev = sorted(set(ev))
         extra: dict[str, Any] = {"locomo_category": cat, "evidence_dia_ids": ev_raw}
         if cat == 5:
@@ -210,7 +211,7 @@ def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Ben
     all_turns: list[Turn] = []
     all_qs: list[Question] = []
     slips = {"unresolved_evidence": 0, "duplicate_dia_ids": 0, "sessions_out_of_date_order": 0}
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     per_cat = {k: 0 for k in CATEGORY_AXIS}
     for index, obj in iter_json_array(src):
         turns, qs, s = convert_sample(obj, src, index)

@@ -171,7 +171,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
 
     evidence = () if abstain else tuple(flagged or answer_turns)
     if evidence:
-        by_id = {t.turn_id: t.session_id for t in turns}
+        by_id = {t.turn_id: int(t.session_id) for t in turns}  # sessions numbered from 1 above
         ev_sessions = sorted({by_id[e] for e in evidence} | set(ev_sessions))
     q = Question(
         id=qid,
