@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import httpx
-from .retry import Retryable, RetryPolicy, retry_after
+from .retry import Retryable, RetryPolicy, post_attempt
 from .systems.http import public_url
 
 __all__ = [
@@ -152,13 +152,7 @@ class ChatClient:
     def _post(self, body: dict) -> httpx.Response:
         """One attempt (the shared retry policy, ``memeval.retry``, repeats it): 429/5xx and transport
         errors may be retried, any other reply is returned."""
-        try:
-            resp = self._http.post("/chat/completions", json=body)
-        except httpx.HTTPError as e:
-            raise Retryable(f"{type(e).__name__}: {e}") from None
-        if resp.status_code == 429 or resp.status_code >= 500:
-            raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
-        return resp
+        return post_attempt(self._http, "/chat/completions", body)
 
     def close(self) -> None:
         self._http.close()

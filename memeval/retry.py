@@ -35,7 +35,7 @@ import httpx
 if TYPE_CHECKING:
     import tenacity
 
-__all__ = ["Retryable", "RetryPolicy", "retry_after"]
+__all__ = ["Retryable", "RetryPolicy", "retry_after", "post_attempt"]
 
 T = TypeVar("T")
 
@@ -54,6 +54,19 @@ def retry_after(resp: httpx.Response) -> float | None:
         return float(resp.headers["retry-after"])
     except (KeyError, ValueError):
         return None
+
+
+def post_attempt(client: httpx.Client, path: str, body: dict[str, object]) -> httpx.Response:
+    """One POST of a model endpoint's JSON ``body``, for :class:`RetryPolicy` to repeat: a transport
+    error or an HTTP 429/5xx reply raises :class:`Retryable` (with the server's ``Retry-After``); any
+    other reply is returned for the caller to read."""
+    try:
+        resp = client.post(path, json=body)
+    except httpx.HTTPError as e:
+        raise Retryable(f"{type(e).__name__}: {e}") from None
+    if resp.status_code == 429 or resp.status_code >= 500:
+        raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
+    return resp
 
 
 @dataclass(frozen=True)

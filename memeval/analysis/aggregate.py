@@ -144,6 +144,16 @@ _RETRIEVAL_HEADLINE = (
     pl.col("turn_recall_any@5").mean().alias("recall_any@5"),
     pl.col("turn_ndcg@10").mean().alias("ndcg@10"),
 )
+#: what every summary table counts beside its scores: n, graded, ungraded, errors, retrieval, chars
+_COUNTS = (
+    pl.len().alias("n"),
+    _graded.sum().alias("graded"),
+    pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
+    pl.col("error").is_not_null().sum().alias("errors"),
+    pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
+    *_RETRIEVAL_HEADLINE,
+    pl.col("chars_returned").median().alias("median_chars"),
+)
 
 
 def _with_intervals(
@@ -167,13 +177,7 @@ def tier_axis_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> p
         df.group_by("system", "tier_index", "tier", "axis")
         .agg(
             pl.col("score").mean().alias("score"),
-            pl.len().alias("n"),
-            _graded.sum().alias("graded"),
-            pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
-            pl.col("error").is_not_null().sum().alias("errors"),
-            pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
-            *_RETRIEVAL_HEADLINE,
-            pl.col("chars_returned").median().alias("median_chars"),
+            *_COUNTS,
         )
         .sort("system", "tier_index", "axis")
     )
@@ -192,13 +196,7 @@ def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.
         .agg(
             ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
-            pl.len().alias("n"),
-            _graded.sum().alias("graded"),
-            pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
-            pl.col("error").is_not_null().sum().alias("errors"),
-            pl.col("retrieval_hit").cast(pl.Float64).mean().alias("retrieval_hit_rate"),
-            *_RETRIEVAL_HEADLINE,
-            pl.col("chars_returned").median().alias("median_chars"),
+            *_COUNTS,
         )
         .sort("system", "tier_index")
     )

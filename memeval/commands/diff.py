@@ -28,6 +28,7 @@ def _readable_p(df):
 
 def run(args) -> int:
     import polars as pl
+    from ._tables import console_tables  # polars on use: start-up time of every command
 
     from ..analysis.aggregate import load_records
     from ..analysis.intervals import DEFAULT_RESAMPLES, paired_differences
@@ -49,14 +50,7 @@ def run(args) -> int:
     n = args.resamples or DEFAULT_RESAMPLES
     label = f"A = {ca['system']['spec']} ({ca['mode']}), B = {cb['system']['spec']} ({cb['mode']})"
     tiers = a.select("tier", "tier_index").unique().sort("tier_index")
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=100,
-        float_precision=3,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
+    with console_tables(100):
         print(f"{label}; bench {ca['bench']['name']} {ca['bench']['version']}, question set {set_a}")
         print(
             f"difference A − B on records both runs graded; 95% paired bootstrap ({n} resamples, seed "

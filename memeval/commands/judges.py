@@ -17,19 +17,12 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    import polars as pl
+    from ._tables import console_tables  # polars on use: start-up time of every command
 
     from ..analysis.judges import agreement_table, confusion_table, load_judge_pair
 
     pairs, la, lb = load_judge_pair(args.run_a, args.run_b)
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=120,
-        float_precision=3,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
+    with console_tables(120):
         print(f"A = {la}\nB = {lb}")
         print(
             "n = records both graded; agreement = same verdict (correct/partial/wrong); kappa = Cohen's; "

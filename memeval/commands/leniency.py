@@ -52,6 +52,7 @@ def _build(args) -> int:
 
 def _grade(args) -> int:
     import polars as pl
+    from ._tables import console_tables  # polars on use: start-up time of every command
 
     from ..analysis.judges import leniency_table
     from ..atomic import write_jsonl
@@ -72,15 +73,7 @@ def _grade(args) -> int:
     if args.out:
         write_jsonl(args.out, rows)
     df = pl.DataFrame(rows, schema_overrides={"score": pl.Float64})
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=120,
-        float_precision=3,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        fmt_str_lengths=60,
-    ):
+    with console_tables(120, fmt_str_lengths=60):
         print(
             f"{len(probes)} trap answers from {args.probes}; acceptance = share of graded traps given any credit "
             "(correct or partial; a strict judge scores 0); ungraded counted apart\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ceiling, and latency of runs"
 
@@ -50,6 +49,7 @@ def run(args) -> int:
     import sys
 
     import polars as pl
+    from ._tables import console_tables  # polars on use: start-up time of every command
 
     from ..analysis.aggregate import (
         WEIGHT_TABLE,
@@ -102,21 +102,12 @@ def run(args) -> int:
         t.write_csv(sys.stdout)
         return 0
     md = args.format == "md"
-    fmt: dict[str, Any] = dict(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        float_precision=3,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        tbl_width_chars=10_000 if args.wide or md else WIDTH,
+    tables_config = console_tables(
+        10_000 if args.wide or md else WIDTH, tbl_formatting="MARKDOWN" if md else "ASCII_MARKDOWN"
     )
-    if md:
-        fmt["tbl_formatting"] = "MARKDOWN"
-    else:
-        fmt["tbl_formatting"] = "ASCII_MARKDOWN"
     head = (lambda s: print(f"\n## {s}\n")) if md else (lambda s: print(f"\n{s}"))
     show = (lambda t, name: t) if args.wide else _narrow
-    with pl.Config(**fmt):
+    with tables_config:
         for r in runs:
             m = manifest_summary(r)
             tag = " (bound found beside)" if r in bounds else ""

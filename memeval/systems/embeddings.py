@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import httpx
 import numpy as np
 
-from ..retry import Retryable, RetryPolicy, retry_after
+from ..retry import Retryable, RetryPolicy, post_attempt
 from .base import SystemCallError
 from .http import public_url
 
@@ -160,13 +160,7 @@ class EmbeddingClient:
 
     def _post(self, body: dict) -> httpx.Response:
         """One attempt: 429/5xx and transport errors may be retried, any other reply is returned."""
-        try:
-            resp = self._http.post("/embeddings", json=body)
-        except httpx.HTTPError as e:
-            raise Retryable(f"{type(e).__name__}: {e}") from None
-        if resp.status_code == 429 or resp.status_code >= 500:
-            raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
-        return resp
+        return post_attempt(self._http, "/embeddings", body)
 
     def close(self) -> None:
         self._http.close()
