@@ -1,5 +1,5 @@
 """Plotly figures for multi-turn pass rates (static: they survive in the HTML report), on the shared
-plot template (:data:`memeval.analysis.plots.TEMPLATE`, :data:`~memeval.analysis.plots.PALETTE`)."""
+plot template (:data:`memeval.analysis.plot_base.TEMPLATE`, :data:`~memeval.analysis.plot_base.PALETTE`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import polars as pl
 import plotly.graph_objects as go
 
 from ..multiturn.rates import EXCLUDED, PassRates
-from .plots import PALETTE, TEMPLATE
+from .plot_base import PALETTE, TEMPLATE
 
 __all__ = ["strata_figure", "shares_figure", "bad_turn_figure"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from ..atomic import write_text
-from . import plots
+from .plot_curves import degradation_curve
 from .aggregate import latency_table, load_records, overall_table, tier_axis_table
 from .intervals import bootstrap_means
 from .tables import html_table
@@ -147,7 +147,7 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
     )
     if df["tier"].n_unique() > 1:
         try:
-            fig = plots.degradation_curve(both)
+            fig = degradation_curve(both)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
         except (ValueError, pl.exceptions.PolarsError) as e:  # a run too small to draw: say so
             parts.append(f'<p class="muted">no degradation curve ({_e(e)})</p>')

@@ -1,0 +1,318 @@
+"""Score curves per tier against tier size (log x axis): the degradation curve with its floor and
+ceiling bands, the evidence-retrieval curve, and the spread of the curve across generated benches.
+
+>>> from memeval.workbench import load_runs
+>>> fig = retrieval_curve(load_runs([tiny_run]))
+>>> [t.name for t in fig.data], fig.layout.xaxis.type
+(['bm25'], 'log')
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import polars as pl
+
+from .aggregate import CEILING as CEILING_SYSTEM
+from .aggregate import FLOOR as FLOOR_SYSTEM
+from .aggregate import ceiling_gaps
+from .intervals import DEFAULT_RESAMPLES
+from .plot_base import (
+    PALETTE,
+    TEMPLATE,
+    axis_order,
+    error_bars,
+    hover_interval,
+    is_role,
+    mean_scores,
+    question_rows,
+    tier_order,
+    tier_xaxis,
+    x_column,
+)
+
+__all__ = ["degradation_curve", "retrieval_curve", "seed_spread_curve"]
+
+
+def degradation_curve(
+    df: pl.DataFrame,
+    by: str = "system",
+    x: str = "turns",
+    floor: str | bool | None = None,
+    ceiling: str | bool | None = None,
+    core: bool = True,
+    weighted: bool = False,
+    system: str | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> go.Figure:
+    """Mean score per tier against tier size (log x axis), one line per system or per axis, each point
+    with its 95% bootstrap interval (``n_resamples``).
+
+    ``floor``/``ceiling`` name the systems drawn as shaded bands rather than lines (default: the
+    ``no_memory`` and ``oracle`` systems when present; ``False`` draws none). The floor band fills
+    0 up to the floor score (no better than no memory); the ceiling band fills from the ceiling
+    score up to 1. With ``by="axis"`` the lines are the axes of one system (``system``, or the only
+    non-baseline system in ``df``) and bands are drawn only for systems named explicitly. The title
+    names the question set (``core``) and the mean used.
+    """
+    if by not in ("system", "axis"):
+        raise ValueError(f"by must be 'system' or 'axis', not {by!r}")
+    xcol, xlabel = x_column(x)
+    rows, set_label = question_rows(df, core)
+    systems = rows["system"].unique(maintain_order=True).to_list()
+    floor_name = _pick(systems, floor, FLOOR_SYSTEM)
+    ceiling_name = _pick(systems, ceiling, CEILING_SYSTEM)
+    fig = go.Figure()
+    for name, kind, asked in ((floor_name, "floor", floor), (ceiling_name, "ceiling", ceiling)):
+        # per-axis lines against an all-axes band would mislead: bands there only when asked for
+        if name is not None and (by == "system" or isinstance(asked, str)):
+            label = name
+            gaps: list[str] = []
+            if kind == "ceiling":  # name what the ceiling cannot reach beside its line
+                gaps = ceiling_gaps(rows, name)["axis"].to_list()
+                label = f"{name}, cannot reach {', '.join(gaps)}" if gaps else name
+            band = mean_scores(
+                rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
+            )
+            _add_band(fig, band, xcol, label, kind)
+            _explain_band(fig, band, xcol, kind, gaps)
+    lines = [s for s in systems if s not in (floor_name, ceiling_name)]
+    if by == "axis":
+        if system is None:
+            if len(lines) != 1:
+                raise ValueError(f"by='axis' needs one system; pass system= (have {lines})")
+            system = lines[0]
+        rows = rows.filter(pl.col("system") == system)
+        groups = axis_order(rows)
+        column = "axis"
+    else:
+        groups, column = lines, "system"
+    for i, g in enumerate(groups):
+        m = mean_scores(
+            rows.filter(pl.col(column) == g), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=m[xcol].to_list(),
+                y=m["mean"].to_list(),
+                mode="lines+markers",
+                name=g,
+                line={"color": PALETTE[i % len(PALETTE)]},
+                error_y=error_bars(m),
+                customdata=list(
+                    zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list(), hover_interval(m))
+                ),
+                hovertemplate=f"{g}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
+                "n=%{customdata[1]}, ungraded/error=%{customdata[2]}<extra></extra>",
+            )
+        )
+    mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
+    who = f" — {system}, by axis" if by == "axis" else ""
+    tiers = tier_order(rows)
+    fig.update_layout(
+        title=f"Degradation{who}: {mean_name} per tier ({set_label}; bars: 95% bootstrap intervals)",
+        xaxis=tier_xaxis(tiers, xcol, xlabel),
+        yaxis={"title": mean_name, "range": [-0.02, 1.02]},
+        legend={"title": by},
+        template=TEMPLATE,
+    )
+    return fig
+
+
+def _pick(systems: list[str], choice, default: str) -> str | None:
+    if choice is False:
+        return None
+    if isinstance(choice, str):
+        if choice not in systems:
+            raise ValueError(f"{choice!r} is not a system in these records ({systems})")
+        return choice
+    return next((s for s in systems if is_role(s, default)), None)
+
+
+def _add_band(fig: go.Figure, m: pl.DataFrame, xcol: str, name: str, kind: str) -> None:
+    xs, ys = m[xcol].to_list(), m["mean"].to_list()
+    edge = [0.0] * len(xs) if kind == "floor" else [1.0] * len(xs)
+    color = "rgba(214,39,40,0.15)" if kind == "floor" else "rgba(44,160,44,0.15)"
+    line = "rgba(214,39,40,0.8)" if kind == "floor" else "rgba(44,160,44,0.8)"
+    fig.add_trace(
+        go.Scatter(
+            x=xs, y=edge, mode="lines", line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{kind} edge"
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            fill="tonexty",
+            fillcolor=color,
+            line={"color": line, "dash": "dash"},
+            name=f"{kind}: {name}",
+            hovertemplate=f"{kind} ({name}): %{{y:.3f}}<extra></extra>",
+        )
+    )
+
+
+def _explain_band(fig: go.Figure, m: pl.DataFrame, xcol: str, kind: str, gaps: list[str]) -> None:
+    """Say on the figure what a band is, and for the ceiling why it sits below 1."""
+    if m.is_empty() or m["mean"].drop_nulls().is_empty():
+        return
+    if kind == "floor":
+        text = "floor: a system that returns nothing"
+    else:
+        why = (
+            f"below 1: {', '.join(gaps)} cannot be answered from the evidence text"
+            if gaps
+            else "below 1 only where evidence text does not hold the gold"
+        )
+        text = f"ceiling: the evidence turns handed over verbatim; {why}"
+    last = m.drop_nulls("mean").row(-1, named=True)
+    fig.add_annotation(
+        x=math.log10(last[xcol]) if last[xcol] else 0,
+        y=last["mean"],
+        text=text,
+        showarrow=False,
+        xanchor="right",
+        yanchor="bottom" if kind == "floor" else "top",
+        yshift=4 if kind == "floor" else -4,
+        font={"size": 11, "color": "#555"},
+    )
+
+
+def retrieval_curve(
+    df: pl.DataFrame,
+    metric: str = "turn_recall_any@5",
+    x: str = "turns",
+    core: bool = True,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> go.Figure:
+    """Mean evidence-retrieval ``metric`` (a ``aggregate.RETRIEVAL_METRICS`` column, LongMemEval's
+    definitions) per tier against tier size, one line per system. Questions without evidence turns
+    are excluded for every system alike; the hover gives n and the excluded count."""
+    if metric not in df.columns:
+        raise ValueError(f"{metric!r} is not a retrieval metric column")
+    xcol, xlabel = x_column(x)
+    rows, set_label = question_rows(df.filter(pl.col("error").is_null()), core)
+    fig = go.Figure()
+    for i, name in enumerate(rows["system"].unique(maintain_order=True).to_list()):
+        m = mean_scores(
+            rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol], value=metric, n_resamples=n_resamples
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=m[xcol].to_list(),
+                y=m["mean"].to_list(),
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i % len(PALETTE)]},
+                error_y=error_bars(m),
+                customdata=list(
+                    zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list(), hover_interval(m))
+                ),
+                hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
+                "n=%{customdata[1]} with evidence, excluded (no evidence)=%{customdata[2]}<extra></extra>",
+            )
+        )
+    tiers = tier_order(rows)
+    fig.update_layout(
+        title=f"Evidence retrieval: {metric} per tier ({set_label}; bars: 95% bootstrap intervals)",
+        xaxis=tier_xaxis(tiers, xcol, xlabel),
+        yaxis={"title": metric, "range": [-0.02, 1.02]},
+        legend={"title": "system"},
+        template=TEMPLATE,
+    )
+    return fig
+
+
+def seed_spread_curve(
+    frames, x: str = "turns", weighted: bool = False, core: bool = True, n_resamples: int = DEFAULT_RESAMPLES
+) -> go.Figure:
+    """One generated bench per seed (``frames``: ``{seed: records}``), the same systems: per system, the
+    mean of the per-seed means per tier with the between-bench spread (min-max over seeds) as a band,
+    and each seed's own point with its within-bench 95% interval. The floor and ceiling systems are left
+    out (they are the same on every seed by construction)."""
+    xcol, xlabel = x_column(x)
+    fig = go.Figure()
+    per_seed = []
+    for seed, df in frames.items():
+        rows, _ = question_rows(df, core)
+        m = mean_scores(rows, ["system", "tier_index", "tier"], weighted, n_resamples=n_resamples)
+        sizes = tier_order(rows).select("tier_index", xcol)
+        per_seed.append(m.join(sizes, on="tier_index").with_columns(pl.lit(seed).alias("seed")))
+    if not per_seed:
+        raise ValueError("no seeds given")
+    allm = pl.concat(per_seed)
+    systems = [
+        s
+        for s in allm["system"].unique(maintain_order=True).to_list()
+        if not (is_role(s, FLOOR_SYSTEM) or is_role(s, CEILING_SYSTEM))
+    ]
+    for i, name in enumerate(systems):
+        colour = PALETTE[i % len(PALETTE)]
+        d = allm.filter(pl.col("system") == name)
+        agg = (
+            d.group_by("tier_index", "tier")
+            .agg(
+                pl.col(xcol).mean(),
+                pl.col("mean").mean().alias("across"),
+                pl.col("mean").min().alias("min"),
+                pl.col("mean").max().alias("max"),
+                pl.len().alias("seeds"),
+            )
+            .sort("tier_index")
+        )
+        xs = agg[xcol].to_list()
+        fig.add_trace(
+            go.Scatter(
+                x=xs + xs[::-1],
+                y=agg["max"].to_list() + agg["min"].to_list()[::-1],
+                fill="toself",
+                fillcolor=colour,
+                opacity=0.15,
+                line={"width": 0},
+                hoverinfo="skip",
+                name=f"{name}: between-seed spread (min–max)",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=agg["across"].to_list(),
+                mode="lines",
+                name=f"{name}: mean over seeds",
+                line={"color": colour, "width": 3},
+                customdata=list(
+                    zip(agg["tier"].to_list(), agg["seeds"].to_list(), agg["min"].to_list(), agg["max"].to_list())
+                ),
+                hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}} over %{{customdata[1]}} "
+                "seeds (min %{customdata[2]:.3f}, max %{customdata[3]:.3f})<extra></extra>",
+            )
+        )
+        for seed in d["seed"].unique(maintain_order=True).to_list():
+            one = d.filter(pl.col("seed") == seed).sort("tier_index")
+            fig.add_trace(
+                go.Scatter(
+                    x=one[xcol].to_list(),
+                    y=one["mean"].to_list(),
+                    mode="markers",
+                    marker={"color": colour, "size": 6, "symbol": "circle-open"},
+                    error_y=error_bars(one),
+                    name=f"{name}, seed {seed} (95% CI)",
+                    legendgroup=name,
+                    showlegend=False,
+                    customdata=list(zip(one["tier"].to_list(), one["n"].to_list(), hover_interval(one))),
+                    hovertemplate=f"{name}, seed {seed}<br>tier %{{customdata[0]}}: %{{y:.3f}} "
+                    "(95% CI %{customdata[2]}, n=%{customdata[1]})<extra></extra>",
+                )
+            )
+    tiers = tier_order(pl.concat([f for f in frames.values()]))
+    mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
+    fig.update_layout(
+        title=f"Degradation across {len(frames)} generated benches (seeds {', '.join(map(str, frames))}): "
+        f"band = between-seed spread, bars = within-bench 95% intervals",
+        xaxis=tier_xaxis(tiers, xcol, xlabel),
+        yaxis={"title": mean_name, "range": [-0.02, 1.02]},
+        template=TEMPLATE,
+    )
+    return fig

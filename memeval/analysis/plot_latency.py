@@ -1,0 +1,109 @@
+"""The latency histogram: latency minus round trip per question, one panel per system, with its
+percentile lines and the latency target.
+
+>>> percentile([3.0, 1.0, 2.0, 4.0], 50)
+2.5
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import polars as pl
+from plotly.subplots import make_subplots
+
+from ..scoring.speed import quantile
+from .plot_base import PALETTE, TEMPLATE
+
+__all__ = ["latency_histogram", "percentile"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (``q`` in 0..100), as ``scoring.speed`` computes p50..p99."""
+    return quantile(sorted(values), q / 100) if values else math.nan
+
+
+def latency_histogram(
+    df: pl.DataFrame, percentiles: tuple[int, ...] = (50, 95, 99), target_ms: float | None = 500.0
+) -> go.Figure:
+    """Histogram of latency-minus-RTT per system (one panel each, log x axis) with percentile lines
+    and the ``target_ms`` line (benchmark.md §5; None draws none).
+
+    Records whose speed is ``unmeasurable`` and error records are excluded and counted in the panel
+    title (as ``aggregate.latency_table`` does); systems measured in process (no network in between)
+    are flagged there too. A system with no measured latency at all (e.g. a concurrent run, whose
+    latencies include queueing) gets no empty panel: the figure's title names it and why.
+    """
+    systems = df["system"].unique(maintain_order=True).to_list()
+    titles, samples, skipped = [], [], []
+    for s in systems:
+        d = df.filter(pl.col("system") == s)
+        n_errors = d.filter(pl.col("error").is_not_null()).height
+        d = d.filter(pl.col("error").is_null())
+        unmeasurable = d.filter(pl.col("speed_status") == "unmeasurable")
+        kept = d.filter(
+            pl.col("speed_status").is_in(["measured", "in_process"]) & pl.col("latency_minus_rtt_ms").is_not_null()
+        )
+        values = kept["latency_minus_rtt_ms"].to_list()
+        if not values:
+            reasons = sorted({r for r in unmeasurable["speed_reason"].to_list() if r})
+            skipped.append(f"{s} ({'; '.join(reasons) or 'no measured latency'})")
+            continue
+        flag = " [in-process: service time, no network]" if (kept["speed_status"] == "in_process").any() else ""
+        titles.append(
+            f"{s}{flag} — n={len(values)}, unmeasurable excluded: {unmeasurable.height}"
+            + (f", errors excluded: {n_errors}" if n_errors else "")
+        )
+        samples.append((s, values))
+    rows = max(1, len(samples))
+    fig = make_subplots(
+        rows=rows, cols=1, subplot_titles=titles or ["no measured latency"], vertical_spacing=0.12 / rows
+    )
+    for i, (s, values) in enumerate(samples, start=1):
+        # drawn on log10(ms) with ms tick labels: one slow outlier no longer squeezes every sample into a bin
+        logs = [math.log10(max(v, 0.01)) for v in values]
+        lo, hi = min(logs), max(logs + ([math.log10(target_ms)] if target_ms else []))
+        fig.add_trace(
+            go.Histogram(
+                x=logs,
+                name=s,
+                xbins={"start": lo - 0.05, "end": hi + 0.05, "size": max((hi - lo) / 40, 0.01)},
+                customdata=values,
+                hovertemplate="%{y} questions<extra></extra>",
+                marker={"color": PALETTE[(i - 1) % len(PALETTE)]},
+                showlegend=False,
+            ),
+            row=i,
+            col=1,
+        )
+        marks = [(f"p{q}", percentile(values, q), "#444") for q in percentiles]
+        if target_ms:
+            marks.append((f"target {target_ms:g}", float(target_ms), "#d62728"))
+        for k, (label, v, colour) in enumerate(sorted(marks, key=lambda m: m[1])):
+            # labels stacked at increasing heights so close percentiles never print on top of each other
+            fig.add_vline(
+                x=math.log10(max(v, 0.01)),
+                line_dash="dash" if colour == "#444" else "solid",
+                line_color=colour,
+                row=i,
+                col=1,
+                annotation_text=f"{label}: {v:.1f} ms",
+                annotation_position="top right",
+                annotation_yshift=-14 * k,
+                annotation_font={"size": 10, "color": colour},
+            )
+        ticks = [t for t in range(math.floor(lo) - 1, math.ceil(hi) + 2)]
+        fig.update_xaxes(
+            title_text="latency minus round trip (ms, log scale)",
+            row=i,
+            col=1,
+            tickvals=ticks,
+            ticktext=[f"{10.0**t:g}" for t in ticks],
+            range=[lo - 0.2, hi + 0.3],
+        )
+    head = "Latency minus round trip per question (sequential loop: service time, not load)"
+    if skipped:
+        head += "<br><sup>not drawn, no measured latency: " + "; ".join(skipped) + "</sup>"
+    fig.update_layout(title=head, height=260 * rows + 100, template=TEMPLATE, bargap=0.05)
+    return fig
