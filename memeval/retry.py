@@ -100,7 +100,7 @@ class RetryPolicy:
         return retrying(lambda: attempt(next(counter)))
 
     async def acall(
-        self, attempt: Callable[[int], Awaitable[T]], *, sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+        self, attempt: Callable[[int], Awaitable[T]], *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     ) -> T:
         """:meth:`call` for an ``async`` attempt: ``await attempt(n)`` under the same stop, wait and retry rules.
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Mapping, Protocol, Self, runtime_checkable
 
-from ..bench.model import Question, Session
+from ..bench.model import Question, Session, Turn
 
 __all__ = [
     "Recall",
@@ -42,27 +42,29 @@ class Memory(str):
     speaker: str | None
     image: str | None
 
-    def __new__(cls, content: str, timestamp: str | None = None, speaker: str | None = None, image: str | None = None):
+    def __new__(
+        cls, content: str, timestamp: str | None = None, speaker: str | None = None, image: str | None = None
+    ) -> Self:
         shown = (f"[{timestamp}] " if timestamp else "") + (f"{speaker}: " if speaker else "") + content
         self = super().__new__(cls, shown)
         self.content, self.timestamp, self.speaker, self.image = content, timestamp, speaker, image
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Memory], tuple[str, str | None, str | None, str | None]]:
         return (Memory, (self.content, self.timestamp, self.speaker, self.image))
 
 
-def memory_content(m) -> str:
+def memory_content(m: object) -> str:
     """The content of a returned memory (a plain string is all content)."""
     return m.content if isinstance(m, Memory) else str(m)
 
 
-def memory_image(m) -> str | None:
+def memory_image(m: object) -> str | None:
     """The image reference a returned memory carries (None for a plain string or a memory without one)."""
     return getattr(m, "image", None) if isinstance(m, Memory) else None
 
 
-def memory_from_json(x) -> str:
+def memory_from_json(x: object) -> str:
     """A memory as the HTTP protocol carries it: a string, or ``{"text", "timestamp"?, "speaker"?,
     "image"?}`` (``image``: a path inside the bench folder or a ``data:image/...;base64,`` URL).
 
@@ -80,7 +82,7 @@ def memory_from_json(x) -> str:
     return str(x)
 
 
-def memory_to_json(m):
+def memory_to_json(m: object) -> str | dict[str, str]:
     """A memory for the HTTP protocol: an object when it carries fields, else the plain string."""
     if isinstance(m, Memory) and (m.timestamp or m.speaker or m.image):
         return {
@@ -150,7 +152,7 @@ class NeedsQuestion(Protocol):
     def prepare(self, question: Question) -> None: ...
 
 
-def memory_text(turn) -> Memory:
+def memory_text(turn: Turn) -> Memory:
     """A stored turn as a memory: shown dated and attributed, its content the text unchanged, its
     image (if any) carried beside it."""
     return Memory(turn.text, turn.date, turn.speaker, turn.image)

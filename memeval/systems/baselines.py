@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -24,8 +25,8 @@ class NoMemory:
 
     name, version = "no_memory", "1"
 
-    def __init__(self):
-        self.params: dict = {}
+    def __init__(self) -> None:
+        self.params: dict[str, Any] = {}
 
     def reset(self) -> None:
         pass
@@ -44,8 +45,8 @@ class Oracle:
 
     name, version = "oracle", "2"
 
-    def __init__(self):
-        self.params: dict = {}
+    def __init__(self) -> None:
+        self.params: dict[str, Any] = {}
         self._turns: dict[int, Turn] = {}
         self._wanted: tuple[int, ...] = ()
         self._abstain: str | None = None
@@ -73,7 +74,7 @@ class Recent:
 
     name, version = "recent", "1"
 
-    def __init__(self, tokens: int = 2000):
+    def __init__(self, tokens: int = 2000) -> None:
         self.params = {"tokens": int(tokens)}
         self._turns: deque[tuple[Turn, int]] = deque()
         self._total = 0
@@ -114,7 +115,7 @@ class BM25:
 
     name, version = "bm25", "1"
 
-    def __init__(self, k: int = 10):
+    def __init__(self, k: int = 10) -> None:
         self.params = {"k": int(k)}
         self._turns: list[Turn] = []
         self._docs: list[int] = []  # each turn's text number in the token cache

@@ -133,10 +133,6 @@ class _TooBig(Exception):
     pass
 
 
-class _TooBig(Exception):
-    pass
-
-
 def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
     """The lean wire transport for ``http://``; httpx's own (TLS and all) for ``https://``."""
     if scheme == "http":
@@ -295,6 +291,7 @@ class HttpSystem:
         if self._cancelled.is_set():
             raise SystemCallError(f"{method} {path}: cancelled")
         task = asyncio.current_task()
+        assert task is not None  # a coroutine of the shared loop always runs in a task
         self._tasks.add(task)
 
         async def attempt(n: int) -> tuple[bytes, int, int]:

@@ -32,7 +32,7 @@ def background_loop() -> asyncio.AbstractEventLoop:
     and again in a child process after ``fork``)."""
     with _shared_lock:
         loop, thread, pid = _shared.get("loop"), _shared.get("thread"), _shared.get("pid")
-        if loop is None or pid != os.getpid() or not thread.is_alive():
+        if loop is None or thread is None or pid != os.getpid() or not thread.is_alive():
             loop = new_event_loop()
             thread = threading.Thread(target=loop.run_forever, name="memeval-http", daemon=True)
             thread.start()

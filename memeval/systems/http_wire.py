@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import AsyncIterator
 
 import httptools
 import httpx
@@ -60,6 +61,7 @@ class _Connection(asyncio.Protocol):
             self._parser.feed_data(data)
         except httptools.HttpParserError as e:
             self._fail(httpx.RemoteProtocolError(f"malformed reply ({e})"))
+            assert self.transport is not None  # set by connection_made, before any data
             self.transport.close()
 
     def eof_received(self) -> bool:
@@ -99,6 +101,7 @@ class _Connection(asyncio.Protocol):
         self._buffered += len(body)
         if self._buffered > _PAUSE_AT and not self._paused:
             self._paused = True
+            assert self.transport is not None
             self.transport.pause_reading()
         self._notify()
 
@@ -126,16 +129,18 @@ class _Connection(asyncio.Protocol):
         self._head = asyncio.get_running_loop().create_future()
         if self.closed:
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        assert self.transport is not None  # set by connection_made, before create_connection returns
         self.transport.write(data)
         return await self._head
 
-    async def body(self):
+    async def body(self) -> AsyncIterator[bytes]:
         while True:
             while self._chunks:
                 chunk = self._chunks.popleft()
                 self._buffered -= len(chunk)
                 if self._paused and self._buffered <= _PAUSE_AT // 2 and not self.closed:
                     self._paused = False
+                    assert self.transport is not None
                     self.transport.resume_reading()
                 yield chunk
             if self._error is not None:
@@ -164,7 +169,7 @@ class _Body(httpx.AsyncByteStream):
     def __init__(self, transport: "WireTransport", conn: _Connection):
         self._transport, self._conn, self._released = transport, conn, False
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self._conn.body():
                 yield chunk

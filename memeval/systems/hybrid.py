@@ -11,7 +11,7 @@ The embedding half takes the same parameters as ``vector`` (``model``, ``base_ur
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..bench.model import Session, Turn
 from .base import Recall, memory_text
@@ -36,11 +36,11 @@ class Hybrid:
 
     name, version = "hybrid", "1"
 
-    def __init__(self, k: int = 10, rrf_k: int = 60, depth: int = 50, **vector_options):
+    def __init__(self, k: int = 10, rrf_k: int = 60, depth: int = 50, **vector_options: Any) -> None:
         k, depth = int(k), int(depth)
         self.vector = Vector(k=max(k, depth), **vector_options)
         self.bm25 = BM25(k=max(k, depth))
-        self.params = {
+        self.params: dict[str, Any] = {
             "k": k,
             "rrf_k": int(rrf_k),
             "depth": max(k, depth),

@@ -132,7 +132,7 @@ class Mem0:
             "vector_store": "qdrant (local, temporary folder)",
         }
         self._dir = tempfile.mkdtemp(prefix="memeval-mem0-")
-        config = {
+        config: dict[str, Any] = {
             "llm": {"provider": "openai", "config": {"model": llm_model, "openai_base_url": self._llm_url}},
             "embedder": {"provider": "openai", "config": {"model": embed_model, "openai_base_url": self._embed_url}},
             "vector_store": {
@@ -175,8 +175,17 @@ class Mem0:
         to the run's base URLs, whatever OPENAI_BASE_URL or OPENROUTER_API_KEY say)."""
         from openai import OpenAI  # on use: installed with the optional extra
 
-        self._m.llm.client = OpenAI(api_key=self._key, base_url=self._llm_url, http_client=self._http)
-        self._m.embedding_model.client = OpenAI(api_key=self._key, base_url=self._embed_url, http_client=self._http)
+        # openai's hints name httpx2.Client only; at run time it takes an httpx.Client as well
+        self._m.llm.client = OpenAI(
+            api_key=self._key,
+            base_url=self._llm_url,
+            http_client=self._http,  # type: ignore[arg-type]  # an httpx.Client (see above)
+        )
+        self._m.embedding_model.client = OpenAI(
+            api_key=self._key,
+            base_url=self._embed_url,
+            http_client=self._http,  # type: ignore[arg-type]  # an httpx.Client (see above)
+        )
         _no_downloads(self._m.vector_store)
 
     # -- protocol -------------------------------------------------------------------------------

@@ -6,22 +6,26 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MemevalError
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
 
+if TYPE_CHECKING:
+    from .hybrid import Hybrid
+    from .vector import Vector
+
 __all__ = ["BUILTIN", "make_system", "parse_spec"]
 
 
-def _vector(**params):
+def _vector(**params: Any) -> Vector:
     from .vector import Vector  # on use: start-up time of every command (sqlite, the embeddings client)
 
     return Vector(**params)
 
 
-def _hybrid(**params):
+def _hybrid(**params: Any) -> Hybrid:
     from .hybrid import Hybrid  # on use: start-up time of every command
 
     return Hybrid(**params)
@@ -59,7 +63,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), params
 
 
-def make_system(spec: str, **http_options):
+def make_system(spec: str, **http_options: Any) -> Any:
     """Build a system from its command-line name (see module docstring).
 
     >>> s = make_system("bm25:k=5")

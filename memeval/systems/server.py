@@ -71,7 +71,8 @@ class ReferenceServer:
             access_log=False,
             proxy_headers=False,
             server_header=False,
-            timeout_keep_alive=limits.idle_timeout_s,
+            # uvicorn hints an int; a float works (it goes to loop.call_later)
+            timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
             backlog=limits.backlog,
         )
         self._uvicorn = uvicorn.Server(config)
@@ -128,8 +129,10 @@ class ReferenceServer:
         """Serve until Ctrl-C (KeyboardInterrupt reaches the caller, who then calls :meth:`close`)."""
         if self._thread is None:
             self.start()
-        while self._thread.is_alive():
-            self._thread.join(0.5)
+        thread = self._thread
+        assert thread is not None  # set by start()
+        while thread.is_alive():
+            thread.join(0.5)
 
     def stop(self) -> None:
         """Stop listening, cut the connections still open and wait for the server thread."""

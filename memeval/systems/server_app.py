@@ -138,7 +138,8 @@ def make_app(state: ServerState):
             return await _drop(request)
         return reply
 
-    async def no_route(request: Request, exc: HTTPException) -> Response:
+    async def no_route(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)  # the one exception this handler is registered for
         if exc.status_code in (404, 405):  # every unknown method+path is "no route", as before
             return _error(404, f"no route {request.scope['path']}")
         return _error(exc.status_code, exc.detail)

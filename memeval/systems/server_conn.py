@@ -59,7 +59,8 @@ def deadline_protocol(limits: Limits) -> type[asyncio.Protocol]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self.scope["memeval.transport"] = self.transport
+            # an ASGI extension key: uvicorn's HTTPScope names only the standard ones
+            self.scope["memeval.transport"] = self.transport  # type: ignore[typeddict-unknown-key]
 
         def on_headers_complete(self) -> None:
             self._in_headers = False

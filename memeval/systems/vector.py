@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..bench.model import Session, Turn
@@ -66,10 +67,15 @@ class Vector:
         key_env: str = "OPENAI_API_KEY",
         cache: str | None = None,
         batch: int = 64,
-    ):
+    ) -> None:
         make_index(index)  # a bad index name (or a missing extra) fails at once, not at the first query
         self.client = embedding_client(model, base_url, key_env, cache, int(batch), "vector")
-        self.params = {"k": int(k), "model": self.client.model, "base_url": self.client.base_url, "index": index}
+        self.params: dict[str, Any] = {
+            "k": int(k),
+            "model": self.client.model,
+            "base_url": self.client.base_url,
+            "index": index,
+        }
         self._turns: list[Turn] = []
         self._index = make_index(index)
         self._lock = threading.Lock()

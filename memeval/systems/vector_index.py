@@ -11,11 +11,14 @@ Both take rows in insertion order (a row's position is its id) and return positi
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..errors import MemevalError, UsageError
+
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 __all__ = ["VectorIndex", "ExactIndex", "UsearchIndex", "make_index", "unit_rows", "top_k"]
 
@@ -61,7 +64,7 @@ class VectorIndex(Protocol):
 class ExactIndex:
     """Every row scored against the query (one matrix-vector product): exact, fine to ~10^5 rows."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._parts: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
         self._n = 0
@@ -98,8 +101,8 @@ class UsearchIndex:
             from usearch.index import Index  # on use: an optional extra (memeval[ann])
         except ImportError:
             raise UsageError("index=usearch needs the ann extra: pip install 'memeval[ann]'") from None
-        self._cls, self._opts = Index, {"connectivity": connectivity, "expansion_search": expansion_search}
-        self._index = None
+        self._cls, self._connectivity, self._expansion_search = Index, connectivity, expansion_search
+        self._index: Index | None = None
         self._n = 0
 
     def add(self, vectors: np.ndarray) -> None:
@@ -107,7 +110,13 @@ class UsearchIndex:
             return
         vectors = unit_rows(vectors)
         if self._index is None:
-            self._index = self._cls(ndim=vectors.shape[1], metric="cos", dtype="f32", **self._opts)
+            self._index = self._cls(
+                ndim=vectors.shape[1],
+                metric="cos",
+                dtype="f32",
+                connectivity=self._connectivity,
+                expansion_search=self._expansion_search,
+            )
         self._index.add(np.arange(self._n, self._n + len(vectors), dtype=np.uint64), vectors, threads=1)
         self._n += len(vectors)
 

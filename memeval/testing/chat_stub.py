@@ -55,6 +55,9 @@ def completion(
 
 class ScriptedChatServer:
     embedding_dim = 256
+    embedding_requests: list[dict]  # set by the first /v1/embeddings request
+    embedding_headers: list[dict]
+    embedding_faults: list[int]  # set by a test: statuses returned first, one per embeddings request
 
     def __init__(self, responder: Callable[[dict], str | dict | int]):
         self.responder = responder
