@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check memeval tests benchmarks notebooks
-	$(BIN)/ruff format --check memeval tests benchmarks notebooks
+	$(BIN)/ruff check memeval tests benchmarks notebooks examples
+	$(BIN)/ruff format --check memeval tests benchmarks notebooks examples
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 report: $(STAMP)

@@ -25,6 +25,16 @@ def test_parse_spec_and_make_system():
         make_system("bm25:z=1")
 
 
+def test_python_factory_must_build_a_memory_system():
+    """``python:MOD:FACTORY`` loads any callable; what it returns must be a memory system."""
+    s = make_system("python:memeval.systems.baselines:BM25:k=4")
+    assert isinstance(s, BM25) and s.params == {"k": 4}
+    with pytest.raises(MemevalError, match=r"returned a dict, not a memory system \(needs name, version, params"):
+        make_system("python:builtins:dict:k=4")
+    with pytest.raises(MemevalError, match="cannot load memeval.nowhere:X"):
+        make_system("python:memeval.nowhere:X")
+
+
 def test_bm25_ranks_the_matching_turn_first_and_resets():
     s = BM25(k=2)
     s.ingest(_session(1, "We adopted a beagle named Biscuit", "The weather is grey today", "Pasta with spinach"))

@@ -137,7 +137,11 @@ class MemorySystem(Protocol):
 
     name: str
     version: str
-    params: Mapping[str, Any]
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The system's settings as written into the run manifest (a plain attribute in practice)."""
+        ...
 
     def reset(self) -> None: ...
 

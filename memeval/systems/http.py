@@ -33,6 +33,7 @@ import os
 import statistics
 import threading
 import time
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -172,7 +173,7 @@ class HttpSystem:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} (need http://HOST[:PORT])")
         self.base_url = public_url(base_url).rstrip("/")
         self.name = f"http:{self.base_url}"
-        self.params = {
+        self.params: dict[str, Any] = {
             "base_url": self.base_url,
             "timeout_s": timeout,
             "max_attempts": max_attempts,

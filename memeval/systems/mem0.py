@@ -120,7 +120,7 @@ class Mem0:
         from importlib.metadata import version  # on use: the optional extra's version
 
         self.version = f"mem0ai-{version('mem0ai')}"
-        self.params = {
+        self.params: dict[str, Any] = {
             "llm_url": public_url(self._llm_url),
             "llm_model": llm_model,
             "embed_url": public_url(self._embed_url),

@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MemevalError
+from .base import MemorySystem
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
 
@@ -31,7 +32,7 @@ def _hybrid(**params: Any) -> Hybrid:
     return Hybrid(**params)
 
 
-BUILTIN: dict[str, Callable[..., Any]] = {
+BUILTIN: dict[str, Callable[..., MemorySystem]] = {
     "no_memory": NoMemory,
     "oracle": Oracle,
     "recent": Recent,
@@ -63,7 +64,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), params
 
 
-def make_system(spec: str, **http_options: Any) -> Any:
+def make_system(spec: str, **http_options: Any) -> MemorySystem:
     """Build a system from its command-line name (see module docstring).
 
     >>> s = make_system("bm25:k=5")
@@ -83,7 +84,13 @@ def make_system(spec: str, **http_options: Any) -> Any:
             factory = getattr(importlib.import_module(mod), attr)
         except (ImportError, AttributeError) as e:
             raise MemevalError(f"system {spec!r}: cannot load {mod}:{attr} ({e})") from None
-        return factory(**params)
+        system = factory(**params)
+        if not isinstance(system, MemorySystem):
+            raise MemevalError(
+                f"system {spec!r}: {mod}:{attr} returned a {type(system).__name__}, not a memory system "
+                "(needs name, version, params, reset, ingest and query; see memeval.MemorySystem)"
+            )
+        return system
     name, params = parse_spec(spec)
     if name == "mem0":  # an optional extra: mem0ai is imported only when asked for
         from .mem0 import Mem0  # on use: the optional extra (the base install never imports mem0ai)
