@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from memeval.analysis.aggregate import load_records
+from memeval.analysis.costs import cost_table
 from memeval.bench import lifelog
 from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
@@ -73,6 +75,9 @@ def test_mem0_runs_the_tiny_preset_against_loopback_stubs(tmp_path, loopback_onl
     assert usage["embedding_calls"] == srv.embedding_calls > 0
     assert usage["prompt_tokens"] >= 100 * len(sessions) and usage["completion_tokens"] == 7 * len(sessions)
     assert all(r["system_calls"] == 1 and r["system_completion_tokens"] == 0 for r in recs)
+    # the summary's cost table shows them beside the cost (not priced: mem0 names no model per call)
+    row = cost_table(load_records(rd)).row(0, named=True)
+    assert row["system_calls"] == 1 and row["system_tokens"] == sum(r["system_prompt_tokens"] for r in recs) / 63
     # what mem0 stored is what the users said, and search finds it
     said = {json.loads(x)["text"] for x in (Path(bench) / "turns_core.jsonl").read_text().splitlines()}
     returned = [m["text"] for r in recs for m in r["memories"]]

@@ -27,11 +27,14 @@ def cost_table(df: pl.DataFrame, by: tuple[str, ...] = ("system", "tier_index", 
     """Per group: accuracy (mean score over graded questions, n graded), median latency minus round trip,
     mean prompt and completion tokens per question (over questions whose endpoints reported them),
     mean cost per question in USD (``priced`` questions; ``unpriced`` left out), the same per thousand
-    questions (``usd_per_1k_q``, readable at three decimals) and the total.
+    questions (``usd_per_1k_q``, readable at three decimals) and the total; ``system_calls`` and
+    ``system_tokens``: a system's own model calls per question where it counts them (mem0), which the
+    cost does not price.
 
     >>> d = pl.DataFrame({"system": ["a", "a"], "tier_index": [0, 0], "tier": ["t", "t"], "score": [1.0, 0.0],
     ...     "error": [None, None], "latency_minus_rtt_ms": [2.0, 4.0], "prompt_tokens": [100, 300],
-    ...     "completion_tokens": [10, 30], "cost_usd": [0.001, None]})
+    ...     "completion_tokens": [10, 30], "cost_usd": [0.001, None], "system_calls": [None, None],
+    ...     "system_prompt_tokens": [None, None], "system_completion_tokens": [None, None]})
     >>> cost_table(d).select("accuracy", "n", "p50_ms", "prompt_tokens", "cost_per_q", "priced", "unpriced").row(0)
     (0.5, 2, 3.0, 200.0, 0.001, 1, 1)
     """
@@ -49,6 +52,12 @@ def cost_table(df: pl.DataFrame, by: tuple[str, ...] = ("system", "tier_index", 
             pl.col("cost_usd").filter(ok).is_not_null().sum().alias("priced"),
             (ok & pl.col("cost_usd").is_null()).sum().alias("unpriced"),
             pl.col("cost_usd").sum().alias("cost_total"),
+            # a system's own model calls it counted itself (mem0): beside the cost, not priced in it
+            pl.col("system_calls").filter(ok).mean().alias("system_calls"),
+            (pl.col("system_prompt_tokens") + pl.col("system_completion_tokens"))
+            .filter(ok)
+            .mean()
+            .alias("system_tokens"),
         )
         .with_columns((pl.col("cost_per_q") * 1000).alias("usd_per_1k_q"))
         .sort(*by)
