@@ -1,9 +1,11 @@
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from memeval.bench import Question, Turn, load_bench, read_questions, read_turns, write_questions, write_turns
-from memeval.bench.io import save_bench
+from memeval.atomic import dumps_line
+from memeval.bench.io import save_bench, turn_line
 from memeval.bench.model import Bench, Tier, haystacks_of, sessions_of
 from memeval.errors import InputError
 
@@ -114,3 +116,23 @@ def test_atomic_writes_make_ordinary_files_and_leave_nothing_on_failure(tmp_path
             fh.write("half")
             raise RuntimeError("boom")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.builds(
+        Turn,
+        turn_id=st.integers(min_value=-(2**70), max_value=2**70),
+        session_id=st.one_of(st.integers(), st.text()),
+        speaker=st.text(),
+        text=st.text(),  # any code point: quotes, controls, lone surrogates, non-ASCII
+        date=st.text(max_size=12),
+        image=st.one_of(st.none(), st.text(max_size=8)),
+        image_no=st.one_of(st.none(), st.integers()),
+        caption=st.one_of(st.none(), st.text(max_size=8)),
+        haystack=st.one_of(st.none(), st.text(max_size=8)),
+    )
+)
+def test_turn_line_writes_the_general_writers_bytes(t):
+    """Turn lines written field by field are the bytes ``dumps_line(Turn.to_dict())`` writes."""
+    assert turn_line(t) == dumps_line(t.to_dict())

@@ -16,7 +16,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from ..atomic import write_jsonl, write_text
+from json.encoder import encode_basestring as _json_string  # json.dumps's encoder when ensure_ascii=False
+
+from ..atomic import atomic_open, dumps_line, write_jsonl, write_text
 from ..errors import InputError
 from .files import (
     MAX_DEPTH,
@@ -51,6 +53,7 @@ __all__ = [
     "read_turns",
     "read_questions",
     "write_turns",
+    "turn_line",
     "write_questions",
     "load_bench",
     "save_bench",
@@ -223,13 +226,36 @@ def read_questions(path) -> list[Question]:
 
 def write_turns(path, turns: Iterable[Turn]) -> int:
     """Write turns as ``Turn.to_dict`` gives them (unset optional fields left out), one per line."""
-    names = _TURN_FIELDS
-    return write_jsonl(
-        path, ({k: v for k in names if (v := getattr(t, k)) is not None and v != () and v != {}} for t in turns)
-    )
+    n = 0
+    with atomic_open(path) as fh:
+        for t in turns:
+            fh.write(turn_line(t) + "\n")
+            n += 1
+    return n
 
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn) if f.name != "extra")
+
+
+def turn_line(t: Turn) -> str:
+    r"""``dumps_line(t.to_dict())`` without the line: the same bytes, written field by field with the
+    string encoder ``json.dumps`` itself uses (imports write millions of turns; ~3x faster).
+
+    >>> print(turn_line(Turn(1, 2, "user", 'Café "Zur Post"', "2026-01-01")))
+    {"turn_id": 1, "session_id": 2, "speaker": "user", "text": "Café \"Zur Post\"", "date": "2026-01-01"}
+    """
+    parts = []
+    for k in _TURN_FIELDS:
+        v = getattr(t, k)
+        if v is None or v == () or v == {}:
+            continue
+        if type(v) is str:
+            parts.append(f'"{k}": {_json_string(v)}')
+        elif type(v) is int:
+            parts.append(f'"{k}": {v}')
+        else:  # any other value (a float, a list): the general writer
+            return dumps_line({k: v for k in _TURN_FIELDS if (v := getattr(t, k)) is not None and v != () and v != {}})
+    return "{" + ", ".join(parts) + "}"
 
 
 def write_questions(path, questions: Iterable[Question]) -> int:

@@ -14,9 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ...atomic import dumps_line, write_jsonl
+from ...atomic import write_jsonl
 from ...errors import InputError, MemevalError
-from ..io import hash_files, save_bench
+from ..io import hash_files, save_bench, turn_line
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
@@ -217,7 +217,7 @@ def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: 
                         raise InputError(src, f"{index} (question_id {q.id!r})", "question_id", "duplicate question id")
                     seen.add(q.id)
                     counter.add_all(turns)
-                    fh.write("".join(dumps_line(t.to_dict()) + "\n" for t in turns))
+                    fh.write("".join(turn_line(t) + "\n" for t in turns))
                     questions.append(q)
             if not questions:
                 raise InputError(src, None, None, "the list holds no questions")
