@@ -12,6 +12,7 @@ contrast, the peak RSS of a plain ``json.load`` of the same file is measured onc
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import platform
@@ -131,10 +132,11 @@ def child(mode: str, src: Path, out: Path, *extra: str, tree: str | None = None)
 
 
 def _same_files(a: Path, b: Path) -> bool:
-    """Whether two bench folders hold the same files with the same bytes."""
+    """Whether two bench folders hold the same files with the same bytes (compared in chunks: a child
+    forked from a large parent would report the parent's peak RSS as its own)."""
     fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     fb = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
-    return fa == fb and all((a / f).read_bytes() == (b / f).read_bytes() for f in fa)
+    return fa == fb and all(filecmp.cmp(a / f, b / f, shallow=False) for f in fa)
 
 
 def main() -> None:
