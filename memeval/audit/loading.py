@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, question_from_dict, turn_from_dict
+from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, no_gc, question_from_dict, turn_from_dict
 from ..bench.images import image_ref_kind
 from ..bench.model import Question, Tier, Turn
 from ..errors import InputError
@@ -105,6 +105,10 @@ class Loading(AuditState):
                 owners.setdefault(f, t.name)
 
     def load_tier(self, tier: Tier) -> TierData:
+        with no_gc():  # as bench.io's readers: 100,000s of new objects, no cycles
+            return self._load_tier(tier)
+
+    def _load_tier(self, tier: Tier) -> TierData:
         path = self.root / tier.turns_file
         hays: dict[Any, Haystack] = {}
         last_date: dict[Any, tuple[str, int]] = {}
