@@ -210,20 +210,49 @@ class Corpus:
     @classmethod
     def of(cls, turns, shown=None) -> "Corpus":
         """From turns (``shown(turn)``: any other text a system may return for it, e.g. dated memory text)."""
+        turns = list(turns)
         ids: list = []
         sess: dict = {}
-        text: dict[str, Hashable] = {}
         for t in turns:
             key = _id_key(t.turn_id)
             ids.append(key)
             sess[key] = str(t.session_id)
-            for s in (t.text, shown(t) if shown else None):
-                if s and s.strip():
-                    text.setdefault(s.strip(), key)
         sizes: dict = {}
         for key in ids:
             sizes[sess[key]] = sizes.get(sess[key], 0) + 1
-        return cls(tuple(ids), sess, text, sizes)
+        return cls(tuple(ids), sess, _TextIndex(turns, shown), sizes)
+
+
+class _TextIndex(Mapping[str, Hashable]):
+    """A corpus's text look-up (each turn's text, and what ``shown`` gives for it, stripped -> the
+    turn's id; the first turn wins), built on first use: a system that returns turn ids never needs it."""
+
+    def __init__(self, turns: list, shown=None):
+        self._turns, self._shown = turns, shown
+        self._texts: dict[str, Hashable] | None = None
+
+    def _built(self) -> dict[str, Hashable]:
+        if self._texts is None:
+            text: dict[str, Hashable] = {}
+            for t in self._turns:
+                key = _id_key(t.turn_id)
+                for s in (t.text, self._shown(t) if self._shown else None):
+                    if s and s.strip():
+                        text.setdefault(s.strip(), key)
+            self._texts = text
+        return self._texts
+
+    def __getitem__(self, text: str) -> Hashable:
+        return self._built()[text]
+
+    def get(self, text, default=None):
+        return self._built().get(text, default)
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
 
 
 def map_memories(memories: Iterable[str], corpus: Corpus) -> list[Hashable | None]:
