@@ -43,9 +43,12 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
         raise
 
 
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))  # stateless: shared by threads
+
+
 def dumps_line(obj) -> str:
     """One JSON line, UTF-8 kept readable, stable separators (byte-identical output)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+    return _LINE_ENCODER.encode(obj)
 
 
 def write_text(path, text: str) -> None:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..bench.io import MANIFEST, load_bench
 from ..bench.model import Question
@@ -128,12 +128,18 @@ class _Audit(Loading, Structure):
 
 
 def audit(
-    bench_dir, tiers: Iterable[str] | None = None, *, max_findings: int = 100, bounds_only: bool = False
+    bench_dir,
+    tiers: Iterable[str] | None = None,
+    *,
+    max_findings: int = 100,
+    bounds_only: bool = False,
+    on_tier: Callable[[TierData], None] | None = None,
 ) -> AuditReport:
     """Audit the bench folder ``bench_dir`` (all tiers, or the named ones in manifest order).
 
     ``bounds_only`` runs the ``bounds`` check alone (what a dry run's validity gate reads): every other
-    check is reported as skipped.
+    check is reported as skipped. ``on_tier`` is handed each tier as read (a dry run asks its questions
+    from it instead of reading the files again).
 
     Raises :class:`InputError` on malformed input (a bad line names file, line and field).
     ``max_findings`` caps the findings kept per check and tier; counts are always complete.
@@ -160,13 +166,18 @@ def audit(
     run = _Audit(bench, max_findings)
     if bounds_only:
         for tier in selected:
-            check_bounds(run, run.load_tier(tier))
+            data = run.load_tier(tier)
+            if on_tier is not None:
+                on_tier(data)
+            check_bounds(run, data)
         run.skipped.update({c: "bounds only" for c in CHECKS if c != "bounds"})
         return run.result(time.perf_counter() - t0, tuple(t.name for t in selected))
     run.check_manifest()
     prev: TierData | None = None
     for tier in selected:
         data = run.load_tier(tier)
+        if on_tier is not None:
+            on_tier(data)
         run.check_tier(data)
         check_bounds(run, data)  # floor <= always-IDK <= ceiling (bounds.py)
         check_difficulty(run, data)  # report only: word overlap, gold in evidence, BM25 probe (difficulty.py)

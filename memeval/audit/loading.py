@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, question_from_dict, turn_from_dict
+from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, no_gc, question_from_dict, turn_from_dict
 from ..bench.images import image_ref_kind
 from ..bench.model import Question, Tier, Turn
 from ..errors import InputError
@@ -59,7 +59,9 @@ def turn_key(t: Turn) -> tuple:
 
 @dataclass(frozen=True)
 class TierData:
-    """One tier as read: its haystacks (turns and look-ups) and its questions."""
+    """One tier as read: its haystacks (turns and look-ups) and its questions; ``turns`` in file order,
+    and ``ids_unique`` when no turn id or question id repeats (then ``turns`` and the question lists
+    are what ``bench.io.read_turns`` and ``read_questions`` return: a dry run asks from them)."""
 
     tier: Tier
     haystacks: dict[Any, Haystack]
@@ -67,6 +69,8 @@ class TierData:
     n_turns: int
     n_sessions: int
     sets: dict[str, list[Question]] = field(default_factory=dict)  # named question sets
+    turns: list[Turn] = field(default_factory=list)
+    ids_unique: bool = False
 
 
 class Loading(AuditState):
@@ -101,6 +105,10 @@ class Loading(AuditState):
                 owners.setdefault(f, t.name)
 
     def load_tier(self, tier: Tier) -> TierData:
+        with no_gc():  # as bench.io's readers: 100,000s of new objects, no cycles
+            return self._load_tier(tier)
+
+    def _load_tier(self, tier: Tier) -> TierData:
         path = self.root / tier.turns_file
         hays: dict[Any, Haystack] = {}
         last_date: dict[Any, tuple[str, int]] = {}
@@ -108,8 +116,11 @@ class Loading(AuditState):
         n_turns = n_sessions = 0
         prev_sess = object()
         img_seen: dict[str, bool] = {}
+        repeats = self.failures["ids-unique"]
+        turns: list[Turn] = []
         for n, obj in iter_jsonl(path):
             t = _turn(obj, path, n)
+            turns.append(t)
             n_turns += 1
             h = hays.get(t.haystack)
             if h is None:
@@ -188,7 +199,8 @@ class Loading(AuditState):
                 self.fail(
                     "manifest-consistent", tier.name, None, f"{MANIFEST} says {key}={stated}, the files hold {actual}"
                 )
-        return TierData(tier, hays, questions, n_turns, n_sessions, sets)
+        unique = self.failures["ids-unique"] == repeats
+        return TierData(tier, hays, questions, n_turns, n_sessions, sets, turns, unique)
 
     def load_questions(self, tier: Tier, qset: str) -> list[Question]:
         self.qset = qset

@@ -14,22 +14,25 @@ metrics instead.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..errors import MemevalError
 from . import audit
+from .loading import TierData
 
 __all__ = ["VALID_MIN", "dry_validity", "gate_line", "is_invalid"]
 
 VALID_MIN = 0.90
 
 
-def dry_validity(bench_dir, tiers: Iterable[str] | None = None) -> dict:
+def dry_validity(
+    bench_dir, tiers: Iterable[str] | None = None, on_tier: Callable[[TierData], None] | None = None
+) -> dict:
     """``{"valid": bool | None, "evidence_ceiling": {tier: min(weighted, unweighted)}, "threshold",
     "reason"}`` from ``memeval audit`` of ``bench_dir`` (the given tiers); ``valid`` is None when
-    the audit could not measure it."""
+    the audit could not measure it. ``on_tier``: as :func:`memeval.audit.audit`'s."""
     try:
-        rep = audit(bench_dir, tiers, bounds_only=True)  # the one check the gate reads
+        rep = audit(bench_dir, tiers, bounds_only=True, on_tier=on_tier)  # the one check the gate reads
     except MemevalError as e:  # an audit that cannot read the bench leaves validity unknown, never blocks a run
         return {
             "valid": None,

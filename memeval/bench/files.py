@@ -58,19 +58,23 @@ def check_depth(obj, path, record=None, limit: int = MAX_DEPTH):
     return obj
 
 
-#: where ``orjson`` reads differently from ``json``: integers beyond 64 bits (orjson makes them floats)
+#: where ``orjson`` reads differently from ``json``: an integer beyond 64 bits, which orjson makes a
+#: float (of magnitude >= 2**63, as no smaller integer is one), written with 19 digits or more
 _BIG_INT = re.compile(r"\d{19}")
+_I64 = 2.0**63
 
 
-def _has_float(obj) -> bool:
+def _has_big_float(obj) -> bool:
+    """Whether ``obj`` holds a float of magnitude >= 2**63 (what orjson makes of an over-long integer)."""
     stack = [obj]
     while stack:
         o = stack.pop()
         for v in o.values() if type(o) is dict else o:
             t = type(v)
             if t is float:
-                return True
-            if t is dict or t is list:
+                if not -_I64 < v < _I64:
+                    return True
+            elif t is dict or t is list:
                 stack.append(v)
     return False
 
@@ -92,9 +96,9 @@ def loads_json(text: str, path, record=None):
         pass
     else:
         if not isinstance(obj, (dict, list)):
-            if type(obj) is not float or not _BIG_INT.search(text):
+            if type(obj) is not float or -_I64 < obj < _I64 or not _BIG_INT.search(text):
                 return obj
-        elif not (_has_float(obj) and _BIG_INT.search(text)):
+        elif not (_has_big_float(obj) and _BIG_INT.search(text)):
             if text.count("[") + text.count("{") > MAX_DEPTH:
                 check_depth(obj, path, record)
             return obj

@@ -59,6 +59,7 @@ __all__ = [
     "save_bench",
     "hash_files",
     "MANIFEST",
+    "no_gc",
 ]
 
 MANIFEST = "bench.yaml"
@@ -130,7 +131,7 @@ def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
 
 
 @contextmanager
-def _no_gc():
+def no_gc():
     """The cyclic garbage collector paused while a file's records are built: they hold no cycles, and
     collecting as 100,000s of new objects pile up costs a third of the reading time."""
     was = gc.isenabled()
@@ -145,7 +146,7 @@ def _no_gc():
 def read_turns(path) -> list[Turn]:
     """Read a tier's turn file; turn ids must be unique within each haystack."""
     turns, seen = [], set()
-    with _no_gc():
+    with no_gc():
         for n, obj in iter_jsonl(path):
             t = turn_from_dict(obj, path, n)
             key = (t.haystack, t.turn_id)
@@ -214,7 +215,7 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
 
 def read_questions(path) -> list[Question]:
     qs, seen = [], set()
-    with _no_gc():
+    with no_gc():
         for n, obj in iter_jsonl(path):
             q = question_from_dict(obj, path, n)
             if q.id in seen:

@@ -236,8 +236,10 @@ def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, An
     if not isinstance(obj, dict):
         raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
     check_field_types(obj, path, n, _RECORD_TYPES, _REQUIRED, int_bits=31)
-    for k in _RECORD_TYPES.keys() & obj.keys():
-        v = obj[k]
+    for k in _DEEP:  # the fields whose contents are checked too (absent or null: nothing to check)
+        v = obj.get(k)
+        if v is None:
+            continue
         if (
             k == "grader"
             and isinstance(v, dict)
@@ -250,16 +252,7 @@ def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, An
             and any(not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values())
         ):
             raise InputError(path, n, k, "expected numbers (or null) per metric")
-        if (
-            k == "memories"
-            and isinstance(v, list)
-            and any(
-                not isinstance(m, dict)
-                or not isinstance(m.get("text"), str)
-                or any(not isinstance(m.get(x), (str, _N)) for x in ("timestamp", "speaker"))
-                for m in v
-            )
-        ):
+        if k == "memories" and isinstance(v, list) and not all(map(_memory_ok, v)):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
         if k == "usage" and isinstance(v, list) and any(not usage_entry_ok(u) for u in v):
             raise InputError(path, n, k, "expected objects {role, model, calls, prompt_tokens, completion_tokens}")
@@ -274,6 +267,17 @@ def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, An
         ):
             raise InputError(path, n, k, f"expected a list of {item.__name__}")
     return obj
+
+
+_DEEP = ("grader", "retrieval_metrics", "memories", "usage", *_LIST_ITEMS)
+
+
+def _memory_ok(m: Any) -> bool:
+    """A record's memory object: ``{text, timestamp, speaker}``, text a string, the others strings or null."""
+    if not isinstance(m, dict) or not isinstance(m.get("text"), str):
+        return False
+    ts, sp = m.get("timestamp"), m.get("speaker")
+    return (ts is None or isinstance(ts, str)) and (sp is None or isinstance(sp, str))
 
 
 class RecordStore:

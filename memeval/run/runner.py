@@ -24,6 +24,7 @@ from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
 from ..audit import validity
+from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
@@ -185,8 +186,11 @@ def _run_locked(
     """The run proper, with this process holding the run folder's lock."""
     manifest = open_manifest(run_dir, snapshot, config_id)
     manifest["status"] = "started"
+    loaded: dict[str, TierData] = {}  # the tiers the gate read: asked from, not read again
     if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (audit/validity.py)
-        manifest["dry_validity"] = validity.dry_validity(cfg.bench_dir, [t.name for t in chosen])
+        manifest["dry_validity"] = validity.dry_validity(
+            cfg.bench_dir, [t.name for t in chosen], on_tier=lambda d: loaded.__setitem__(d.tier.name, d)
+        )
     manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
     if cfg.prices is not None:
         manifest["prices"] = cfg.prices.to_json()
@@ -202,7 +206,7 @@ def _run_locked(
     try:
         runner.measure_floor("before")
         for tier in chosen:
-            runner.run_tier(bench, tier)
+            runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
         manifest["status"] = "complete"
     except KeyboardInterrupt:
@@ -251,10 +255,18 @@ class _Runner:
             self.system.warm()
             self.floor[when] = round(self.system.network_floor_ms(), 3)
 
-    def run_tier(self, bench, tier) -> None:
+    def run_tier(self, bench, tier, data: TierData | None = None) -> None:
+        """Ask the tier's questions; ``data``: the tier as the validity gate read it (used where its ids
+        are unique, i.e. where reading the files again would give the same turns and questions)."""
         root = Path(bench.root)
         self.root = str(root)
-        questions = read_questions(root / tier.questions_path(self.cfg.question_set))
+        qset = self.cfg.question_set
+        if data is not None and not (data.ids_unique and (qset == "main" or qset in data.sets)):
+            data = None  # read again: reading raises on the repeated id, as it always has
+        if data is not None:
+            questions = data.questions if qset == "main" else data.sets[qset]
+        else:
+            questions = read_questions(root / tier.questions_path(qset))
         todo = [
             (q, e) for q in questions for e in range(self.cfg.epochs) if (tier.name, q.id, e) not in self.store.done
         ]
@@ -263,7 +275,7 @@ class _Runner:
         by_hay: dict[str | None, list] = {}
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
-        haystacks = haystacks_of(read_turns(root / tier.turns_file))
+        haystacks = haystacks_of(data.turns if data is not None else read_turns(root / tier.turns_file))
         n_sessions = sum(len(haystacks.get(h, [])) for h in by_hay)
         ingest_bar = tqdm(
             total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress, leave=False

@@ -51,6 +51,7 @@ from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, i
 from memeval.scoring.matching import contains_normalized, normalize
 from memeval.scoring.phrases import PhraseSet
 from memeval.systems.base import memory_content
+from memeval.text.normal_form import normalize_lines
 
 __all__ = [
     "GRADER_VERSION",
@@ -214,8 +215,10 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
     """
     memories_only = isinstance(answer, (list, tuple))
+    lines: list[str] = []
     if isinstance(answer, (list, tuple)):  # content only: a date stamp or a speaker name is not an answer
-        answer = "\n".join(memory_content(m) for m in answer if m)
+        lines = [memory_content(m) for m in answer if m]
+        answer = "\n".join(lines)
     elif answer is not None and not isinstance(answer, str):
         answer = str(answer)  # e.g. a bare number from a JSON answer file
     # Rule 1: the expect value picks the rule whatever the axis (no_memory → ABSTAIN,
@@ -241,7 +244,8 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
         if axis == "FALSE_MEMORY" and not memories_only and denies_premise(answer):
             return DryScore.of(1.0, f"{prefix}:denial")
         return DryScore.of(0.0, f"{prefix}:went-along")
-    a = normalize(answer)  # once: a memory-only system's joined memories can be long
+    # once: a memory-only system's joined memories can be long (normalised memory by memory, memoised)
+    a = normalize_lines(lines) if memories_only else normalize(answer)
 
     def has(value: str | None) -> bool:
         return contains_normalized(a, value)

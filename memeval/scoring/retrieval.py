@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Hashable, Iterable, Mapping, Sequence
 
 from memeval.bench.axes import ABSTENTION_AXES
@@ -123,13 +124,37 @@ def dcg(relevances: Sequence[float], k: int) -> float:
 
 def _scores(ranked: Sequence[Hashable | None], gold: list, n_relevant: int, k: int) -> tuple[float, float, float]:
     """recall_any, recall_all, ndcg at ``k``; ``n_relevant``: relevant items in the corpus (ideal DCG)."""
-    wanted = set(gold)
-    top = set(ranked[:k])
+    top_k = ranked[:k]
+    top = set(top_k)
     r_any = float(any(g in top for g in gold))
     r_all = float(all(g in top for g in gold))
-    ideal = dcg([1.0] * min(n_relevant, k), k)  # the corpus's relevances sorted best first
-    actual = dcg([1.0 if d is not None and d in wanted else 0.0 for d in ranked[:k]], k)
+    ideal = _ideal_dcg(min(n_relevant, k))  # the corpus's relevances sorted best first
+    actual = _binary_dcg(top_k, set(gold))
     return r_any, r_all, (actual / ideal if ideal else 0.0)
+
+
+@lru_cache(maxsize=1024)
+def _ideal_dcg(m: int) -> float:
+    """``dcg`` of ``m`` relevant items."""
+    return dcg([1.0] * m, m)
+
+
+def _binary_dcg(top_k: Sequence[Hashable | None], wanted: set) -> float:
+    """``dcg`` of the relevances of ``top_k`` (1 for an item in ``wanted``), the same terms summed in the
+    same order (the zero terms, which change no sum, left out).
+
+    >>> _binary_dcg(["a", "x", "b", None], {"a", "b"}) == dcg([1, 0, 1, 0], 4)
+    True
+    """
+    if not top_k:
+        return 0.0
+    first = 1.0 if top_k[0] is not None and top_k[0] in wanted else 0.0
+    rest: float = 0
+    for i in range(1, len(top_k)):
+        d = top_k[i]
+        if d is not None and d in wanted:
+            rest += 1.0 / math.log2(i + 1)
+    return first + rest
 
 
 def _effective_k(ranked: Sequence[Hashable | None], corpus_size: int, k: int) -> int:
@@ -185,20 +210,49 @@ class Corpus:
     @classmethod
     def of(cls, turns, shown=None) -> "Corpus":
         """From turns (``shown(turn)``: any other text a system may return for it, e.g. dated memory text)."""
+        turns = list(turns)
         ids: list = []
         sess: dict = {}
-        text: dict[str, Hashable] = {}
         for t in turns:
             key = _id_key(t.turn_id)
             ids.append(key)
             sess[key] = str(t.session_id)
-            for s in (t.text, shown(t) if shown else None):
-                if s and s.strip():
-                    text.setdefault(s.strip(), key)
         sizes: dict = {}
         for key in ids:
             sizes[sess[key]] = sizes.get(sess[key], 0) + 1
-        return cls(tuple(ids), sess, text, sizes)
+        return cls(tuple(ids), sess, _TextIndex(turns, shown), sizes)
+
+
+class _TextIndex(Mapping[str, Hashable]):
+    """A corpus's text look-up (each turn's text, and what ``shown`` gives for it, stripped -> the
+    turn's id; the first turn wins), built on first use: a system that returns turn ids never needs it."""
+
+    def __init__(self, turns: list, shown=None):
+        self._turns, self._shown = turns, shown
+        self._texts: dict[str, Hashable] | None = None
+
+    def _built(self) -> dict[str, Hashable]:
+        if self._texts is None:
+            text: dict[str, Hashable] = {}
+            for t in self._turns:
+                key = _id_key(t.turn_id)
+                for s in (t.text, self._shown(t) if self._shown else None):
+                    if s and s.strip():
+                        text.setdefault(s.strip(), key)
+            self._texts = text
+        return self._texts
+
+    def __getitem__(self, text: str) -> Hashable:
+        return self._built()[text]
+
+    def get(self, text, default=None):
+        return self._built().get(text, default)
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
 
 
 def map_memories(memories: Iterable[str], corpus: Corpus) -> list[Hashable | None]:
@@ -229,17 +283,22 @@ def ranking_metrics(
     gold = list(dict.fromkeys(_id_key(t) for t in q.evidence_turns))
     n_turns = sum(1 for g in gold if g in corpus.session_of)
     out: dict[str, float] = {}
-    for k in KS:
-        for m, v in zip(METRICS, _scores(ranked, gold, n_turns, k)):
-            out[f"turn_{m}@{k}"] = v
+    for k, names in zip(KS, _NAMES["turn"]):
+        for name, v in zip(names, _scores(ranked, gold, n_turns, k)):
+            out[name] = v
     sess_ranked = [None if t is None else corpus.session_of.get(t) for t in ranked]
     sess_gold = list(dict.fromkeys(corpus.session_of[t] for t in gold if t in corpus.session_of))
     if not sess_gold:
         sess_gold = list(dict.fromkeys(str(s) for s in q.evidence_sessions))
     sizes = corpus.session_sizes or {}
     n_sess = sum(sizes.get(s, 0) for s in sess_gold)  # every turn of a gold session is relevant
-    for k in KS:
+    for k, names in zip(KS, _NAMES["session"]):
         eff = _effective_k(sess_ranked, len(corpus.turn_ids), k)
-        for m, v in zip(METRICS, _scores(sess_ranked, sess_gold, n_sess, eff)):
-            out[f"session_{m}@{k}"] = v
-    return {k: out[k] for k in metric_names()}, source
+        for name, v in zip(names, _scores(sess_ranked, sess_gold, n_sess, eff)):
+            out[name] = v
+    return {k: out[k] for k in _ALL_NAMES}, source
+
+
+#: per level, per k: the metric names in ``METRICS`` order; and every name in record order
+_NAMES = {lv: [[f"{lv}_{m}@{k}" for m in METRICS] for k in KS] for lv in LEVELS}
+_ALL_NAMES = tuple(metric_names())

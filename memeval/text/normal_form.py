@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple, Sequence
 
 from .number_words import (
     FOREIGN_NUMBERS,
@@ -46,7 +47,7 @@ from .number_words import (
     run_to_text,
 )
 
-__all__ = ["normalize", "CACHE_MAX_CHARS", "clear_caches"]
+__all__ = ["normalize", "normalize_lines", "CACHE_MAX_CHARS", "clear_caches"]
 
 # ---------------------------------------------------------------------------------------------
 # Unicode folding
@@ -171,6 +172,8 @@ _PUNCT_TO_SPACE = str.maketrans(
         )
     }
 )
+#: ``_PUNCT_TO_SPACE`` for ASCII text, as bytes (``bytes.translate`` is many times faster)
+_PUNCT_BYTES = bytes(32 if b < 128 and b in _PUNCT_TO_SPACE else b for b in range(256))
 _CURRENCY_SIGNS = frozenset("$€£¥₩₽")
 
 
@@ -232,17 +235,20 @@ def _is_number(t: str) -> bool:
 
 def _tokens(s: str) -> list[str]:
     """Split on white space; a pronoun contraction (it's, I'm, they'll) goes; other apostrophes split."""
+    toks = s.split()
     if "'" not in s:
-        return s.split()
+        return toks
     out: list[str] = []
-    for t in s.split():
-        if "'" in t:
-            base, _, suffix = t.partition("'")
-            if base in _PRONOUNS and suffix in _CONTRACTIONS:
-                continue
-            out.extend(p for p in t.split("'") if p)
-        else:
-            out.append(t)
+    pos = 0
+    for i in [i for i, t in enumerate(toks) if "'" in t]:  # the few tokens with an apostrophe
+        out.extend(toks[pos:i])
+        pos = i + 1
+        t = toks[i]
+        base, _, suffix = t.partition("'")
+        if base in _PRONOUNS and suffix in _CONTRACTIONS:
+            continue
+        out.extend(p for p in t.split("'") if p)
+    out.extend(toks[pos:])
     return out
 
 
@@ -251,11 +257,15 @@ def _tokens(s: str) -> list[str]:
 _DROPPED = _PRONOUNS | {"the"}
 
 
-def _words_pass(toks: list[str]) -> list[str]:
+def _words_pass(toks: list[str], signs_possible: bool = True) -> list[str]:
     """Number words, articles, pronouns, percent and currency, on tokens. Only the few special
-    tokens go through Python-level handling; the stretches between them are copied as they are."""
+    tokens go through Python-level handling; the stretches between them are copied as they are.
+    ``signs_possible`` false: no token holds a currency sign (no token ends in one)."""
     special, signs = _SPECIAL_WORDS, _CURRENCY_SIGNS
-    marks = [i for i, t in enumerate(toks) if t in special or t[-1] in signs]
+    if signs_possible:
+        marks = [i for i, t in enumerate(toks) if t in special or t[-1] in signs]
+    else:
+        marks = [i for i, t in enumerate(toks) if t in special]
     if not marks:
         return toks
     out: list[str] = []
@@ -362,14 +372,23 @@ def normalize(text: str) -> str:
 def _normalize(text: str) -> str:
     if not text:
         return ""
-    s = text.lower() if text.isascii() else _fold_unicode(text)
+    s = _char_steps(_fold(text))
+    return " ".join(_words_pass(_tokens(s), "$" in s or not s.isascii()))  # "$": the one ASCII sign
+
+
+def _fold(text: str) -> str:
+    return text.lower() if text.isascii() else _fold_unicode(text)
+
+
+def _char_steps(s: str) -> str:
+    """Every character-level step after the folding, in order."""
     if "," in s:
         s = _THOUSANDS.sub("", s)
     if "/" in s:
         s = _FRACTION.sub(_fraction_sub, s)
     if "-" in s:
         s = _ISO_DATE.sub(r"\1.\2.\3", s)
-    s = s.translate(_PUNCT_TO_SPACE)
+    s = s.encode().translate(_PUNCT_BYTES).decode() if s.isascii() else s.translate(_PUNCT_TO_SPACE)
     if "." in s and _AM_PM_HINT.search(s):  # each step runs only where it can match
         s = _AM_PM.sub(r"\1m", s)
     if "am" in s or "pm" in s:
@@ -378,13 +397,86 @@ def _normalize(text: str) -> str:
         s = _SEPARATORS.sub(" ", s)
     if not s.isascii():
         s = _CJK_NUMERAL.sub(_cjk_numeral_sub, s)
-    s = _fold_british(s)
-    return " ".join(_words_pass(_tokens(s)))
+    return _fold_british(s)
 
 
 _normalize_cached = lru_cache(maxsize=4096)(_normalize)
 
 
+# ---------------------------------------------------------------------------------------------
+# Lines normalised one by one
+
+
+class _Line(NamedTuple):
+    form: str  # the line's normal form
+    opens_quietly: bool  # no line before it changes how it reads
+    closes_quietly: bool  # it changes nothing of how a line after it reads
+
+
+def _special(t: str) -> bool:
+    """A token the words pass handles (``_words_pass``'s marks)."""
+    return t in _SPECIAL_WORDS or t[-1] in _CURRENCY_SIGNS
+
+
+@lru_cache(maxsize=32768)
+def _line(text: str) -> _Line | None:
+    """A line's normal form, and whether it reads the same next to any other line (None: no words).
+
+    Joined by a newline, two lines read apart unless a step spans the newline: the character steps
+    that can (``_FRACTION``, ``_AM_PM``, ``_CLOCK``: through white space) need the second line to
+    begin with a digit, ``/``, or the word ``m``/``am``/``pm`` or ``a.``/``p.``; the words pass needs
+    a special token at the end of the first line (other than a dropped one) or as the first word of
+    the second that is not dropped. Every other step is a character map or a pattern that meets the
+    newline as it meets the text's edge. (``tests/test_normal_form_lines.py`` checks this.)
+    """
+    folded = _fold(text)
+    edge = folded.strip()
+    if not edge:
+        return None
+    s = _char_steps(folded)
+    toks = _tokens(s)
+    if not toks:
+        return None
+    c = edge[0]
+    if c in _ASCII_LOWER:
+        n = len(edge) - len(edge.lstrip(_ASCII_LOWER))
+        word = edge[:n]
+        starts_quietly = word not in ("m", "am", "pm") and not (word in ("a", "p") and edge[n : n + 1] == ".")
+    else:
+        starts_quietly = not c.isascii() and c.isalpha()
+    first = next((t for t in toks if t not in _DROPPED), None)
+    return _Line(
+        " ".join(_words_pass(toks, "$" in s or not s.isascii())),
+        starts_quietly and (first is None or not _special(first)),
+        toks[-1] in _DROPPED or not _special(toks[-1]),
+    )
+
+
+_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
+#: Longer lines are not memoised one by one (their text is normalised whole)
+LINE_MAX_CHARS = 2048
+
+
+def normalize_lines(lines: Sequence[str]) -> str:
+    """``normalize("\\n".join(lines))``, put together from each line's own normal form (memoised: a
+    system returns the same memories for question after question) where no line changes how the
+    next one reads (see ``_line``); else the joined text, normalised whole.
+
+    >>> normalize_lines(["I have two cats.", "My car is blue"]) == normalize("I have two cats.\\nMy car is blue")
+    True
+    """
+    forms = []
+    closes_quietly = True
+    for i, text in enumerate(lines):
+        line = _line(text) if len(text) <= LINE_MAX_CHARS else None
+        if line is None or (i and not (closes_quietly and line.opens_quietly)):
+            return normalize("\n".join(lines))
+        forms.append(line.form)
+        closes_quietly = line.closes_quietly
+    return " ".join(f for f in forms if f)
+
+
 def clear_caches() -> None:
     """Forget memoised normal forms (for benchmarks)."""
     _normalize_cached.cache_clear()
+    _line.cache_clear()
