@@ -48,7 +48,7 @@ from pathlib import Path
 from IPython.display import display
 
 from memeval.analysis.booksuite import builtin_runs, case_frame, default_suite_dir, layer_figure, stored_scores
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.bench.loaders.booksuite import load_booksuite, read_responses
 from memeval.run import read_records
 from memeval.scoring.booksuite_scores import format_table, layer_table, score_answer_sets

@@ -41,7 +41,7 @@ import polars as pl
 from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
 from memeval.workbench import ensure_bench, load_runs, run_folders, run_systems
 

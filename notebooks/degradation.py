@@ -51,7 +51,7 @@ import polars as pl
 from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.analysis.tables import gate_html, html_table, side_by_side
 from memeval.workbench import run_folders, ensure_bench, load_runs, run_systems
 from memeval.bench import load_bench

@@ -54,7 +54,7 @@ from IPython.display import HTML, display
 
 from memeval.analysis import judges as J
 from memeval.analysis.judges_run import grade_leniency, stub_endpoints, two_gradings
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.analysis.tables import html_table
 from memeval.workbench import ensure_bench
 from memeval.bench.io import load_bench

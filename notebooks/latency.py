@@ -44,7 +44,7 @@ import polars as pl
 from IPython.display import HTML, display
 
 from memeval.analysis import aggregate, plots
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.analysis.tables import gate_html, html_table
 from memeval.workbench import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
 

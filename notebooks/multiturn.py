@@ -40,7 +40,7 @@ from pathlib import Path
 
 from IPython.display import HTML, display
 
-from memeval.analysis.report import setup_notebook
+from memeval.analysis.notebook_setup import setup_notebook
 from memeval.multiturn.agents import make_agent
 from memeval.multiturn.config import DEFAULT_CONFIG
 from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy

@@ -215,3 +215,25 @@ def test_one_value_where_a_list_is_expected_becomes_a_list(tmp_path):
         "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;] &#x27;y&#x27;" in out.read_text()
         or "GOT ['runs/x'] ['oracle'] 'y'" in out.read_text()
     )
+
+
+def test_a_notebook_kernel_does_not_import_nbformat():
+    """What the shipped notebooks import in their kernel stays clear of nbformat (and through it
+    jsonschema's format checkers, which cost a kernel seconds at start)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    imports = sorted(
+        {
+            line
+            for nb in (root / "notebooks").glob("*.py")
+            for line in nb.read_text().splitlines()
+            if line.startswith(("from memeval", "import memeval"))
+        }
+    )
+    assert any("notebook_setup import setup_notebook" in line for line in imports)
+    code = "\n".join(imports) + "\nimport sys\nprint(sorted(m for m in ('nbformat', 'jsonschema') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
+    assert out.stdout.strip() == "[]"

@@ -22,6 +22,7 @@ from ..atomic import write_text
 from ..errors import InputError, MemevalError
 from .._version import __version__
 from .figures import export_notebook
+from .notebook_setup import PLOTLY_RENDERER, setup_notebook  # re-exported: the kernel side
 
 __all__ = [
     "PLOTLY_RENDERER",
@@ -39,7 +40,6 @@ __all__ = [
 
 #: JupyterLab shows the mimetype bundle; nbconvert keeps the ``text/html`` one, which relies on the
 #: plotly.js copy the renderer embeds once per notebook when it activates.
-PLOTLY_RENDERER = "plotly_mimetype+memeval_offline"
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = (
     "<p><em>[interactive widget: it runs in a live Jupyter session only; "
@@ -84,39 +84,6 @@ TABLE_SCRIPT = """<script>
 
 class ReportError(MemevalError):
     """A notebook could not be executed or exported; the message names the failing cell."""
-
-
-def _offline_renderer():
-    """plotly's ``notebook`` renderer without its per-figure MathJax ``<script src>`` from a CDN."""
-    from plotly.io import to_html
-    from plotly.io._base_renderers import NotebookRenderer
-
-    class OfflineNotebookRenderer(NotebookRenderer):
-        def to_mimebundle(self, fig_dict):
-            return {
-                "text/html": to_html(
-                    fig_dict,
-                    config=self.config,
-                    include_plotlyjs=False,
-                    include_mathjax=False,
-                    full_html=False,
-                    default_width="100%",
-                    default_height=525,
-                    validate=False,
-                )
-            }
-
-    return OfflineNotebookRenderer(connected=False)
-
-
-def setup_notebook() -> None:
-    """Call in a notebook's first cell: plotly figures then render in JupyterLab and in offline HTML
-    (plotly.js embedded once, nothing fetched from the network)."""
-    import plotly.io as pio
-
-    if "memeval_offline" not in pio.renderers:
-        pio.renderers["memeval_offline"] = _offline_renderer()
-    pio.renderers.default = PLOTLY_RENDERER
 
 
 def parse_parameter(value: str) -> Any:
