@@ -23,6 +23,9 @@ def with_prices(df: pl.DataFrame, prices: Prices | None) -> pl.DataFrame:
     return df.with_columns(pl.Series("cost_usd", costs, dtype=pl.Float64))
 
 
+_SYSTEM_USAGE = ("system_calls", "system_prompt_tokens", "system_completion_tokens")
+
+
 def cost_table(df: pl.DataFrame, by: tuple[str, ...] = ("system", "tier_index", "tier")) -> pl.DataFrame:
     """Per group: accuracy (mean score over graded questions, n graded), median latency minus round trip,
     mean prompt and completion tokens per question (over questions whose endpoints reported them),
@@ -33,13 +36,15 @@ def cost_table(df: pl.DataFrame, by: tuple[str, ...] = ("system", "tier_index", 
 
     >>> d = pl.DataFrame({"system": ["a", "a"], "tier_index": [0, 0], "tier": ["t", "t"], "score": [1.0, 0.0],
     ...     "error": [None, None], "latency_minus_rtt_ms": [2.0, 4.0], "prompt_tokens": [100, 300],
-    ...     "completion_tokens": [10, 30], "cost_usd": [0.001, None], "system_calls": [None, None],
-    ...     "system_prompt_tokens": [None, None], "system_completion_tokens": [None, None]})
+    ...     "completion_tokens": [10, 30], "cost_usd": [0.001, None]})
     >>> cost_table(d).select("accuracy", "n", "p50_ms", "prompt_tokens", "cost_per_q", "priced", "unpriced").row(0)
     (0.5, 2, 3.0, 200.0, 0.001, 1, 1)
     """
     ok = pl.col("error").is_null()
     graded = pl.col("score").is_not_null()
+    absent = [c for c in _SYSTEM_USAGE if c not in df.columns]  # frames built by hand, older records
+    if absent:
+        df = df.with_columns(pl.lit(None, pl.Int64).alias(c) for c in absent)
     return (
         df.group_by(*by)
         .agg(
