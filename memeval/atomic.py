@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["atomic_open", "write_text", "write_jsonl", "dumps_line", "repair_tail", "JsonlAppender"]
+__all__ = ["atomic_open", "write_text", "write_jsonl", "write_lines", "dumps_line", "repair_tail", "JsonlAppender"]
 
 
 def _read_umask() -> int:
@@ -56,13 +56,18 @@ def write_text(path, text: str) -> None:
         fh.write(text)
 
 
-def write_jsonl(path, rows: Iterable[dict]) -> int:
+def write_lines(path, lines: Iterable[str]) -> int:
+    """Write ``lines`` (each without its newline) to ``path`` atomically; returns how many."""
     n = 0
     with atomic_open(path) as fh:
-        for row in rows:
-            fh.write(dumps_line(row) + "\n")
+        for line in lines:
+            fh.write(line + "\n")
             n += 1
     return n
+
+
+def write_jsonl(path, rows: Iterable[dict]) -> int:
+    return write_lines(path, (dumps_line(row) for row in rows))
 
 
 def repair_tail(path) -> int:

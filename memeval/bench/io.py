@@ -18,7 +18,7 @@ import yaml
 
 from json.encoder import encode_basestring as _json_string  # json.dumps's encoder when ensure_ascii=False
 
-from ..atomic import atomic_open, dumps_line, write_jsonl, write_text
+from ..atomic import dumps_line, write_jsonl, write_lines, write_text
 from ..errors import InputError
 from .files import (
     MAX_DEPTH,
@@ -227,12 +227,7 @@ def read_questions(path) -> list[Question]:
 
 def write_turns(path, turns: Iterable[Turn]) -> int:
     """Write turns as ``Turn.to_dict`` gives them (unset optional fields left out), one per line."""
-    n = 0
-    with atomic_open(path) as fh:
-        for t in turns:
-            fh.write(turn_line(t) + "\n")
-            n += 1
-    return n
+    return write_lines(path, (turn_line(t) for t in turns))
 
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn) if f.name != "extra")
