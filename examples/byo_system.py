@@ -1,6 +1,6 @@
 """Bring your own system: a hosted memory API wrapped in memeval's in-process protocol.
 
-    PYTHONPATH=examples memeval run --bench data/demo --system python:byo_system:HostedMemory:url=https://HOST,k=10
+    PYTHONPATH=examples memeval run --bench data/lifelog-demo-s1 --system python:byo_system:HostedMemory:url=https://HOST,k=10
     PYTHONPATH=examples memeval serve --system python:byo_system:HostedMemory:url=https://HOST  # the HTTP protocol
 
 The hosted API here (add / search / delete memories per user, bearer key) stands for any such
