@@ -62,6 +62,7 @@ _ASCII_CLASS = np.array(
     [1 if re.fullmatch(r"\w", c) else 0 if re.fullmatch(r"\s", c) else 2 for c in map(chr, range(128))],
     dtype=np.int8,
 )
+_CLASS_TABLE = bytes(_ASCII_CLASS.tolist()) + bytes(128)  # byte -> class, for bytes.translate
 _BULK_CHARS = 1 << 20  # ASCII characters counted per numpy pass (~20 MiB of temporary arrays)
 
 
@@ -91,16 +92,17 @@ def count_tokens_many(texts: Sequence[str]) -> list[int]:
 
 def _count_ascii(texts: Sequence[str], idx: list[int], out: list[int]) -> None:
     joined = "".join(texts[i] + " " for i in idx).encode("ascii")  # a space after each text ends its last run
-    cls = _ASCII_CLASS[np.frombuffer(joined, dtype=np.uint8)]
-    word = cls == 1
-    pos = np.arange(len(cls), dtype=np.int32)
-    start = np.empty(len(cls), dtype=bool)  # where a run of word characters starts
-    start[0] = word[0]
-    np.greater(word[1:], word[:-1], out=start[1:])
-    run_start = np.maximum.accumulate(np.where(start, pos, np.int32(0)))
-    first = (word & ((pos - run_start) % 4 == 0)) | (cls == 2)  # the first character of each token
-    bounds = np.cumsum([0] + [len(texts[i]) + 1 for i in idx[:-1]])
-    for i, c in zip(idx, np.add.reduceat(first.astype(np.int32), bounds).tolist()):
+    cls = np.frombuffer(b"\0" + joined.translate(_CLASS_TABLE), dtype=np.int8)  # a leading space: runs start
+    edge = np.diff((cls == 1).view(np.int8))  # +1 where a run of word characters starts, -1 just past its end
+    starts = np.flatnonzero(edge == 1)
+    run_tokens = np.zeros(len(starts) + 1, dtype=np.int64)  # ceil(L/4) per run, summed
+    np.cumsum((np.flatnonzero(edge == -1) - starts + 3) // 4, out=run_tokens[1:])
+    punct = np.flatnonzero(cls[1:] == 2)
+    bounds = np.zeros(len(idx) + 1, dtype=np.int64)  # text k is joined[bounds[k]:bounds[k + 1]]
+    np.cumsum([len(texts[i]) + 1 for i in idx], out=bounds[1:])
+    runs_at, punct_at = np.searchsorted(starts, bounds), np.searchsorted(punct, bounds)
+    counts = run_tokens[runs_at[1:]] - run_tokens[runs_at[:-1]] + np.diff(punct_at)
+    for i, c in zip(idx, counts.tolist()):
         out[i] = c
 
 
