@@ -63,7 +63,7 @@ _ASCII_CLASS = np.array(
     dtype=np.int8,
 )
 _CLASS_TABLE = bytes(_ASCII_CLASS.tolist()) + bytes(128)  # byte -> class, for bytes.translate
-_BULK_CHARS = 1 << 20  # ASCII characters counted per numpy pass (~20 MiB of temporary arrays)
+_BULK_CHARS = 1 << 20  # ASCII characters counted per numpy pass (~10 MiB of temporary arrays)
 
 
 def count_tokens_many(texts: Sequence[str]) -> list[int]:
