@@ -7,13 +7,14 @@ the manifest marked ``cancelled`` and every written record intact.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
@@ -32,7 +33,7 @@ from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
 from .cost import usage_entries
-from .records import RecordStore, memories_json, system_usage_fields
+from .records import Record, RecordStore, memories_json, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
@@ -41,8 +42,27 @@ __all__ = ["RunConfig", "run_system", "default_run_dir"]
 MODES = ("dry", "memory", "answer")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunConfig:
+    """Everything one run needs, built by keyword (``run_system`` takes it, or builds it from its own
+    keyword arguments). The first group is what the run measures (the manifest's config, hashed into
+    its id, reads it); the second is how and where it runs.
+
+    ``system`` may carry user-info (``http://user:pass@host``): it is sent, never written (the run
+    writes :func:`~memeval.systems.http.public_url` of it). ``name``: the system's logical name (e.g.
+    ``bm25-http`` for a server on a random loopback port); it names the run folder and stands for the
+    URL in the config id, so the run resumes whatever the port. ``context_max_tokens``: in answer mode,
+    the most memory tokens the reader reads (the cut is recorded); ``prices``: a ``run.cost.Prices``
+    turning each question's token usage into ``cost_usd``.
+
+    >>> RunConfig(bench_dir="b", system="bm25:k=3", tiers=["core"]).tiers
+    ('core',)
+    >>> RunConfig(bench_dir="b", mode="answer")
+    Traceback (most recent call last):
+    ...
+    memeval.errors.MemevalError: mode 'answer' needs a judge (--judge-url/--judge-model)
+    """
+
     bench_dir: str
     system: str = "bm25"
     tiers: tuple[str, ...] | None = None
@@ -56,6 +76,35 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
+    # how and where it runs (not part of what it measures)
+    name: str | None = None
+    out: str | None = None  # the run folder (default: one named after bench, system, mode and config id)
+    runs_root: str = "runs"
+    progress: bool = True
+    verify: bool = True  # check the bench's content hash before asking
+    http_options: Mapping[str, Any] | None = field(default=None, compare=False)  # HttpSystem's options
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__  # normalised once, here, so every caller gets the same config
+        put(self, "bench_dir", str(self.bench_dir))
+        put(self, "tiers", tuple(self.tiers) if self.tiers else None)
+        put(self, "epochs", int(self.epochs))
+        put(self, "concurrency", max(1, int(self.concurrency)))
+        if self.out is not None:
+            put(self, "out", str(self.out))
+        put(self, "runs_root", str(self.runs_root))
+        cmt = self.context_max_tokens
+        if cmt is not None and int(cmt) <= 0:
+            raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {cmt}")
+        if cmt is not None and self.mode != "answer":
+            raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
+        put(self, "context_max_tokens", None if cmt is None else int(cmt))
+        if self.mode not in MODES:
+            raise MemevalError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.mode != "dry" and self.judge is None:
+            raise MemevalError(f"mode {self.mode!r} needs a judge (--judge-url/--judge-model)")
+        if self.mode == "answer" and self.reader is None:
+            raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
 
 
 def _slug(text: str) -> str:
@@ -77,8 +126,9 @@ def default_run_dir(bench_name: str, system: str, mode: str, config_id: str, roo
 
 
 def run_system(
-    bench_dir,
+    config: RunConfig | str | os.PathLike[str],
     system: str = "bm25",
+    *,
     tiers: Iterable[str] | None = None,
     mode: str = "dry",
     epochs: int = 1,
@@ -97,45 +147,50 @@ def run_system(
     context_max_tokens: int | None = None,
     prices=None,
 ) -> Path:
-    """Run (or resume) and return the run folder. See ``memeval run --help``.
+    """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
-    ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
-    it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
-    ``context_max_tokens``: in answer mode, the most memory tokens the reader reads (the cut is recorded);
-    ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``.
+    ``run_system(RunConfig(bench_dir=..., ...))`` runs a config; ``run_system(bench_dir, system, ...)``
+    builds one from the keyword arguments (a thin convenience: they are RunConfig's fields).
 
     >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
     >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
     (True, True)
-    >>> run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False) == run_dir  # resumed
+    >>> cfg = RunConfig(bench_dir=tiny_bench, system="recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
+    >>> run_system(cfg) == run_dir  # the same run, resumed
     True
     """
-    if context_max_tokens is not None and int(context_max_tokens) <= 0:
-        raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {context_max_tokens}")
-    if context_max_tokens is not None and mode != "answer":
-        raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
-    if mode not in MODES:
-        raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
-    if mode != "dry" and judge is None:
-        raise MemevalError(f"mode {mode!r} needs a judge (--judge-url/--judge-model)")
-    if mode == "answer" and reader is None:
-        raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
-    spec = public_url(system)  # user-info in a URL is a credential: sent, never written
-    cfg = RunConfig(
-        str(bench_dir),
-        spec,
-        tuple(tiers) if tiers else None,
-        mode,
-        int(epochs),
-        max(1, int(concurrency)),
-        question_set,
-        target_ms,
-        budget_ms,
-        judge,
-        reader,
-        None if context_max_tokens is None else int(context_max_tokens),
-        prices,
+    if isinstance(config, RunConfig):
+        return _run(config)
+    return _run(
+        RunConfig(
+            bench_dir=str(config),
+            system=system,
+            tiers=tuple(tiers) if tiers else None,
+            mode=mode,
+            epochs=epochs,
+            concurrency=concurrency,
+            question_set=question_set,
+            target_ms=target_ms,
+            budget_ms=budget_ms,
+            judge=judge,
+            reader=reader,
+            context_max_tokens=context_max_tokens,
+            prices=prices,
+            name=name,
+            out=None if out is None else str(out),
+            runs_root=str(runs_root),
+            progress=progress,
+            verify=verify,
+            http_options=http_options,
+        )
     )
+
+
+def _run(config: RunConfig) -> Path:
+    """The run of ``config``: checks the bench, opens or resumes the run folder, asks, records."""
+    spec = public_url(config.system)  # user-info in a URL is a credential: sent, never written
+    cfg = replace(config, system=spec)
+    bench_dir, question_set, name, progress = cfg.bench_dir, cfg.question_set, cfg.name, cfg.progress
     bench = load_bench(bench_dir)
     try:
         chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
@@ -149,8 +204,8 @@ def run_system(
     if not chosen:
         raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
-    files_hash = verify_bench(bench, chosen, question_set, verify)
-    sut = declared(make_system(system, **(http_options or {})))
+    files_hash = verify_bench(bench, chosen, question_set, cfg.verify)
+    sut = declared(make_system(config.system, **(cfg.http_options or {})))
     try:
         snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
         snapshot["bench"]["files_hash"] = files_hash
@@ -168,8 +223,10 @@ def run_system(
             if name
             else snapshot
         )
-        label = mode if question_set == "main" else f"{mode}-{question_set}"
-        run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
+        label = cfg.mode if question_set == "main" else f"{cfg.mode}-{question_set}"
+        run_dir = (
+            Path(cfg.out) if cfg.out else default_run_dir(bench.name, name or spec, label, config_id, cfg.runs_root)
+        )
         with RunLock(run_dir):
             _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
@@ -338,26 +395,26 @@ class _Runner:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _ask(self, tier: str, q: Question, epoch: int) -> dict:
+    def _ask(self, tier: str, q: Question, epoch: int) -> Record:
         asked = q.text_to_ask
         axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
-        rec: dict[str, Any] = {
-            "run_id": self.run_id,
-            "system": self.cfg.system,
-            "tier": tier,
-            "qid": q.id,
-            "axis": q.axis,
-            "epoch": epoch,
-            "question_asked": asked,
-            "query_lang": q.lang,
-            "mode": self.cfg.mode,
-            "weight": AXIS_WEIGHTS[axis_for_weight],
-            "haystack": q.haystack,
-            "gold_answer": q.gold_answer,
-            "evidence_turns": list(q.evidence_turns),
-            "grader": self.grader,
-            "started_at": now(),
-        }
+        rec = Record(
+            run_id=self.run_id,
+            system=self.cfg.system,
+            tier=tier,
+            qid=q.id,
+            axis=q.axis,
+            epoch=epoch,
+            question_asked=asked,
+            query_lang=q.lang,
+            mode=self.cfg.mode,
+            weight=AXIS_WEIGHTS[axis_for_weight],
+            haystack=q.haystack,
+            gold_answer=q.gold_answer,
+            evidence_turns=list(q.evidence_turns),
+            grader=self.grader,
+            started_at=now(),
+        )
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
                 if self.sut.prepare is not None:  # the built-in oracle only (systems.base.declared)
@@ -366,13 +423,12 @@ class _Runner:
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
         except SystemCallError as e:
-            rec.update(error=str(e), chars_returned=0)
-            return rec
+            return replace(rec, error=str(e), chars_returned=0)
         except Exception as e:  # a crashing system is an error record, not a crashed run
-            rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
-            return rec
+            return replace(rec, error=f"{type(e).__name__}: {e}", chars_returned=0)
         memories = list(recall.memories)
-        rec.update(
+        rec = replace(
+            rec,
             memories_returned=[str(m) for m in memories],
             memories=memories_json(memories),
             retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
@@ -380,9 +436,9 @@ class _Runner:
             response_bytes=recall.response_bytes,
             attempts=recall.attempts,
         )
-        rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
-        cfg = self.cfg
-        rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
-        keep = self.caps.context_keep
-        rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
-        return rec
+        cfg, keep = self.cfg, self.caps.context_keep
+        return rec.with_fields(
+            system_usage_fields(recall.usage)  # the system's own model calls (e.g. mem0's), if counted
+            | speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency)
+            | self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root)
+        )
