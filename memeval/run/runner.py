@@ -240,16 +240,18 @@ def _run_locked(
     cfg: RunConfig, bench, sut: Declared, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
-    manifest = open_manifest(run_dir, snapshot, config_id)
-    manifest["status"] = "started"
+    manifest = replace(open_manifest(run_dir, snapshot, config_id), status="started")
     loaded: dict[str, TierData] = {}  # the tiers the gate read: asked from, not read again
-    if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (audit/validity.py)
-        manifest["dry_validity"] = validity.dry_validity(
+    if cfg.mode == "dry" and manifest.dry_validity is None:  # the validity gate (audit/validity.py)
+        gate = validity.dry_validity(
             cfg.bench_dir, [t.name for t in chosen], on_tier=lambda d: loaded.__setitem__(d.tier.name, d)
         )
-    manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
-    if cfg.prices is not None:
-        manifest["prices"] = cfg.prices.to_json()
+        manifest = replace(manifest, dry_validity=gate)
+    manifest = replace(
+        manifest,
+        scorers=[s.spec() for s in _scorers(cfg)],  # what wrote each graded field, versioned
+        prices=manifest.prices if cfg.prices is None else cfg.prices.to_json(),
+    )
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
@@ -259,32 +261,37 @@ def _run_locked(
         if threading.current_thread() is threading.main_thread()
         else None
     )
+    status, error = "started", manifest.error
     try:
         runner.measure_floor("before")
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
-        manifest["status"] = "complete"
+        status = "complete"
     except KeyboardInterrupt:
-        manifest["status"] = "cancelled"
+        status = "cancelled"
         raise
     except SystemCallError as e:
-        manifest["status"] = "error"
-        manifest["error"] = str(e)
+        status, error = "error", str(e)
         raise
     except BaseException as e:
-        manifest["status"] = "error"
-        manifest["error"] = f"{type(e).__name__}: {e}"
+        status, error = "error", f"{type(e).__name__}: {e}"
         raise
     finally:
-        manifest["network_floor_ms"] = runner.floor
-        manifest["finished_at"] = now()
-        manifest["n_records"] = len(store.done)
         system_usage = sut.usage()  # the system's own model calls, ingest included (e.g. mem0's)
-        if system_usage is not None:
-            manifest["system_usage"] = dict(system_usage)
+        ingest_usage = manifest.ingest_usage
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
-            manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
+            ingest_usage = {**(ingest_usage or {}), **runner.ingest_usage}
+        manifest = replace(
+            manifest,
+            status=status,
+            error=error,
+            network_floor_ms=dict(runner.floor),
+            finished_at=now(),
+            n_records=len(store.done),
+            system_usage=manifest.system_usage if system_usage is None else dict(system_usage),
+            ingest_usage=ingest_usage,
+        )
         write_manifest(run_dir, manifest)
         store.close()
         if prev is not None:
