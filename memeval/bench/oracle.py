@@ -46,8 +46,9 @@ IDK_ANSWERS: Mapping[str, str] = {
 
 
 def expects_abstention(q: Question) -> bool:
-    """True when the right answer is "it was never said" (no evidence to return)."""
-    return q.expect == "no_memory" or (q.axis or "").upper() in ABSTENTION_AXES
+    """True when the right answer is "it was never said" (no evidence to return): the question is
+    scored by an abstention rule (``Question.scored_as``, the one place that says which rule grades)."""
+    return q.scored_as in ABSTENTION_AXES
 
 
 def abstention_answer(q: Question) -> str:

@@ -18,7 +18,6 @@ from typing import Any, Iterable
 from tqdm.auto import tqdm
 
 from ..text.names import slug
-from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -26,7 +25,7 @@ from ..errors import MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
-from ..scoring import retrieval, scorers
+from ..scoring import bounds, retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
@@ -340,7 +339,6 @@ class _Runner:
 
     def _ask(self, tier: str, q: Question, epoch: int) -> dict:
         asked = q.text_to_ask
-        axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
         rec: dict[str, Any] = {
             "run_id": self.run_id,
             "system": self.cfg.system,
@@ -351,7 +349,7 @@ class _Runner:
             "question_asked": asked,
             "query_lang": q.lang,
             "mode": self.cfg.mode,
-            "weight": AXIS_WEIGHTS[axis_for_weight],
+            "weight": bounds.run_weight(q),
             "haystack": q.haystack,
             "gold_answer": q.gold_answer,
             "evidence_turns": list(q.evidence_turns),

@@ -88,7 +88,7 @@ class Judge:
         }
 
     def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict:
-        axis = "ABSTAIN" if q.expect == "no_memory" else q.axis
+        axis = q.scored_as  # the one place that says which rule grades a question
         if kind == "memory" and axis in NOT_GRADABLE_IN_MEMORY_MODE:
             return Verdict(None, None, None, "not gradable in memory mode")
         rule = _AXIS_RULES.get(axis, "").format(

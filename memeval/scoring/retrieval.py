@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from memeval.bench.axes import ABSTENTION_AXES
 from memeval.bench.model import Question
+from memeval.bench.oracle import expects_abstention
 from memeval.scoring.dry import latest_value
 from memeval.scoring.matching import matches_any  # normalises the joined text once
 from memeval.systems.base import memory_content
@@ -59,8 +59,8 @@ __all__ = [
 
 
 def has_evidence(q: Question) -> bool:
-    """False for questions whose right answer is that nothing was ever said."""
-    return q.expect != "no_memory" and (q.axis or "").upper() not in ABSTENTION_AXES
+    """False for questions whose right answer is that nothing was ever said (``expects_abstention``)."""
+    return not expects_abstention(q)
 
 
 def retrieval_targets(q: Question) -> list[str]:
