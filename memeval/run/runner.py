@@ -27,6 +27,7 @@ from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import bounds, retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
+from ..systems.baselines import sees_question
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
@@ -151,7 +152,14 @@ def run_system(
     files_hash = verify_bench(bench, chosen, question_set, verify)
     sut = make_system(system, **(http_options or {}))
     try:
+        if hasattr(sut, "prepare") and not sees_question(sut):  # no side channel to the gold
+            raise MemevalError(
+                f"{spec}: system {sut.name!r} offers prepare(question), which hands it the whole question, "
+                "gold included; only the built-in oracle (the ceiling) is shown it"
+            )
         snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
+        if sees_question(sut):
+            snapshot["system"]["role"] = "ceiling"  # a bound shown beside systems, never ranked as one
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -241,6 +249,7 @@ class _Runner:
     def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
         self.is_http = hasattr(system, "network_floor_ms")
+        self.sees_question = sees_question(system)
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
@@ -358,7 +367,7 @@ class _Runner:
         }
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
-                if hasattr(self.system, "prepare"):
+                if self.sees_question:  # the oracle only (refused for any other system before the run)
                     self.system.prepare(q)
                 t0 = time.perf_counter_ns()
                 recall: Recall = self.system.query(asked, q.asked_at)

@@ -17,7 +17,7 @@ from ..text.tokens import word_tokens
 from .base import Recall, memory_text
 from .bm25_index import TokenCache, build_index
 
-__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive", "sees_question"]
 
 
 class NoMemory:
@@ -67,6 +67,17 @@ class Oracle:
             return Recall((), (), answer=self._abstain)
         hits = [self._turns[i] for i in self._wanted if i in self._turns]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
+
+
+def sees_question(system: object) -> bool:
+    """Whether ``system`` is shown the whole bench question (gold included) before it is asked: only
+    the built-in :class:`Oracle`, the ceiling, never ranked as a system. Any other system gets the
+    question text and date only; the runner refuses one that offers ``prepare``.
+
+    >>> sees_question(Oracle()), sees_question(NoMemory())
+    (True, False)
+    """
+    return type(system) is Oracle
 
 
 class Recent:
