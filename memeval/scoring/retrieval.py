@@ -1,7 +1,7 @@
 """Retrieval hit (benchmark.md §4), scored separately from answering.
 
 * Turn ids returned: a hit when they intersect the question's ``evidence_turns``.
-* Text only: a hit when the joined text contains the gold, any alternative, any gold part, either
+* Text only: a hit when one returned memory contains the gold, any alternative, any gold part, either
   CONTRADICT value (their gold names the clash, which no turn says), or a CONFLICT gold's latest
   value (its gold reads "No, X now"). RECONCILE sides are conditions ("on weekdays"), too generic
   to show that the evidence came back, so they are not targets.
@@ -95,10 +95,9 @@ def retrieval_hit(q: Question, retrieved_turns: Iterable[int] | None, memories: 
     if ids:
         wanted = {_id_key(t) for t in q.evidence_turns}
         return any(_id_key(t) in wanted for t in ids)
-    text = "\n".join(memory_content(m) for m in (memories or ()) if m)  # content, not date stamps
-    if not text.strip():
-        return False
-    return matches_any(text, retrieval_targets(q))
+    texts = [memory_content(m) for m in (memories or ()) if m]  # content, not date stamps
+    targets = retrieval_targets(q)
+    return any(matches_any(t, targets) for t in texts)  # a target found within one memory
 
 
 # ----------------------------------------------------------------------------------------------
