@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from ..bench.axes import ANSWERABLE_AXES
 from ..bench.model import Question, Turn
-from ..bench.oracle import IDK_ANSWERS
+from ..bench.oracle import IDK_ANSWERS, abstention_answer
 from ..scoring import dry, idk
 from ..scoring.bounds import run_weight
 from .haystack import turn_text
@@ -40,10 +40,10 @@ class Bars:
         self.n += 1
         # idk-floor
         lang = q.lang if q.lang in IDK_ANSWERS else "en"
-        phrase = IDK_ANSWERS[lang]
-        if lang not in self.idk_ok:
-            self.idk_ok[lang] = bool(idk.is_idk(phrase))  # looked up on use: tests may stand in for it
-            if not self.idk_ok[lang]:
+        phrase = abstention_answer(q)  # the oracle's abstention (a bench's official words where it has them)
+        if phrase not in self.idk_ok:
+            self.idk_ok[phrase] = bool(idk.is_idk(phrase))  # looked up on use: tests may stand in for it
+            if not self.idk_ok[phrase]:
                 run.fail("idk-floor", name, None, f"the scorer does not recognise {phrase!r} ({lang}) as IDK")
         w = run_weight(q)
         s = float(dry.score_answer(q, phrase).score)

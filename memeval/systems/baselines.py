@@ -43,7 +43,7 @@ class Oracle:
     the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
     explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
-    name, version = "oracle", "2"
+    name, version = "oracle", "3"  # 3: abstains in a bench's official words (LoCoMo: "not mentioned")
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
