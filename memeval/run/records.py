@@ -104,6 +104,9 @@ class Record:
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
     retrieval_metrics: dict[str, float | None] | None = _col("metrics")
     retrieval_source: str | None = _col("str")
+    # how many entries of the system's ranking repeated a turn ranked before them (each turn counts once
+    # in the ranked metrics, where it first appears)
+    retrieval_repeats: int | None = _col("long")
     # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
     official_metric: str | None = _col("str")
     official_score: float | None = _col("float")

@@ -19,7 +19,6 @@ from typing import Any, Iterable, Mapping
 from tqdm.auto import tqdm
 
 from ..text.names import slug
-from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -27,7 +26,7 @@ from ..errors import MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
-from ..scoring import retrieval, scorers
+from ..scoring import bounds, retrieval, scorers
 from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
@@ -208,6 +207,8 @@ def _run(config: RunConfig) -> Path:
     sut = declared(make_system(config.system, **(cfg.http_options or {})))
     try:
         snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
+        if sut.prepare is not None:  # the built-in oracle (systems.base.declared refuses any other)
+            snapshot["system"]["role"] = "ceiling"  # a bound shown beside systems, never ranked as one
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -404,7 +405,6 @@ class _Runner:
 
     def _ask(self, tier: str, q: Question, epoch: int) -> Record:
         asked = q.text_to_ask
-        axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
         rec = Record(
             run_id=self.run_id,
             system=self.cfg.system,
@@ -415,7 +415,7 @@ class _Runner:
             question_asked=asked,
             query_lang=q.lang,
             mode=self.cfg.mode,
-            weight=AXIS_WEIGHTS[axis_for_weight],
+            weight=bounds.run_weight(q),
             haystack=q.haystack,
             gold_answer=q.gold_answer,
             evidence_turns=list(q.evidence_turns),

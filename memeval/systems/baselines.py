@@ -45,7 +45,7 @@ class Oracle(BaseMemorySystem):
     the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
     explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
-    name, version = "oracle", "2"
+    name, version = "oracle", "3"  # 3: abstains in a bench's official words (LoCoMo: "not mentioned")
     capabilities = Capabilities()  # prepare-then-query: one question at a time
 
     def __init__(self) -> None:
