@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memeval.audit.difficulty import glasshouse_core, measure  # noqa: E402
+from memeval.audit.difficulty import glasshouse_core, glasshouse_folder, measure  # noqa: E402
 from memeval.bench.io import load_bench, read_questions, read_turns  # noqa: E402
 from memeval.bench.lifelog.generator import generate  # noqa: E402
 
-GH = ROOT.parent / "shared/external/glasshouse-v0.1"
+GH = glasshouse_folder()  # $MEMEVAL_GLASSHOUSE, else ../shared/external/glasshouse-v0.1
 
 
 def _row(label: str, m: dict) -> str:
