@@ -134,6 +134,13 @@ def test_three_files_make_three_tiers_in_size_order(tmp_path):
     assert bench.tier_names == ("oracle", "s", "m")
     assert [t.n_questions for t in bench.tiers] == [2, 2, 2]
     assert [t.n_turns for t in bench.tiers] == [6, 6, 6]
+    # each source's sha256 is its bytes' hash (what sha256sum prints), not mixed with its name
+    import hashlib
+
+    files = yaml.safe_load((tmp_path / "b" / "bench.yaml").read_text())["source_files"]
+    assert {t: e["sha256"] for t, e in files.items()} == {
+        tier_name_for(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths
+    }
 
 
 def test_malformed_instance_names_file_record_field_and_writes_nothing(tmp_path):

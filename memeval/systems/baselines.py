@@ -13,11 +13,11 @@ import numpy as np
 from ..bench.model import Question, Session, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
-from ..text.tokens import word_tokens
+from ..text.tokens import bm25_tokens
 from .base import BaseMemorySystem, Capabilities, Recall, _sees_question, memory_text
 from .bm25_index import TokenCache, build_index
 
-__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "bm25_tokens", "top_k_positive"]
 
 
 class NoMemory(BaseMemorySystem):
@@ -102,14 +102,6 @@ class Recent(BaseMemorySystem):
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
 
 
-_STOP = frozenset(bm25s.stopwords.STOPWORDS_EN) if hasattr(bm25s, "stopwords") else frozenset()
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers less English stop words; CJK runs become character bigrams."""
-    return word_tokens(text, _STOP)
-
-
 class BM25(BaseMemorySystem):
     """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest).
 
@@ -117,7 +109,7 @@ class BM25(BaseMemorySystem):
     of their turns) and the index is built in bulk (``bm25_index``); the scores are bm25s's.
     """
 
-    name, version = "bm25", "1"
+    name, version = "bm25", "2"  # 2: one tokeniser with the audit probe (bm25_tokens, issue 22)
     capabilities = Capabilities()
 
     def __init__(self, k: int = 10) -> None:
