@@ -34,7 +34,7 @@ class TurnRecord:
     tool_calls: tuple[dict, ...]  # {"key", "name", "args"}
     tool_returns: Mapping[str, Any]  # key -> return the agent saw
     state: Mapping[str, Any] | None
-    state_source: str  # agent | report_state | state_block | extractor | none
+    state_source: str  # agent | report_state | state_block | state_report | extractor | none
     steps: int
     drifted: tuple[str, ...] = ()
     state_errors: tuple[str, ...] = ()  # reported values the state schema rejected
@@ -55,7 +55,7 @@ class RunTrace:
 def _assistant_tool_message(step_text: str, calls: Sequence[tuple[str, ToolCall]]) -> dict:
     return {
         "role": "assistant",
-        "content": step_text or None,
+        "content": step_text or "",  # never null: llama-cpp-python's server refuses it (HTTP 500)
         "tool_calls": [
             {
                 "id": c.id or f"call_{key.replace(':', '_')}",

@@ -29,10 +29,11 @@ from ..llm import metered
 from ..scoring import retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
-from ..systems.registry import make_system
+from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
 from .cost import usage_entries
-from .records import RecordStore, memories_json, system_usage_fields
+from .grading import failure_reason, grading_summary
+from .records import RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
@@ -169,7 +170,9 @@ def run_system(
             else snapshot
         )
         label = mode if question_set == "main" else f"{mode}-{question_set}"
-        run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
+        run_dir = (
+            Path(out) if out else default_run_dir(bench.name, name or public_spec(spec), label, config_id, runs_root)
+        )
         with RunLock(run_dir):
             _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
@@ -209,6 +212,7 @@ def _run_locked(
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
         manifest["status"] = "complete"
+        _grading_gate(manifest, run_dir)
     except KeyboardInterrupt:
         manifest["status"] = "cancelled"
         raise
@@ -232,6 +236,19 @@ def _run_locked(
         store.close()
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)
+
+
+def _grading_gate(manifest: dict, run_dir: Path) -> None:
+    """A judge-graded run: its grading counts in the manifest; ``failed`` with the reason when the
+    judge graded under half its questions (``run.grading``)."""
+    summary = grading_summary(read_records(run_dir))
+    if summary is None:
+        return
+    manifest["grading"] = summary
+    reason = failure_reason(summary)
+    if reason is not None:
+        manifest["status"] = "failed"
+        manifest["error"] = reason
 
 
 def _raise_interrupt(signum, frame):
@@ -343,7 +360,7 @@ class _Runner:
         axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
         rec: dict[str, Any] = {
             "run_id": self.run_id,
-            "system": self.cfg.system,
+            "system": public_spec(self.cfg.system),
             "tier": tier,
             "qid": q.id,
             "axis": q.axis,

@@ -17,7 +17,11 @@ if TYPE_CHECKING:
     from .hybrid import Hybrid
     from .vector import Vector
 
-__all__ = ["BUILTIN", "make_system", "parse_spec"]
+__all__ = ["BUILTIN", "make_system", "parse_spec", "public_spec", "HOUSEKEEPING"]
+
+#: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
+#: batch size, the API key's variable, CPU threads): left out of the system's name in a run's config.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads"})
 
 
 def _vector(**params: Any) -> Vector:
@@ -62,6 +66,22 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise MemevalError(f"system {spec!r}: parameter {part!r} is not key=value")
         params[key.strip()] = _value(val.strip())
     return name.strip(), params
+
+
+def public_spec(spec: str) -> str:
+    """The system's name as a run records it: a built-in spec without its :data:`HOUSEKEEPING`
+    parameters (URLs and ``python:`` specs unchanged).
+
+    >>> public_spec("vector:model=local,cache=/home/me/emb.sqlite,k=5")
+    'vector:model=local,k=5'
+    >>> public_spec("bm25")
+    'bm25'
+    """
+    if spec.startswith(("http://", "https://", "python:")) or ":" not in spec:
+        return spec
+    name, _, rest = spec.partition(":")
+    kept = [p for p in filter(None, rest.split(",")) if p.partition("=")[0].strip() not in HOUSEKEEPING]
+    return f"{name}:{','.join(kept)}" if kept else name
 
 
 def make_system(spec: str, **http_options: Any) -> MemorySystem:
