@@ -185,14 +185,16 @@ class ChatClient:
         schema: dict | None = None,
         schema_name: str = "reply",
         tool_choice: str | dict | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResult:
         """One completion. ``schema``: ask for a JSON object matching it (see the module docstring);
-        ``response_format`` is sent as given instead (no fallback)."""
+        ``response_format`` is sent as given instead (no fallback). ``max_tokens``: this call's cap in
+        place of the client's."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "max_tokens": int(max_tokens) if max_tokens else self.max_tokens,
         }
         if tools:
             body["tools"] = tools

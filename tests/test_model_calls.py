@@ -184,8 +184,9 @@ def test_chat_agent_asks_for_the_state_as_a_schema_object_when_the_reply_reports
 
     schema = {"currency": {"type": "string", "enum": ["USD", "EUR"]}, "lines": {"type": "integer"}}
     with ScriptedChatServer(reply) as srv:
-        agent = ChatAgent(ChatClient(srv.base_url, "m", role="agent"), state_schema=schema)
+        agent = ChatAgent(ChatClient(srv.base_url, "m", role="agent", max_tokens=32), state_schema=schema)
         step = agent.gen([{"role": "user", "content": "Draft a quote in dollars."}], seed=1, turn=0, step=0)
     assert (step.text, step.state, step.state_source) == ("Quote drafted.", state, "state_report")
     asked = srv.requests[1]["response_format"]["json_schema"]["schema"]
     assert asked["required"] == ["currency", "lines"] and srv.requests[1]["messages"][-2]["content"] == "Quote drafted."
+    assert (srv.requests[0]["max_tokens"], srv.requests[1]["max_tokens"]) == (32, 256)  # a whole state fits

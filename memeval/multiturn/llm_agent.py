@@ -103,6 +103,7 @@ class ChatAgent:
     state_schema: dict = field(default_factory=lambda: dict(STATE_SCHEMA))
     report_state: bool = True  # offer the report_state tool and ask for it
     state_report: bool = True  # no state in the reply: ask for it once more as a JSON object (schema)
+    state_max_tokens: int = 256  # the report's own cap: a whole state object must fit, whatever the turn's cap
 
     def __post_init__(self):
         if self.report_state:
@@ -147,7 +148,13 @@ class ChatAgent:
             {"role": "user", "content": ask},
         ]
         try:
-            res = self.client.chat(convo, seed=seed, schema=state_report_schema(self.state_schema), schema_name="state")
+            res = self.client.chat(
+                convo,
+                seed=seed,
+                schema=state_report_schema(self.state_schema),
+                schema_name="state",
+                max_tokens=max(self.state_max_tokens, self.client.max_tokens),
+            )
         except ChatError:
             return None
         return parse_json_object(res.text)

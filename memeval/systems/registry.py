@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MemevalError
+from ..models.catalog import EMBEDDER, LOCAL_NAMES
 from .base import MemorySystem
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
@@ -22,6 +23,7 @@ __all__ = ["BUILTIN", "make_system", "parse_spec", "public_spec", "HOUSEKEEPING"
 #: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
 #: batch size, the API key's variable, CPU threads): left out of the system's name in a run's config.
 HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads"})
+_LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
 def _vector(**params: Any) -> Vector:
@@ -70,10 +72,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def public_spec(spec: str) -> str:
     """The system's name as a run records it: a built-in spec without its :data:`HOUSEKEEPING`
-    parameters (URLs and ``python:`` specs unchanged).
+    parameters, the local embedder named by its model (URLs and ``python:`` specs unchanged).
 
     >>> public_spec("vector:model=local,cache=/home/me/emb.sqlite,k=5")
-    'vector:model=local,k=5'
+    'vector:model=all-MiniLM-L6-v2-onnx-int8,k=5'
     >>> public_spec("bm25")
     'bm25'
     """
@@ -81,6 +83,7 @@ def public_spec(spec: str) -> str:
         return spec
     name, _, rest = spec.partition(":")
     kept = [p for p in filter(None, rest.split(",")) if p.partition("=")[0].strip() not in HOUSEKEEPING]
+    kept = [f"model={EMBEDDER.id}" if p.replace(" ", "").lower() in _LOCAL_MODEL else p for p in kept]
     return f"{name}:{','.join(kept)}" if kept else name
 
 

