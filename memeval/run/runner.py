@@ -27,7 +27,7 @@ from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
-from ..systems.base import Recall, SystemCallError, memory_text
+from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
@@ -151,9 +151,9 @@ def run_system(
         raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
     files_hash = verify_bench(bench, chosen, question_set, verify)
-    sut = make_system(system, **(http_options or {}))
+    sut = declared(make_system(system, **(http_options or {})))
     try:
-        snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
+        snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -178,13 +178,12 @@ def run_system(
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
         raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
     finally:
-        if hasattr(sut, "close"):
-            sut.close()
+        sut.close()
     return run_dir
 
 
 def _run_locked(
-    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
+    cfg: RunConfig, bench, sut: Declared, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
     manifest = open_manifest(run_dir, snapshot, config_id)
@@ -228,8 +227,9 @@ def _run_locked(
         manifest["network_floor_ms"] = runner.floor
         manifest["finished_at"] = now()
         manifest["n_records"] = len(store.done)
-        if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
-            manifest["system_usage"] = sut.usage()
+        system_usage = sut.usage()  # the system's own model calls, ingest included (e.g. mem0's)
+        if system_usage is not None:
+            manifest["system_usage"] = dict(system_usage)
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
             manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
         write_manifest(run_dir, manifest)
@@ -256,9 +256,9 @@ def _raise_interrupt(signum, frame):
 
 
 class _Runner:
-    def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
-        self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
-        self.is_http = hasattr(system, "network_floor_ms")
+    def __init__(self, cfg: RunConfig, sut: Declared, store: RecordStore, run_id: str, progress: bool):
+        self.cfg, self.sut, self.store, self.run_id, self.progress = cfg, sut, store, run_id, progress
+        self.system, self.caps = sut.system, sut.capabilities
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
@@ -268,9 +268,9 @@ class _Runner:
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
 
     def measure_floor(self, when: str) -> None:
-        if self.is_http:
-            self.system.warm()
-            self.floor[when] = round(self.system.network_floor_ms(), 3)
+        self.sut.warm()
+        floor = self.sut.network_floor_ms()  # None: in process, no network between us
+        self.floor[when] = None if floor is None else round(floor, 3)
 
     def run_tier(self, bench, tier, data: TierData | None = None) -> None:
         """Ask the tier's questions; ``data``: the tier as the validity gate read it (used where its ids
@@ -314,19 +314,20 @@ class _Runner:
     def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
-        keyed = getattr(self.system, "accepts_idempotency_key", False)
-        inline = getattr(self.system, "image_input", "path") == "inline"  # the system takes image bytes
+        keyed = self.caps.idempotent_ingest
+        inline = self.caps.image_input == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
-            if keyed:
-                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
+            if keyed:  # declared idempotent_ingest: ingest takes the key
+                key = ingest_key(bench_hash, scope, s.session_id, i)
+                self.system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
             else:
                 self.system.ingest(s)
             bar.update(1)
 
     def _ask_all(self, tier: str, items, bar) -> None:
-        parallel = self.cfg.concurrency > 1 and getattr(self.system, "concurrent_queries", False)
+        parallel = self.cfg.concurrency > 1 and self.caps.concurrent_queries
         if not parallel:
             for q, e in items:
                 self.store.append(self._ask(tier, q, e))
@@ -349,8 +350,7 @@ class _Runner:
                     self.store.append(f.result())
                     bar.update(1)
         except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
-            if hasattr(self.system, "cancel"):
-                self.system.cancel()
+            self.sut.cancel()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -377,8 +377,8 @@ class _Runner:
         }
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
-                if hasattr(self.system, "prepare"):
-                    self.system.prepare(q)
+                if self.sut.prepare is not None:  # the built-in oracle only (systems.base.declared)
+                    self.sut.prepare(q)
                 t0 = time.perf_counter_ns()
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
@@ -400,6 +400,6 @@ class _Runner:
         rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
         cfg = self.cfg
         rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
-        keep = getattr(self.system, "context_keep", "first")
+        keep = self.caps.context_keep
         rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
         return rec
