@@ -162,15 +162,10 @@ class ChatClient:
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             self._headers["authorization"] = f"Bearer {key}"
-        self._transport = transport
-        self._url = self.base_url
-        self._http = self._new_http()
+        timeout = httpx.Timeout(self.timeout, connect=min(10.0, self.timeout))
+        self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
         self.base_url = public_url(self.base_url)
         self.forms = list(FORMS)  # the structured-output forms this server has not refused yet
-
-    def _new_http(self) -> httpx.Client:
-        timeout = httpx.Timeout(self.timeout, connect=min(10.0, self.timeout))
-        return httpx.Client(base_url=self._url, headers=self._headers, timeout=timeout, transport=self._transport)
 
     def identity(self) -> dict[str, Any]:
         """What a record stores about this client: never the key."""
@@ -252,16 +247,10 @@ class ChatClient:
     def _post(self, body: dict, structured: bool) -> httpx.Response:
         """One attempt (the shared retry policy, ``memeval.retry``, repeats it): 429/5xx and transport
         errors may be retried, any other reply is returned; so is a refusal of the structured-output
-        form, whatever its status (llama-cpp-python answers one with HTTP 500). A timed-out or dropped
-        attempt leaves no connection behind: the pool is replaced before the backoff."""
-        try:
-            return post_attempt(
-                self._http, "/chat/completions", body, keep=_names_response_format if structured else None
-            )
-        except Retryable:
-            self._http.close()
-            self._http = self._new_http()
-            raise
+        form, whatever its status (llama-cpp-python answers one with HTTP 500). A timed-out attempt's
+        connection is closed by httpx (a half-read response is never reused), so the server sees the
+        client leave and the retry, after its backoff, comes on a new connection."""
+        return post_attempt(self._http, "/chat/completions", body, keep=_names_response_format if structured else None)
 
     def close(self) -> None:
         self._http.close()
