@@ -27,7 +27,7 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import httpx
 from .retry import Retryable, RetryPolicy, post_attempt
@@ -42,6 +42,7 @@ __all__ = [
     "ChatError",
     "CallUsage",
     "metered",
+    "usage_entries",
     "prompt_hash",
     "parse_json_object",
     "user_message",
@@ -126,6 +127,26 @@ def _usage_of(client, data: dict) -> CallUsage:
     return CallUsage(client, client.model, count("prompt_tokens"), count("completion_tokens"), client.role)
 
 
+def usage_entries(calls: Iterable[CallUsage], role_of=None) -> list[dict]:
+    """``llm.CallUsage`` items summed per (role, model): ``role_of(call)`` names the role; token counts are
+    None for a role and model where any call reported none. Without ``role_of``, each call's own role.
+
+    >>> usage_entries([CallUsage(None, "m", 10, 2, "judge"), CallUsage(None, "m", 5, 1, "judge")])
+    [{'role': 'judge', 'model': 'm', 'calls': 2, 'prompt_tokens': 15, 'completion_tokens': 3}]
+    """
+    out: dict[tuple[str, str], dict] = {}
+    for c in calls:
+        role = role_of(c) if role_of is not None else c.role
+        e = out.setdefault(
+            (role, c.model), {"role": role, "model": c.model, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+        e["calls"] += 1
+        for k in ("prompt_tokens", "completion_tokens"):
+            v = getattr(c, k)
+            e[k] = None if v is None or e[k] is None else e[k] + v
+    return list(out.values())
+
+
 def prompt_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -162,8 +183,8 @@ class ChatClient:
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             self._headers["authorization"] = f"Bearer {key}"
-        timeout = httpx.Timeout(self.timeout, connect=min(10.0, self.timeout))
-        self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
+        bounds = httpx.Timeout(self.timeout, connect=min(10.0, self.timeout))
+        self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=bounds, transport=transport)
         self.base_url = public_url(self.base_url)
         self.forms = list(FORMS)  # the structured-output forms this server has not refused yet
 

@@ -143,6 +143,8 @@ def test_multi_turn_with_live_tools_completes_with_a_reported_state(served, tmp_
     for r in recs:
         turns = r["runs"][0]["trace"]
         assert turns and all(t["state_source"] == "state_report" and t["state"] for t in turns)
+        (usage,) = r["runs"][0]["usage"]  # the agent's turns and state reports, one role
+        assert usage["role"] == "agent" and usage["calls"] == 2 * len(turns) and usage["completion_tokens"] > 0
 
 
 def _recall(run_dir, axis: str) -> float:

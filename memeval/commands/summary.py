@@ -156,13 +156,13 @@ def scores_title(modes) -> str:
     the returned memories; memory and answer modes are a judge's verdicts).
 
     >>> scores_title(["dry", "dry"]), scores_title(["answer"]), scores_title(["dry", "answer"])
-    ('dry answer scores', 'judge-graded scores (answer mode)', 'scores (modes: answer, dry)')
+    ('dry answer scores', 'judge-graded answer scores', 'scores (modes: answer, dry)')
     """
     found = sorted(set(modes))
     if found == ["dry"]:
         return "dry answer scores"
     if len(found) == 1:
-        return f"judge-graded scores ({found[0]} mode)"
+        return f"judge-graded {found[0]} scores"
     return f"scores (modes: {', '.join(found)})"
 
 

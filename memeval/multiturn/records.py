@@ -144,6 +144,7 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
                 "status": t.status,
                 "drifted": list(t.drifted),
                 "teacher_forced": t.teacher_forced,
+                "usage": list(t.usage),
                 "trace": _trace(t),
             }
             for t, g in r.runs

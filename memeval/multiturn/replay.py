@@ -55,6 +55,7 @@ class RunTrace:
     turns: tuple[TurnRecord, ...]
     messages: tuple[dict, ...] = field(default=(), repr=False)
     teacher_forced: bool = False  # the shared prefix was the recording, not the agent's (it did not replay)
+    usage: tuple[dict, ...] = ()  # model calls of this run per role and model (``llm.usage_entries``)
 
     @property
     def drifted(self) -> tuple[str, ...]:

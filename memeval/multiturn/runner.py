@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Sequence, TypedDict
 
 from ..atomic import JsonlAppender
+from ..llm import metered, usage_entries
 from ..scoring.judge import JudgeProtocol
 from ..systems.base import MemorySystem, Recall
 from .agents import Agent
@@ -74,15 +75,19 @@ def run_sample(
     for i in range(cfg.runs):
         if begin is not None:
             begin(sample.sample_id, i)
-        trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
-        if forced_prefix and stopped_in_prefix(sample, trace):
-            rest = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= (sample.graded_from or 0)))
-            msgs = [*prior_messages, *forced_prefix]
-            trace = replace(
-                replay_once(rest, agent, tools_factory(sample), extractor=extractor, prior_messages=msgs),
-                teacher_forced=True,
+        with metered() as calls:  # the agent's, the extractor's and the judge's model calls, by role
+            trace = replay_once(
+                sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages
             )
-        runs.append((trace, grade(trace)))
+            if forced_prefix and stopped_in_prefix(sample, trace):
+                rest = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= (sample.graded_from or 0)))
+                msgs = [*prior_messages, *forced_prefix]
+                trace = replace(
+                    replay_once(rest, agent, tools_factory(sample), extractor=extractor, prior_messages=msgs),
+                    teacher_forced=True,
+                )
+            graded = grade(trace)
+        runs.append((replace(trace, usage=tuple(usage_entries(calls))), graded))
     verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
     return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)
 

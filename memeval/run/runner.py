@@ -25,13 +25,12 @@ from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
-from ..llm import metered
+from ..llm import metered, usage_entries
 from ..scoring import retrieval, scorers
 from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
-from .cost import usage_entries
 from .grading import failure_reason, grading_summary
 from .records import RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
