@@ -56,14 +56,23 @@ def retry_after(resp: httpx.Response) -> float | None:
         return None
 
 
-def post_attempt(client: httpx.Client, path: str, body: dict[str, object]) -> httpx.Response:
+def post_attempt(
+    client: httpx.Client,
+    path: str,
+    body: dict[str, object],
+    keep: Callable[[httpx.Response], bool] | None = None,
+) -> httpx.Response:
     """One POST of a model endpoint's JSON ``body``, for :class:`RetryPolicy` to repeat: a transport
     error or an HTTP 429/5xx reply raises :class:`Retryable` (with the server's ``Retry-After``); any
-    other reply is returned for the caller to read."""
+    other reply, or one ``keep(reply)`` accepts, is returned for the caller to read."""
     try:
         resp = client.post(path, json=body)
+    except httpx.TimeoutException as e:
+        raise Retryable(f"timed out ({type(e).__name__})") from None
     except httpx.HTTPError as e:
         raise Retryable(f"{type(e).__name__}: {e}") from None
+    if keep is not None and keep(resp):
+        return resp
     if resp.status_code == 429 or resp.status_code >= 500:
         raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
     return resp

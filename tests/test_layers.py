@@ -27,6 +27,7 @@ RANKS: dict[str, int] = {
     "workspace": 0,
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
+    "models": 1,  # the local offline models (embedder, chat server): below systems, which embed with them
     "systems": 2,
     "llm": 3,
     "scoring": 4,

@@ -41,7 +41,7 @@ def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
 
 
 def _client(ep: Endpoint, key_env: str | None):
-    return ChatClient(ep[0], ep[1], api_key_env=key_env)
+    return ChatClient(ep[0], ep[1], api_key_env=key_env, role="judge")
 
 
 def two_gradings(

@@ -171,8 +171,8 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
     lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
     for r in headline_table(df).iter_rows(named=True):
-        w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
-        u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
+        w = "-" if r["weighted"] is None or r["weighted"] != r["weighted"] else f"{r['weighted']:.3f}"  # nan: -
+        u = "-" if r["unweighted"] is None or r["unweighted"] != r["unweighted"] else f"{r['unweighted']:.3f}"
         lines.append(
             f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
             f"errors={r['errors']} retries={r['retries']}"

@@ -39,6 +39,7 @@ def add_arguments(p) -> None:
         p.add_argument(
             f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
         )
+        add_limits(p, role)
     p.add_argument(
         "--reader-images",
         action="store_true",
@@ -84,6 +85,34 @@ def add_arguments(p) -> None:
     p.add_argument("--no-progress", action="store_true")
 
 
+def add_limits(p, role: str) -> None:
+    """``--<role>-max-tokens`` and ``--<role>-timeout``: the bounds of each call of that role."""
+    from ..llm import ROLE_LIMITS
+
+    d = ROLE_LIMITS[role]
+    p.add_argument(
+        f"--{role}-max-tokens",
+        type=_positive_int,
+        default=d.max_tokens,
+        help=f"most tokens the {role} may generate a call (default {d.max_tokens})",
+    )
+    p.add_argument(
+        f"--{role}-timeout",
+        type=float,
+        default=d.timeout,
+        help=f"seconds one {role} call may take before it is retried (default {d.timeout:g})",
+    )
+
+
+def limits(args, role: str) -> dict:
+    """The ``ChatClient`` keyword arguments of a role's bounds, from ``add_limits``' options."""
+    return {
+        "role": role,
+        "max_tokens": getattr(args, f"{role.replace('-', '_')}_max_tokens", None),
+        "timeout": getattr(args, f"{role.replace('-', '_')}_timeout", None),
+    }
+
+
 def _positive_int(text: str) -> int:
     import argparse
 
@@ -103,7 +132,7 @@ def _client(args, role):
     from ..llm import ChatClient
     from ..scoring.judge import Judge, Reader
 
-    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"))
+    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"), **limits(args, role))
     return Judge(client) if role == "judge" else Reader(client, images=getattr(args, "reader_images", False))
 
 
@@ -150,6 +179,12 @@ def run(args) -> int:
 
     print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
     print(run_dir)
+    from ..run.folder import read_manifest
+
+    m = read_manifest(run_dir)
+    if m.get("status") == "failed":  # e.g. the judge graded under half the questions (run.grading)
+        print(f"memeval run: run FAILED: {m.get('error')}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -121,7 +121,9 @@ def run(args) -> int:
         if gates:
             _print_retrieval(tables, head, args.wide)
         label = " -- NOT VALID on this bench, see above" if gates else ""
-        head(f"Overall dry answer scores{label} (floor = no_memory, ceiling = oracle on the same bench files)")
+        head(
+            f"Overall {scores_title(manifest_summary(r)['mode'] for r in runs)}{label} (floor = no_memory, ceiling = oracle on the same bench files)"
+        )
         print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
@@ -147,6 +149,21 @@ def run(args) -> int:
         if not args.wide and not md:
             print("\n(--wide for every column, --format json|csv|md for files)")
     return 0
+
+
+def scores_title(modes) -> str:
+    """What the overall table's scores are, from the runs' modes (dry scores are memeval's rules on
+    the returned memories; memory and answer modes are a judge's verdicts).
+
+    >>> scores_title(["dry", "dry"]), scores_title(["answer"]), scores_title(["dry", "answer"])
+    ('dry answer scores', 'judge-graded answer scores', 'scores (modes: answer, dry)')
+    """
+    found = sorted(set(modes))
+    if found == ["dry"]:
+        return "dry answer scores"
+    if len(found) == 1:
+        return f"judge-graded {found[0]} scores"
+    return f"scores (modes: {', '.join(found)})"
 
 
 def _narrow(t, name):

@@ -61,6 +61,8 @@ class Manifest:
     regraded_from: dict[str, Any] | None = None  # a regrade: the source run
     #: how haystacks were fenced and verified on the system (HTTP: generation, stats), with one line
     memory_state: dict[str, Any] | None = None
+    #: a judge-graded run: questions asked, graded, unparseable replies, failed calls (run.grading)
+    grading: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 

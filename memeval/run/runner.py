@@ -30,14 +30,14 @@ from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
-from ..llm import metered
+from ..llm import metered, usage_entries
 from ..scoring import bounds, retrieval, scorers
 from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import StaleGeneration, ingest_key, public_url
-from ..systems.registry import make_system
+from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
-from .cost import usage_entries
-from .records import Record, RecordStore, memories_json, system_usage_fields
+from .grading import failure_reason, grading_summary
+from .records import Record, RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
@@ -231,7 +231,9 @@ def _run(config: RunConfig) -> Path:
         )
         label = cfg.mode if question_set == "main" else f"{cfg.mode}-{question_set}"
         run_dir = (
-            Path(cfg.out) if cfg.out else default_run_dir(bench.name, name or spec, label, config_id, cfg.runs_root)
+            Path(cfg.out)
+            if cfg.out
+            else default_run_dir(bench.name, name or public_spec(spec), label, config_id, cfg.runs_root)
         )
         with RunLock(run_dir):
             _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
@@ -275,6 +277,11 @@ def _run_locked(
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
         status = "complete"
+        grading = grading_summary(read_records(run_dir))  # a judge-graded run: did the judge grade enough?
+        reason = failure_reason(grading)
+        if reason is not None:
+            status, error = "failed", reason
+        manifest = replace(manifest, grading=grading)
     except KeyboardInterrupt:
         status = "cancelled"
         raise
@@ -491,7 +498,7 @@ class _Runner:
         """What a record of this question says before the system is asked."""
         return Record(
             run_id=self.run_id,
-            system=self.cfg.system,
+            system=public_spec(self.cfg.system),
             tier=tier,
             qid=q.id,
             axis=q.axis,

@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MemevalError
+from ..models.catalog import EMBEDDER, LOCAL_NAMES
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
@@ -17,7 +18,12 @@ if TYPE_CHECKING:
     from .hybrid import Hybrid
     from .vector import Vector
 
-__all__ = ["BUILTIN", "make_system", "parse_spec"]
+__all__ = ["BUILTIN", "make_system", "parse_spec", "public_spec", "HOUSEKEEPING"]
+
+#: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
+#: batch size, the API key's variable, CPU threads): left out of the system's name in a run's config.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads"})
+_LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
 def _vector(**params: Any) -> Vector:
@@ -62,6 +68,23 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise MemevalError(f"system {spec!r}: parameter {part!r} is not key=value")
         params[key.strip()] = _value(val.strip())
     return name.strip(), params
+
+
+def public_spec(spec: str) -> str:
+    """The system's name as a run records it: a built-in spec without its :data:`HOUSEKEEPING`
+    parameters, the local embedder named by its model (URLs and ``python:`` specs unchanged).
+
+    >>> public_spec("vector:model=local,cache=/home/me/emb.sqlite,k=5")
+    'vector:model=all-MiniLM-L6-v2-onnx-int8,k=5'
+    >>> public_spec("bm25")
+    'bm25'
+    """
+    if spec.startswith(("http://", "https://", "python:")) or ":" not in spec:
+        return spec
+    name, _, rest = spec.partition(":")
+    kept = [p for p in filter(None, rest.split(",")) if p.partition("=")[0].strip() not in HOUSEKEEPING]
+    kept = [f"model={EMBEDDER.id}" if p.replace(" ", "").lower() in _LOCAL_MODEL else p for p in kept]
+    return f"{name}:{','.join(kept)}" if kept else name
 
 
 def make_system(spec: str, **http_options: Any) -> MemorySystem:
