@@ -13,17 +13,18 @@ import numpy as np
 from ..bench.model import Question, Session, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
-from ..text.tokens import word_tokens
-from .base import Recall, memory_text
+from ..text.tokens import bm25_tokens
+from .base import BaseMemorySystem, Capabilities, Recall, _sees_question, memory_text
 from .bm25_index import TokenCache, build_index
 
-__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive", "sees_question"]
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "bm25_tokens", "top_k_positive"]
 
 
-class NoMemory:
+class NoMemory(BaseMemorySystem):
     """Remembers nothing: the floor every other system is read against."""
 
     name, version = "no_memory", "1"
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
@@ -38,12 +39,14 @@ class NoMemory:
         return Recall()
 
 
-class Oracle:
+@_sees_question  # the one system that sees the bench question (a ceiling, never ranked)
+class Oracle(BaseMemorySystem):
     """A perfect memory (``memeval.bench.oracle``): the question's evidence turns verbatim, or, where
     the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
     explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
     name, version = "oracle", "3"  # 3: abstains in a bench's official words (LoCoMo: "not mentioned")
+    capabilities = Capabilities()  # prepare-then-query: one question at a time
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
@@ -69,21 +72,11 @@ class Oracle:
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
 
-def sees_question(system: object) -> bool:
-    """Whether ``system`` is shown the whole bench question (gold included) before it is asked: only
-    the built-in :class:`Oracle`, the ceiling, never ranked as a system. Any other system gets the
-    question text and date only; the runner refuses one that offers ``prepare``.
-
-    >>> sees_question(Oracle()), sees_question(NoMemory())
-    (True, False)
-    """
-    return type(system) is Oracle
-
-
-class Recent:
+class Recent(BaseMemorySystem):
     """The last ``tokens`` tokens of the history (whole turns, oldest first): "paste the history" cut to a budget."""
 
     name, version = "recent", "1"
+    capabilities = Capabilities()
 
     def __init__(self, tokens: int = 2000) -> None:
         self.params = {"tokens": int(tokens)}
@@ -109,22 +102,15 @@ class Recent:
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
 
 
-_STOP = frozenset(bm25s.stopwords.STOPWORDS_EN) if hasattr(bm25s, "stopwords") else frozenset()
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers less English stop words; CJK runs become character bigrams."""
-    return word_tokens(text, _STOP)
-
-
-class BM25:
+class BM25(BaseMemorySystem):
     """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest).
 
     Each distinct text is tokenised once per system (kept across resets: a bench's tiers share most
     of their turns) and the index is built in bulk (``bm25_index``); the scores are bm25s's.
     """
 
-    name, version = "bm25", "1"
+    name, version = "bm25", "2"  # 2: one tokeniser with the audit probe (bm25_tokens, issue 22)
+    capabilities = Capabilities()
 
     def __init__(self, k: int = 10) -> None:
         self.params = {"k": int(k)}
