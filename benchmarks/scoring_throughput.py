@@ -4,7 +4,8 @@
 
 Answers come in three shapes, in equal shares per axis: a short answer (the gold, an old value, an
 IDK phrase in one of 11 languages, a wrong value), a one-sentence answer around the gold, and a
-system's returned memories joined as one text (~1.5 KB, as dry mode grades memory-only systems).
+system's returned memories joined as one text (~1.5 KB, graded as one long answer; a memory-only
+response itself is read one memory at a time, each memory normalised once and memoised).
 Every answer carries a unique number, so the memo caches never serve a pair twice; the caches are
 also cleared before each run. Prints questions/second (median of ``--runs``) per answer shape and
 overall, in CPU time of this process (stable on a shared machine) and in wall-clock time, plus
