@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import httpx
+from .errors import EndpointError
 from .retry import Retryable, RetryPolicy, post_attempt
 from .systems.http import public_url
 
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 
-class ChatError(Exception):
+class ChatError(EndpointError):
     """The endpoint failed after the allowed attempts (the caller records the question as ungraded)."""
 
 

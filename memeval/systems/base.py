@@ -20,7 +20,7 @@ from typing import (
 )
 
 from ..bench.model import Question, Session, Turn
-from ..errors import SystemCallError, SystemContractError
+from ..errors import SystemCallError, SystemContractError, ProtocolError
 
 __all__ = [
     "Recall",
@@ -94,10 +94,10 @@ def memory_from_json(x: object) -> str:
     if isinstance(x, dict):
         text = x.get("text")
         if not isinstance(text, str):
-            raise TypeError("a memory object needs a string 'text'")
+            raise ProtocolError("a memory object needs a string 'text'")
         ts, sp, img = x.get("timestamp"), x.get("speaker"), x.get("image")
         if img is not None and not isinstance(img, str):
-            raise TypeError("a memory's 'image' must be a string (a bench path or a data: URL)")
+            raise ProtocolError("a memory's 'image' must be a string (a bench path or a data: URL)")
         return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp), img or None)
     return str(x)
 

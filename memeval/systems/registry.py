@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import MemevalError
+from ..errors import ArgumentError, MemevalError
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
@@ -106,5 +106,5 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
         )
     try:
         return BUILTIN[name](**params)
-    except TypeError as e:
+    except (TypeError, ArgumentError) as e:
         raise MemevalError(f"system {spec!r}: {e}") from None

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, MemevalError
+from ...errors import InputError, MemevalError, BenchContractError
 from ..io import hash_files, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
@@ -58,7 +58,7 @@ def parse_date(text: str) -> datetime:
             return datetime.strptime(s, fmt)
         except ValueError:
             pass
-    raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {text!r}")
+    raise BenchContractError(f"expected a date like '1:56 pm on 8 May, 2023', got {text!r}")
 
 
 def _dia_key(dia_id: str) -> tuple[int, int] | None:

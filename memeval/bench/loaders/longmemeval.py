@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ...atomic import write_jsonl
-from ...errors import InputError, MemevalError
+from ...errors import InputError, MemevalError, BenchContractError
 from ..io import hash_files, save_bench, turn_line
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
@@ -81,7 +81,7 @@ def parse_date(text: str) -> datetime:
     """``"2023/05/20 (Sat) 02:21"`` → datetime(2023, 5, 20, 2, 21); ValueError if not in that shape."""
     m = _DATE.match(text) if isinstance(text, str) else None
     if not m:
-        raise ValueError(f"expected a date like '2023/05/20 (Sat) 02:21', got {text!r}")
+        raise BenchContractError(f"expected a date like '2023/05/20 (Sat) 02:21', got {text!r}")
     y, mo, d, hh, mm = m.groups()
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
 
