@@ -49,13 +49,25 @@ __all__ = [
 
 
 class MemevalError(Exception):
-    """Base class: the CLI prints str(err) on one line and exits non-zero."""
+    """Base class: the CLI prints str(err) on one line and exits non-zero.
+
+    >>> try:
+    ...     memeval_call = InputError("bench/turns.jsonl", 3, "date", "not a date")
+    ...     raise memeval_call
+    ... except MemevalError as e:
+    ...     print(e, "| exit", e.exit_code)
+    bench/turns.jsonl:3: field 'date': not a date | exit 2
+    """
 
     exit_code = 1
 
 
 class InputError(MemevalError):
-    """Bad input file: names the file, the line or record, and the field at fault."""
+    """Bad input file: names the file, the line or record, and the field at fault.
+
+    >>> str(InputError("questions.jsonl", "Q7", "axis", "unknown axis 'X'"))
+    "questions.jsonl record Q7: field 'axis': unknown axis 'X'"
+    """
 
     exit_code = 2
 
@@ -104,7 +116,12 @@ class MemorySystemError(MemevalError):
 
 
 class SystemCallError(MemorySystemError):
-    """A call to the system failed for good (after retries); becomes an error record with this reason."""
+    """A call to the system failed for good (after retries); becomes an error record with this reason
+    (raised by a system's ``query``), or stops the run, resumably (from ``reset`` or ``ingest``).
+
+    >>> isinstance(SystemCallError("POST /query: HTTP 503"), MemorySystemError)
+    True
+    """
 
 
 class SystemContractError(MemorySystemError):

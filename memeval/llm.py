@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import httpx
 from .errors import EndpointError
 from .retry import Retryable, RetryPolicy, post_attempt
-from .systems.http import public_url
+from .text.urls import public_url
 
 __all__ = [
     "ChatClient",

@@ -381,6 +381,7 @@ SCRIPTED_AGENTS = {
 
 
 def make_agent(name: str) -> ScriptedAgent:
+    """A new scripted agent by name (``SCRIPTED_AGENTS``); an unknown name is an :class:`UnknownName`."""
     if name not in SCRIPTED_AGENTS:
         raise UnknownName(f"unknown scripted agent '{name}' (known: {', '.join(sorted(SCRIPTED_AGENTS))})")
     return SCRIPTED_AGENTS[name]()

@@ -23,13 +23,14 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError
+from ..errors import MemevalError, SystemCallError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
-from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
-from ..systems.http import ingest_key, public_url
+from ..systems.base import Declared, Recall, declared, memory_text
+from ..systems.http import ingest_key
+from ..text.urls import public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
 from .cost import usage_entries

@@ -20,7 +20,8 @@ from typing import (
 )
 
 from ..bench.model import Question, Session, Turn
-from ..errors import SystemCallError, SystemContractError, ProtocolError
+from ..errors import ProtocolError, SystemContractError
+from ..errors import SystemCallError  # noqa: F401  (transitional: importable here while branches written before errors.py held it merge; not in __all__)
 
 __all__ = [
     "Recall",
@@ -31,7 +32,6 @@ __all__ = [
     "declared",
     "CAPABILITY_METHODS",
     "NeedsQuestion",
-    "SystemCallError",
     "memory_text",
     "Memory",
     "memory_content",
@@ -122,6 +122,10 @@ class Recall:
     for in-process systems the runner times the call. ``usage``: the system's own model calls for
     this query where it knows them (``llm_calls``, ``embedding_calls``, ``prompt_tokens``,
     ``completion_tokens``).
+
+    >>> r = Recall(memories=(Memory("My dentist is Dr Okafor.", "2026-01-05", "user"),), turn_ids=(1,))
+    >>> str(r.memories[0]), r.answer
+    ('[2026-01-05] user: My dentist is Dr Okafor.', None)
     """
 
     memories: tuple[str, ...] = ()  # plain strings or ``Memory`` (content + timestamp + speaker)

@@ -35,38 +35,22 @@ import threading
 import time
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError, ProtocolError, StateError
+from ..text.urls import public_url
 from ..retry import Retryable, RetryPolicy, retry_after
-from .base import BaseMemorySystem, Capabilities, Recall, SystemCallError, memory_from_json
+from ..errors import SystemCallError
+from .base import BaseMemorySystem, Capabilities, Recall, memory_from_json
 from .http_net import background_loop
 from .http_wire import WireTransport
 
-__all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
+__all__ = ["HttpSystem", "ingest_key", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
-
-
-def public_url(spec: str) -> str:
-    """``spec`` with any user-info removed from an http(s) URL: what may be written anywhere.
-
-    >>> public_url("http://user:pass@127.0.0.1:8080/v1")
-    'http://127.0.0.1:8080/v1'
-    >>> public_url("bm25:k=3")
-    'bm25:k=3'
-    """
-    if not spec.startswith(("http://", "https://")):
-        return spec
-    try:
-        parts = urlsplit(spec)
-    except ValueError:  # unparseable: keep only what follows the last '@'
-        return spec.split("://", 1)[0] + "://" + spec.rpartition("@")[2] if "@" in spec else spec
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) -> str:

@@ -25,7 +25,7 @@ from ._jsonstream import iter_json_array
 __all__ = [
     "AXIS_MAP",
     "TIER_ORDER",
-    "load_longmemeval",
+    "import_longmemeval",
     "convert_instance",
     "parse_date",
     "tier_name_for",
@@ -188,7 +188,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
     return turns, q
 
 
-def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
+def import_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
     """Convert LongMemEval files (any of oracle / s / m) into one bench folder at ``out``."""
     paths = [Path(p) for p in paths]
     if not paths:
