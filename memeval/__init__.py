@@ -22,10 +22,15 @@ book-suite and multi-turn helpers; each documented and run by the notebook tests
 {'k': 3}
 """
 
+from __future__ import annotations
+
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+# ``typing`` is not imported here: ``python -m memeval`` imports this package before its Ctrl-C handler
+# is installed (memeval/__main__.py), so this module stays as small as it can be
+TYPE_CHECKING = False
 
 #: public name -> (module, attribute or None for the module itself): benches, systems, runs, analysis
 _CORE = {
@@ -121,10 +126,12 @@ _NOTEBOOK = {
     "drilldown": ("memeval.analysis.multiturn_widget", "drilldown"),
 }
 _PUBLIC = _CORE | _NOTEBOOK
-CORE: tuple[str, ...] = tuple(_CORE)
-NOTEBOOK: tuple[str, ...] = tuple(_NOTEBOOK)
+CORE = tuple(_CORE)
+NOTEBOOK = tuple(_NOTEBOOK)
 
 if TYPE_CHECKING:  # what a type checker sees; at run time the names load on first use (below)
+    from typing import Any
+
     from .bench.lifelog import generate
     from .bench.io import load_bench
     from .audit import audit as audit_bench

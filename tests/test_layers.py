@@ -20,10 +20,10 @@ PKG = Path(__file__).resolve().parents[1] / "memeval"
 #: sibling of the same rank (run and multiturn stand beside each other).
 RANKS: dict[str, int] = {
     "text": 0,
-    "errors": 0,
+    "errors": -1,  # the one error tree: imports nothing from memeval, every layer may raise its errors
     "atomic": 0,
     "_version": 0,
-    "retry": 1,  # the retry policy raises memeval errors (rank 0); only systems and llm use it
+    "retry": 0,
     "workspace": 0,
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,

@@ -118,6 +118,8 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
 _HEADLINE_SCHEMA = {
     "system": pl.Utf8,
     "tier": pl.Utf8,
+    "qid": pl.Utf8,
+    "epoch": pl.Int64,
     "score": pl.Float64,
     "weight": pl.Int32,
     "error": pl.Utf8,
@@ -128,8 +130,9 @@ _HEADLINE_SCHEMA = {
 
 def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     """The headline's fields of every record: read by polars (a tenth of the time of the full check,
-    for a file this run just wrote whole), else, for a torn tail or any value polars cannot read
-    as typed, by :func:`read_records`, which names the line and field of bad input."""
+    for a file this run just wrote whole), else, for a torn tail, any value polars cannot read as
+    typed, a score outside [0, 1] (NaN included) or a repeated (tier, question, epoch), by
+    :func:`read_records`, which names the line and field of bad input."""
     path = Path(run_dir) / "records.jsonl"
     if not path.is_file() or path.stat().st_size == 0:
         return pl.DataFrame(schema=_HEADLINE_SCHEMA)
@@ -138,7 +141,14 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
         whole = fh.read(1) == b"\n"
     if whole:
         try:
-            return pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            df = pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            bad = df.select(
+                (~pl.col("score").is_between(0, 1) & pl.col("score").is_not_null()).any()
+                | pl.struct("tier", "qid", "epoch").is_duplicated().any()
+                | pl.col("tier").is_null().any()
+            ).item()
+            if not bad:
+                return df
         except (pl.exceptions.PolarsError, ValueError, OSError):
             pass  # the checked reader below says what is wrong
     rows = [{k: r.get(k) for k in _HEADLINE_SCHEMA} for r in read_records(run_dir)]

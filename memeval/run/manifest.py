@@ -59,6 +59,8 @@ class Manifest:
     system_usage: dict[str, Any] | None = None  # the system's own model calls (e.g. mem0's)
     ingest_usage: dict[str, Any] | None = None  # model calls a system made while ingesting, per haystack
     regraded_from: dict[str, Any] | None = None  # a regrade: the source run
+    #: how haystacks were fenced and verified on the system (HTTP: generation, stats), with one line
+    memory_state: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 

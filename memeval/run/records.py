@@ -3,12 +3,16 @@ one JSON line per (tier, question, epoch), flushed per record). The manifest (``
 written by ``run.folder``) and the writer lock are defined elsewhere.
 
 A process killed mid-write leaves at most one partial last line; opening the store drops it, so a
-resumed run asks that question again and never holds a duplicate.
+resumed run asks that question again and never holds a duplicate. Reading checks every record
+(:func:`read_records`, the one reader behind regrade, summary, diff, view and ``load_runs``): types,
+a ``score`` in [0, 1] or null, finite numbers, and one record per (tier, question, epoch); a bad
+value or a duplicate is one line naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import threading
 from pathlib import Path
@@ -101,6 +105,9 @@ class Record:
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
     retrieval_metrics: dict[str, float | None] | None = _col("metrics")
     retrieval_source: str | None = _col("str")
+    # how many entries of the system's ranking repeated a turn ranked before them (each turn counts once
+    # in the ranked metrics, where it first appears)
+    retrieval_repeats: int | None = _col("long")
     # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
     official_metric: str | None = _col("str")
     official_score: float | None = _col("float")
@@ -222,12 +229,24 @@ def read_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
+    first: dict[tuple[str, str, int], int] = {}
     try:
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if not line.endswith("\n"):
                     break  # partial tail of a killed run
-                out.append(check_record(loads_json(line, path, n), path, n))
+                rec = check_record(loads_json(line, path, n), path, n)
+                key = record_key(rec)
+                if key in first:
+                    raise InputError(
+                        path,
+                        n,
+                        "qid",
+                        f"duplicate record of tier {key[0]!r}, question {key[1]!r}, epoch {key[2]} (first on "
+                        f"line {first[key]}): one record per question and epoch",
+                    )
+                first[key] = n
+                out.append(rec)
     except UnicodeDecodeError as e:
         raise input_error_from(e, path, len(out) + 1) from None
     return out
@@ -253,6 +272,7 @@ _RECORD_TYPES: dict[str, tuple[type, ...]] = {
 }
 _LIST_ITEMS = {k: int if kind == "list[long]" else str for k, kind in RECORD_KINDS.items() if kind.startswith("list[")}
 _REQUIRED = tuple(f.name for f in fields(Record) if f.metadata["required"])
+_FLOATS = tuple(k for k, kind in RECORD_KINDS.items() if kind == "float")
 
 
 def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, Any]:
@@ -261,6 +281,13 @@ def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, An
     if not isinstance(obj, dict):
         raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
     check_field_types(obj, path, n, _RECORD_TYPES, _REQUIRED, int_bits=31)
+    for k in _FLOATS:
+        v = obj.get(k)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InputError(path, n, k, f"expected a finite number, got {v}")
+    score = obj.get("score")
+    if score is not None and not 0 <= score <= 1:
+        raise InputError(path, n, "score", f"expected a number in [0, 1] or null, got {score}")
     for k in _DEEP:  # the fields whose contents are checked too (absent or null: nothing to check)
         v = obj.get(k)
         if v is None:
@@ -274,9 +301,14 @@ def check_record(obj: Any, path: str | os.PathLike[str], n: int) -> dict[str, An
         if (
             k == "retrieval_metrics"
             and isinstance(v, dict)
-            and any(not isinstance(x, (int, float, _N)) or isinstance(x, bool) for x in v.values())
+            and any(
+                not isinstance(x, (int, float, _N))
+                or isinstance(x, bool)
+                or (isinstance(x, float) and not math.isfinite(x))
+                for x in v.values()
+            )
         ):
-            raise InputError(path, n, k, "expected numbers (or null) per metric")
+            raise InputError(path, n, k, "expected finite numbers (or null) per metric")
         if k == "memories" and isinstance(v, list) and not all(map(_memory_ok, v)):
             raise InputError(path, n, k, "expected objects {text, timestamp, speaker} with string values")
         if k == "usage" and isinstance(v, list) and any(not usage_entry_ok(u) for u in v):

@@ -1,7 +1,11 @@
 """The runner: one system × one bench × chosen tiers × epochs → a run folder of records.
 
 For each tier (or each haystack of a tier): reset the system, ingest the sessions in file order, then
-ask every question not yet recorded. Rerunning the same command resumes; Ctrl-C (or SIGTERM) leaves
+ask every question not yet recorded. A system that can say what it holds (the HTTP adapter's
+``verify_ingest``: session count and digest for the fenced generation) is checked before the first
+question; a haystack whose memory is not what was sent is re-ingested once, then failed: its questions
+become error records with the one-line reason. The manifest's ``memory_state`` says how haystacks were
+fenced and checked. Rerunning the same command resumes; Ctrl-C (or SIGTERM) leaves
 the manifest marked ``cancelled`` and every written record intact.
 """
 
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -19,7 +24,6 @@ from typing import Any, Iterable, Mapping
 from tqdm.auto import tqdm
 
 from ..text.names import slug
-from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -27,9 +31,9 @@ from ..errors import MemevalError, SystemCallError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
-from ..scoring import retrieval, scorers
+from ..scoring import bounds, retrieval, scorers
 from ..systems.base import Declared, Recall, declared, memory_text
-from ..systems.http import ingest_key
+from ..systems.http import StaleGeneration, ingest_key
 from ..text.urls import public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
@@ -209,6 +213,8 @@ def _run(config: RunConfig) -> Path:
     sut = declared(make_system(config.system, **(cfg.http_options or {})))
     try:
         snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
+        if sut.prepare is not None:  # the built-in oracle (systems.base.declared refuses any other)
+            snapshot["system"]["role"] = "ceiling"  # a bound shown beside systems, never ranked as one
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -257,6 +263,7 @@ def _run_locked(
 
     store = RecordStore(run_dir)
     runner = _Runner(cfg, sut, store, run_dir.name, progress)
+    runner.earlier_state = manifest.memory_state
     prev = (
         signal.signal(signal.SIGTERM, _raise_interrupt)
         if threading.current_thread() is threading.main_thread()
@@ -292,6 +299,9 @@ def _run_locked(
             n_records=len(store.done),
             system_usage=manifest.system_usage if system_usage is None else dict(system_usage),
             ingest_usage=ingest_usage,
+            memory_state=manifest.memory_state
+            if runner.memory_state is None
+            else _memory_state_note(runner.memory_state),
         )
         write_manifest(run_dir, manifest)
         store.close()
@@ -301,6 +311,37 @@ def _run_locked(
 
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+_STATE_COUNTS = ("haystacks", "fenced", "unfenced", "count+digest", "count", "unchecked", "reingested", "failed")
+
+
+def _memory_state(old) -> dict[str, Any]:
+    """The counts of ``manifest["memory_state"]`` (a resumed run adds to them)."""
+    old = old if isinstance(old, dict) else {}
+    state: dict[str, Any] = {
+        k: old[k] if isinstance(old.get(k), int) and not isinstance(old.get(k), bool) else 0 for k in _STATE_COUNTS
+    }
+    failed = old.get("failed_haystacks")
+    state["failed_haystacks"] = [h for h in failed if isinstance(h, str)] if isinstance(failed, list) else []
+    return state
+
+
+def _memory_state_note(state: dict[str, Any]) -> dict[str, Any]:
+    """``memory_state`` with one line saying what its counts mean for the run."""
+    if state["unfenced"]:
+        how = "count only" if state["count"] else "nothing"
+        note = (
+            f"{state['unfenced']} of {state['haystacks']} haystacks unfenced: the server returned no generation, "
+            f"so a late request could change its memory unseen; {how} checked after ingest"
+        )
+    elif state["unchecked"]:
+        note = f"fenced, but {state['unchecked']} haystacks unchecked: the server's /stats gave no session count"
+    else:
+        note = "every haystack fenced and its session count and digest checked before the first question"
+    if state["failed"]:
+        note += f"; {state['failed']} haystacks failed (their questions are error records)"
+    return {**state, "note": note}
 
 
 class _Runner:
@@ -314,6 +355,8 @@ class _Runner:
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
         self.root: str | None = None  # the bench folder (images the reader is shown are read from it)
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
+        self.memory_state: dict[str, Any] | None = None  # set once a system says what it holds
+        self.earlier_state: Any = None  # memory_state of the manifest resumed (added to)
 
     def measure_floor(self, when: str) -> None:
         self.sut.warm()
@@ -350,16 +393,58 @@ class _Runner:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
                 with metered() as calls:
-                    self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                    failed = self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
                 if calls:
                     self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
+                if failed is not None:  # the memory is not what was sent: no question is asked of it
+                    for q, e in items:
+                        self.store.append(replace(self._record(tier.name, q, e), error=failed, chars_returned=0))
+                        ask_bar.update(1)
+                    continue
                 self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
             ingest_bar.close()
             ask_bar.close()
 
-    def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
+    def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> str | None:
+        """Reset, ingest, and where the system can say what it holds, check it: re-ingest once if it is
+        not what was sent. None when the haystack may be asked; else the one line why not."""
+        problem, start = None, bar.n
+        for attempt in range(2):
+            try:
+                self._ingest(sessions, bar, bench_hash, scope)
+            except StaleGeneration as e:  # reset under us during ingest: what is stored is unknown
+                problem = str(e)
+                if self.memory_state is None:
+                    self.memory_state = _memory_state(self.earlier_state)
+            else:
+                check = self.sut.verify_ingest()
+                if check is None:  # the system cannot say what it holds (in process: nothing between us)
+                    return None
+                if attempt == 0:
+                    if self.memory_state is None:
+                        self.memory_state = _memory_state(self.earlier_state)
+                    st = self.memory_state
+                    st["haystacks"] += 1
+                    st["fenced" if check.fenced else "unfenced"] += 1
+                    st["unchecked" if check.checked == "none" else check.checked] += 1
+                problem = check.problem
+            if problem is None:
+                return None
+            if self.memory_state is not None:
+                self.memory_state["reingested" if attempt == 0 else "failed"] += 1
+            if attempt == 0:
+                tqdm.write(f"memeval run: haystack {scope}: {problem}; re-ingesting it", file=sys.stderr)
+                bar.n = start  # the sessions are ingested again
+                bar.refresh()
+        line = f"haystack {scope}: memory not as sent after a re-ingest ({problem})"
+        tqdm.write(f"memeval run: {line}; its questions are error records", file=sys.stderr)
+        if self.memory_state is not None:
+            self.memory_state["failed_haystacks"] = [*self.memory_state["failed_haystacks"], scope][-100:]
+        return line
+
+    def _ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
         keyed = self.caps.idempotent_ingest
@@ -403,26 +488,29 @@ class _Runner:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _ask(self, tier: str, q: Question, epoch: int) -> Record:
-        asked = q.text_to_ask
-        axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
-        rec = Record(
+    def _record(self, tier: str, q: Question, epoch: int) -> Record:
+        """What a record of this question says before the system is asked."""
+        return Record(
             run_id=self.run_id,
             system=self.cfg.system,
             tier=tier,
             qid=q.id,
             axis=q.axis,
             epoch=epoch,
-            question_asked=asked,
+            question_asked=q.text_to_ask,
             query_lang=q.lang,
             mode=self.cfg.mode,
-            weight=AXIS_WEIGHTS[axis_for_weight],
+            weight=bounds.run_weight(q),
             haystack=q.haystack,
             gold_answer=q.gold_answer,
             evidence_turns=list(q.evidence_turns),
             grader=self.grader,
             started_at=now(),
         )
+
+    def _ask(self, tier: str, q: Question, epoch: int) -> Record:
+        asked = q.text_to_ask
+        rec = self._record(tier, q, epoch)
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
                 if self.sut.prepare is not None:  # the built-in oracle only (systems.base.declared)

@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, MemevalError, BenchContractError
-from ..io import hash_files, save_bench, write_questions, write_turns
+from ...errors import BenchContractError, InputError, MemevalError
+from ..io import file_sha256, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
@@ -243,7 +243,7 @@ def import_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> B
             extra={
                 "format": "locomo",
                 "notes": NOTES,
-                "source_files": {"all": {"file": src.name, "sha256": hash_files(src.parent, [src.name])}},
+                "source_files": {"all": {"file": src.name, "sha256": file_sha256(src)}},
                 "questions_per_category": {f"{k} {CATEGORY_NAME[k]}": v for k, v in per_cat.items()},
                 "source_slips": slips,
             },
