@@ -29,6 +29,7 @@ from memeval.atomic import write_text
 from memeval.bench.axes import AXES
 from memeval.bench.model import Question
 from memeval.scoring import idk, matching
+from memeval.text import normal_form
 from memeval.scoring.dry import score_answer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,7 +127,7 @@ def time_pairs(pairs) -> tuple[float, float]:
 
 def time_normalize(texts, repeat: int = 200) -> float:
     """CPU microseconds per uncached ``normalize`` call."""
-    f = matching._normalize  # uncached
+    f = normal_form._normalize  # uncached
     c0 = time.process_time()
     for _ in range(repeat):
         for t in texts:

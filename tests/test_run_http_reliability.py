@@ -19,7 +19,7 @@ from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, 
 from memeval.errors import InputError, MemevalError
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems import BM25
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import ROUTES, Faults, ReferenceServer
 from minibench import make_minibench

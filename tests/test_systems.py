@@ -4,7 +4,7 @@ import pytest
 from memeval.bench.model import Question, Session, Turn
 from memeval.errors import MemevalError
 from memeval.systems import BM25, NoMemory, Oracle, Recent, make_system, parse_spec
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import Faults, ReferenceServer
 

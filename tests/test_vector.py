@@ -13,7 +13,7 @@ from memeval.bench.io import load_bench, read_questions, read_turns
 from memeval.bench.model import haystacks_of
 from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.baselines import bm25_tokens
 from memeval.systems.registry import make_system
 from memeval.testing.chat_stub import ScriptedChatServer, hashed_embedding

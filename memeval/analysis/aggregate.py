@@ -13,6 +13,7 @@ from typing import Iterable
 
 import polars as pl
 
+from ..errors import ArgumentError
 from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import RECORD_KINDS, read_records, record_memories
 from ..run.folder import read_manifest
@@ -133,7 +134,7 @@ def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
     if which == "all":
         return df
     if which != "core":
-        raise ValueError("question set is 'core' or 'all'")
+        raise ArgumentError("question set is 'core' or 'all'")
     return df.filter(pl.col("in_all_tiers"))
 
 
@@ -264,7 +265,7 @@ def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
     ``level`` ("turn" or "session"), over the questions with evidence turns (``n``); questions without
     evidence are excluded for every system alike and counted (``excluded``)."""
     if level not in LEVELS:
-        raise ValueError(f"level is one of {LEVELS}")
+        raise ArgumentError(f"level is one of {LEVELS}")
     cols = [f"{level}_{m}@{k}" for m in METRICS for k in KS]
     has = pl.col(cols[0]).is_not_null()
     return (

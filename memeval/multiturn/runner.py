@@ -20,7 +20,8 @@ from ..atomic import JsonlAppender, LinkRefused, WriterLock
 from ..errors import MemevalError
 from ..llm import metered, usage_entries
 from ..scoring.judge import JudgeProtocol
-from ..systems.base import MemorySystem, Recall, SystemCallError
+from ..errors import SystemCallError
+from ..systems.base import MemorySystem, Recall
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
 from .crosssession import (

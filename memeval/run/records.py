@@ -1,6 +1,6 @@
 """The run record: its typed fields (``Record``), its checks on read, and ``records.jsonl`` (append-only,
-one JSON line per (tier, question, epoch), flushed per record). The manifest (written before the first
-question, status updated) and the writer lock are in ``run.folder``.
+one JSON line per (tier, question, epoch), flushed per record). The manifest (``run.manifest``, read and
+written by ``run.folder``) and the writer lock are defined elsewhere.
 
 A process killed mid-write leaves at most one partial last line; opening the store drops it, so a
 resumed run asks that question again and never holds a duplicate. Reading checks every record
@@ -35,10 +35,7 @@ __all__ = [
     "system_usage_fields",
     "RecordStore",
     "read_records",
-    "read_manifest",
-    "write_manifest",
     "record_key",
-    "RunLock",
 ]
 
 #: element types of the typed record's fields, named so each layer maps them to its own types
@@ -365,8 +362,3 @@ class RecordStore:
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         return iter(self.done)
-
-
-# The run folder's manifest, lock and identity are defined in ``run.folder``; re-exported here for callers
-# written before the split.
-from .folder import RunLock, check_manifest, read_manifest, run_identity, write_manifest  # noqa: E402,F401

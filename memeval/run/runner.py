@@ -27,13 +27,14 @@ from ..text.names import slug
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError
+from ..errors import MemevalError, SystemCallError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered, usage_entries
 from ..scoring import bounds, retrieval, scorers
-from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
-from ..systems.http import StaleGeneration, ingest_key, public_url
+from ..systems.base import Declared, Recall, declared, memory_text
+from ..systems.http import StaleGeneration, ingest_key
+from ..text.urls import public_url
 from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
 from .grading import failure_reason, grading_summary

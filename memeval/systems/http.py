@@ -47,14 +47,14 @@ import uuid
 import zlib
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from ..bench.model import Session
-from ..errors import MemevalError
+from ..errors import MemevalError, ProtocolError, StateError, SystemCallError
+from ..text.urls import public_url
 from ..retry import Retryable, RetryPolicy, retry_after
-from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, SystemCallError, memory_from_json
+from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, memory_from_json
 from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .http_net import background_loop
 from .http_wire import WireTransport
@@ -65,30 +65,12 @@ __all__ = [
     "StaleGeneration",
     "HttpRefused",
     "ingest_key",
-    "public_url",
     "parse_query_reply",
     "DEFAULT_MAX_REPLY_BYTES",
 ]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
-
-
-def public_url(spec: str) -> str:
-    """``spec`` with any user-info removed from an http(s) URL: what may be written anywhere.
-
-    >>> public_url("http://user:pass@127.0.0.1:8080/v1")
-    'http://127.0.0.1:8080/v1'
-    >>> public_url("bm25:k=3")
-    'bm25:k=3'
-    """
-    if not spec.startswith(("http://", "https://")):
-        return spec
-    try:
-        parts = urlsplit(spec)
-    except ValueError:  # unparseable: keep only what follows the last '@'
-        return spec.split("://", 1)[0] + "://" + spec.rpartition("@")[2] if "@" in spec else spec
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) -> str:
@@ -106,37 +88,37 @@ def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) ->
 
 
 def parse_query_reply(body: bytes) -> tuple[tuple[str, ...], tuple[int, ...] | None, str | None]:
-    """``(memories, turn_ids, answer)`` of a ``/query`` reply, or ``ValueError`` naming what is wrong.
+    """``(memories, turn_ids, answer)`` of a ``/query`` reply, or :class:`ProtocolError` (a ``ValueError``) naming what is wrong.
 
     >>> parse_query_reply(b'{"memories": ["a"], "turn_ids": [3]}')
     (('a',), (3,), None)
     >>> parse_query_reply(b'{"memories": "text"}')
     Traceback (most recent call last):
     ...
-    ValueError: 'memories' must be a list of strings or memory objects, got a string
+    memeval.errors.ProtocolError: 'memories' must be a list of strings or memory objects, got a string
     """
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
-        raise ValueError("reply is not JSON") from None
+        raise ProtocolError("reply is not JSON") from None
     if not isinstance(data, dict):
-        raise ValueError(f"reply must be a JSON object, got {_kind(data)}")
+        raise ProtocolError(f"reply must be a JSON object, got {_kind(data)}")
     memories = data.get("memories")
     if not isinstance(memories, list):
-        raise ValueError(f"'memories' must be a list of strings or memory objects, got {_kind(memories)}")
+        raise ProtocolError(f"'memories' must be a list of strings or memory objects, got {_kind(memories)}")
     for i, m in enumerate(memories):
         if not isinstance(m, str) and not (isinstance(m, dict) and isinstance(m.get("text"), str)):
-            raise ValueError(f"'memories[{i}]' must be a string or an object with a string 'text', got {_kind(m)}")
+            raise ProtocolError(f"'memories[{i}]' must be a string or an object with a string 'text', got {_kind(m)}")
         if isinstance(m, dict) and m.get("image") is not None and not isinstance(m["image"], str):
-            raise ValueError(f"'memories[{i}].image' must be a string (a bench path or a data: URL)")
+            raise ProtocolError(f"'memories[{i}].image' must be a string (a bench path or a data: URL)")
     ids = data.get("turn_ids")
     if ids is not None:
         if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise ValueError(f"'turn_ids' must be a list of integers, got {_kind(ids)}")
+            raise ProtocolError(f"'turn_ids' must be a list of integers, got {_kind(ids)}")
         ids = tuple(ids)
     answer = data.get("answer")
     if answer is not None and not isinstance(answer, str):
-        raise ValueError(f"'answer' must be a string, got {_kind(answer)}")
+        raise ProtocolError(f"'answer' must be a string, got {_kind(answer)}")
     return tuple(memory_from_json(m) for m in memories), ids, answer
 
 
@@ -177,11 +159,11 @@ class StaleGeneration(HttpRefused):
     """409: the generation the request named is no longer current (the memory was reset since)."""
 
 
-class _TooBig(Exception):
+class _TooBig(MemevalError):
     pass
 
 
-class _BadEncoding(Exception):
+class _BadEncoding(MemevalError):
     pass
 
 
@@ -347,7 +329,7 @@ class HttpSystem(BaseMemorySystem):
             running = None
         if running is self._loop:
             coro.close()
-            raise RuntimeError("HttpSystem: on its own event loop, await the async methods (aquery, ...)")
+            raise StateError("HttpSystem: on its own event loop, await the async methods (aquery, ...)")
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return fut.result()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import MemevalError
+from ..errors import ArgumentError, MemevalError
 from ..models.catalog import EMBEDDER, LOCAL_NAMES
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
@@ -129,5 +129,5 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
         )
     try:
         return BUILTIN[name](**params)
-    except TypeError as e:
+    except (TypeError, ArgumentError) as e:
         raise MemevalError(f"system {spec!r}: {e}") from None

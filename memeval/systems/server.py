@@ -29,6 +29,7 @@ import time
 
 import uvicorn
 
+from ..errors import StateError
 from .http_net import new_event_loop
 from .server_app import ServerState, make_app
 from .server_conn import deadline_protocol
@@ -110,7 +111,7 @@ class ReferenceServer:
             time.sleep(0.002)
         if not self._uvicorn.started:
             self.stop()
-            raise RuntimeError(f"the reference server did not start ({self._failed!r})")
+            raise StateError(f"the reference server did not start ({self._failed!r})")
         return self
 
     def _serve(self) -> None:

@@ -36,7 +36,7 @@ from starlette.routing import Route
 
 from ..bench.io import turn_from_dict
 from ..bench.model import Session
-from ..errors import InputError
+from ..errors import InputError, ArgumentError
 from .base import memory_to_json
 from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .server_spec import OPEN_PATHS, OPENAPI, ROUTES, Faults, Limits
@@ -70,7 +70,7 @@ class ServerState:
     def __init__(self, system, faults: Faults, limits: Limits, token: str | None, fencing: bool = True):
         unknown = set(faults.routes) - set(ROUTES)
         if unknown:
-            raise ValueError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
+            raise ArgumentError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
         self.system, self.faults, self.limits = system, faults, limits
         self.bearer = None if token is None else f"Bearer {token}".encode()
         self.rng = random.Random(faults.seed)

@@ -19,7 +19,7 @@ from ...errors import MemevalError
 from ...llm import ChatClient
 from ...scoring.judge import Judge, Reader
 from ...workspace import anchored
-from ..records import RunLock, read_manifest
+from ..folder import RunLock, read_manifest
 from ..runner import run_system
 from .plan import Shard, plan_shards, resolve_benches, write_sweep
 from .spec import ModelRef, SweepSpec
