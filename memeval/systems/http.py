@@ -61,7 +61,6 @@ from .http_wire import WireTransport
 
 __all__ = [
     "HttpSystem",
-    "IngestCheck",
     "StaleGeneration",
     "HttpRefused",
     "ingest_key",
