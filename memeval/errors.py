@@ -11,6 +11,7 @@ __all__ = [
     "MemorySystemError",
     "SystemCallError",
     "SystemContractError",
+    "SchemaError",
     "input_error_from",
 ]
 
@@ -79,3 +80,8 @@ class SystemContractError(MemorySystemError):
     capability, a privileged method it may not have. Raised before anything is asked."""
 
     exit_code = 2
+
+
+class SchemaError(MemevalError):
+    """A record, manifest or config built with a field its type does not have (a misspelled ``scroe``):
+    a writer's bug, refused before anything is written rather than dropped."""
