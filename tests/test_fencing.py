@@ -10,6 +10,7 @@ import pytest
 from memeval.bench import Session, Turn
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems import BM25
+from memeval.systems.base import SystemCallError
 from memeval.systems.fencing import GENERATION_HEADER, haystack_digest, session_digest
 from memeval.systems.http import HttpSystem, StaleGeneration
 from memeval.systems.server import Faults, ReferenceServer
@@ -183,3 +184,46 @@ def test_stalled_resets_change_no_record_when_fenced_and_do_without_fencing(benc
     assert not any(err for _, _, err in old_answers.values())  # no error: the difference is silent
     assert sum(old_answers[k] != want[k] for k in want) > 0
     assert "unfenced" in read_manifest(rd_old)["memory_state"]["note"]
+
+
+@pytest.mark.parametrize("held, ok", [({"generation": "g2", "sessions": 0}, True), ({"error": "x"}, False)])
+def test_a_retried_reset_is_confirmed_before_anything_is_ingested(held, ok):
+    """The first /reset attempt is lost; the retry gets g2: ingest waits for the server to confirm g2."""
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.path, request.headers.get("idempotency-key"), request.url.params.get("generation")))
+        if request.url.path == "/reset":
+            if len(seen) == 1:
+                raise httpx.ConnectError("lost")
+            return httpx.Response(200, json={"generation": "g2"})
+        if request.url.path == "/stats":
+            return httpx.Response(200 if ok else 409, json=held)
+        return httpx.Response(200, json={"stored": 1})
+
+    h = HttpSystem("http://memory.test:9", transport=httpx.MockTransport(handler), backoff=0.001)
+    if ok:
+        h.reset()
+        h.ingest(_session(1, "x"), idempotency_key="k1")
+        assert h.generation == "g2"
+    else:
+        with pytest.raises(SystemCallError, match="generation g2 not confirmed after 2 attempts"):
+            h.reset()
+        assert h.generation is None  # nothing is sent under an unconfirmed generation
+    assert seen[0][1] == seen[1][1] and seen[0][1].startswith("memeval-reset-")  # one key for both attempts
+    assert seen[2][0] == "/stats" and seen[2][2] == "g2"  # confirmed before the first session
+    h.close()
+
+
+def test_a_reset_that_needed_one_attempt_is_not_confirmed_and_each_reset_has_its_own_key():
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.path, request.headers.get("idempotency-key")))
+        return httpx.Response(200, json={"generation": f"g{len(seen)}"})
+
+    h = HttpSystem("http://memory.test:9", transport=httpx.MockTransport(handler))
+    h.reset()
+    h.reset()
+    assert [p for p, _ in seen] == ["/reset", "/reset"] and seen[0][1] != seen[1][1]
+    h.close()

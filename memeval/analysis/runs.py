@@ -61,16 +61,19 @@ def run_info(run_dir: str | Path) -> RunInfo:
     )
 
 
-def find_runs(root: str | Path) -> list[RunInfo]:
-    """Every run folder (holding ``manifest.json``) directly under ``root`` or one level deeper, newest
-    first; folders whose manifest cannot be read are left out."""
+def find_runs(root: str | Path, unreadable: list[str] | None = None) -> list[RunInfo]:
+    """Every run folder (holding ``manifest.json``) that is ``root`` itself, directly under it or one
+    level deeper, newest first. A folder whose manifest cannot be read is left out; with
+    ``unreadable``, one line per such folder (its path and the reason) is appended to it."""
     root = Path(root)
     out = []
-    for man in sorted({*root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
+    for man in sorted({*root.glob("manifest.json"), *root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
         try:
             out.append(run_info(man.parent))
-        except (InputError, KeyError, TypeError, AttributeError):
-            continue
+        except (InputError, KeyError, TypeError, AttributeError) as e:
+            if unreadable is not None:
+                reason = " ".join(str(e).splitlines()) if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
+                unreadable.append(f"{man.parent}: unreadable manifest ({reason})")
     return sorted(out, key=lambda r: r.created_at, reverse=True)
 
 

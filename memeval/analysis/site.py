@@ -172,9 +172,10 @@ def build_site(runs_dir: str | Path, out_dir: str | Path, progress=None) -> Site
     out = Path(out_dir)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     write_text(out / "plotly.min.js", get_plotlyjs())
-    infos = find_runs(runs_dir)
+    skipped: list[str] = []
+    infos = find_runs(runs_dir, skipped)  # a corrupt manifest is listed, with the reason
     pages: dict[str, Path] = {}
-    rows, skipped = [], []
+    rows = []
     for i, info in enumerate(infos):
         if progress:
             progress(i, len(infos), info)

@@ -236,8 +236,8 @@ def _run(config: RunConfig) -> Path:
             if cfg.out
             else default_run_dir(bench.name, name or public_spec(spec), label, config_id, cfg.runs_root)
         )
-        with RunLock(run_dir):
-            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
+        with RunLock(run_dir) as lock:
+            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress, lock.stale_pid)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
         raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
     finally:
@@ -246,9 +246,18 @@ def _run(config: RunConfig) -> Path:
 
 
 def _run_locked(
-    cfg: RunConfig, bench, sut: Declared, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
+    cfg: RunConfig,
+    bench,
+    sut: Declared,
+    chosen,
+    snapshot: dict,
+    config_id: str,
+    run_dir: Path,
+    progress: bool,
+    stale_pid: str | None = None,
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
+    resuming = (run_dir / "manifest.json").exists()
     manifest = replace(open_manifest(run_dir, snapshot, config_id), status="started")
     loaded: dict[str, TierData] = {}  # the tiers the gate read: asked from, not read again
     if cfg.mode == "dry" and manifest.dry_validity is None:  # the validity gate (audit/validity.py)
@@ -264,6 +273,8 @@ def _run_locked(
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
+    if resuming or stale_pid:
+        print(_resume_line(cfg, chosen, len(store.done) if resuming else None, stale_pid), file=sys.stderr)
     runner = _Runner(cfg, sut, store, run_dir.name, progress)
     runner.earlier_state = manifest.memory_state
     prev = (
@@ -318,6 +329,23 @@ def _run_locked(
 
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None) -> str:
+    """What opening an existing run folder did, in one line.
+
+    >>> _resume_line(RunConfig("b", epochs=2), [type("T", (), {"n_questions": 5})()], 3, "4242")
+    'resumed: 3 of 10 already recorded; stale lock of pid 4242 removed (its writer had died)'
+    """
+    parts = []
+    if done is not None:
+        sizes = [t.n_questions for t in chosen]
+        known = cfg.question_set == "main" and all(isinstance(n, int) for n in sizes)
+        total = f" of {sum(sizes) * cfg.epochs:,}" if known else ""
+        parts.append(f"resumed: {done:,}{total} already recorded")
+    if stale_pid:
+        parts.append(f"stale lock of pid {stale_pid} removed (its writer had died)")
+    return "; ".join(parts)
 
 
 _STATE_COUNTS = ("haystacks", "fenced", "unfenced", "count+digest", "count", "unchecked", "reingested", "failed")

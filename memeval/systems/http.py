@@ -61,7 +61,6 @@ from .http_wire import WireTransport
 
 __all__ = [
     "HttpSystem",
-    "IngestCheck",
     "StaleGeneration",
     "HttpRefused",
     "ingest_key",
@@ -349,7 +348,10 @@ class HttpSystem(BaseMemorySystem):
         self._reset_attempts = attempts
         generation = _generation_of(body)
         if generation is not None and attempts > 1:  # an earlier attempt may still land: is ours current?
-            held = await self._stats(generation)
+            try:
+                held = await self._stats(generation)
+            except StaleGeneration:
+                held = {"generation": "another"}
             if held.get("generation", generation) != generation or held.get("sessions", 0) != 0:
                 raise SystemCallError(
                     f"POST /reset: generation {generation} not confirmed after {attempts} attempts "
