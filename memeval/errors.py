@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import overload
 
-__all__ = ["MemevalError", "InputError", "input_error_from"]
+__all__ = ["MemevalError", "InputError", "input_error_from", "UsageError", "ContractError"]
 
 
 class MemevalError(Exception):
@@ -54,5 +54,12 @@ def input_error_from(exc: BaseException, path, record=None, field=None) -> Input
 
 class UsageError(MemevalError):
     """A bad argument or an unreachable target named on the command line: one line, exit 2."""
+
+    exit_code = 2
+
+
+class ContractError(MemevalError):
+    """A plug-in broke its contract (a system's parameters or its ``query``'s return type): one line
+    naming the plug-in, what was expected and what came, exit 2."""
 
     exit_code = 2

@@ -16,6 +16,7 @@ import polars as pl
 from ..errors import InputError
 from ..run.records import read_records
 from ..run.folder import read_manifest
+from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
 __all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]
@@ -103,7 +104,9 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
     return (
         df.group_by("system", "tier_index", "tier")
         .agg(
-            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
+            pl.when(graded.any())
+            .then((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum())
+            .alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
             pl.len().alias("n"),
             graded.sum().alias("graded"),
@@ -118,6 +121,8 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
 _HEADLINE_SCHEMA = {
     "system": pl.Utf8,
     "tier": pl.Utf8,
+    "qid": pl.Utf8,
+    "epoch": pl.Int64,
     "score": pl.Float64,
     "weight": pl.Int32,
     "error": pl.Utf8,
@@ -138,7 +143,10 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
         whole = fh.read(1) == b"\n"
     if whole:
         try:
-            return pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            df = pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            if not df.select(pl.struct("tier", "qid", "epoch").is_duplicated().any()).item():
+                return df
+            # a question asked again: the checked reader keeps the record that counts (current_records)
         except (pl.exceptions.PolarsError, ValueError, OSError):
             pass  # the checked reader below says what is wrong
     rows = [{k: r.get(k) for k in _HEADLINE_SCHEMA} for r in read_records(run_dir)]
@@ -160,6 +168,7 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     order = {t: i for i, t in enumerate(df["tier"].unique(maintain_order=True))}
     df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
     lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
+    errs = df.filter(pl.col("error").is_not_null())
     for r in headline_table(df).iter_rows(named=True):
         w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
         u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
@@ -167,6 +176,8 @@ def headline_lines(run_dir: str | Path) -> list[str]:
             f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
             f"errors={r['errors']} retries={r['retries']}"
         )
+    if errs.height:
+        lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

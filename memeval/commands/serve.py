@@ -25,6 +25,11 @@ def add_arguments(p) -> None:
     p.epilog = EPILOG
     d = Limits()
     p.add_argument("system", help="built-in system, e.g. bm25:k=10")
+    p.add_argument(
+        "--name",
+        help="the name GET /health reports, which names the runs made against this server "
+        "(default: the system's name + '-http', e.g. bm25-http)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument(
@@ -111,12 +116,14 @@ def run(args) -> int:
     )
     limits = Limits(args.max_body_bytes, args.header_timeout, args.body_timeout, args.idle_timeout, args.backlog)
     try:
-        srv = ReferenceServer(system, args.host, args.port, faults, limits, token)
+        srv = ReferenceServer(system, args.host, args.port, faults, limits, token, args.name)
     except OSError as e:
         raise MemevalError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e})") from None
     auth = "bearer token required" if token else "no auth"
     print(
-        f"serving {system.name} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)", file=sys.stderr, flush=True
+        f"serving {srv.state.info['name']} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)",
+        file=sys.stderr,
+        flush=True,
     )
     try:
         srv.serve_forever()

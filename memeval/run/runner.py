@@ -1,19 +1,25 @@
 """The runner: one system × one bench × chosen tiers × epochs → a run folder of records.
 
 For each tier (or each haystack of a tier): reset the system, ingest the sessions in file order, then
-ask every question not yet recorded. Rerunning the same command resumes; Ctrl-C (or SIGTERM) leaves
-the manifest marked ``cancelled`` and every written record intact.
+ask every question not yet recorded. Rerunning the same command resumes, and asks again the questions
+whose records are errors (``keep_errors`` keeps them); Ctrl-C (or SIGTERM) leaves the manifest marked
+``cancelled`` and every written record intact. A finished run's status is ``complete``,
+``complete_with_errors`` or ``failed`` (``run.status``: errors against ``max_errors``). A circuit
+breaker stops the run (status ``error``) when a served system stops answering: after
+``max_connection_failures`` consecutive connection failures, or at the first one its health check
+confirms.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from tqdm.auto import tqdm
 
@@ -22,19 +28,20 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError
+from ..errors import ContractError, MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
 from ..systems.base import Recall, SystemCallError, memory_text
-from ..systems.http import ingest_key, public_url
+from ..systems.http import HttpSystem, ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
 from .cost import usage_entries
 from .records import RecordStore, memories_json, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
+from .status import MaxErrors, run_status
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -56,6 +63,10 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
+    label: str = ""  # what records and tables call the system (name, the server's own name, or the spec)
+    keep_errors: bool = False  # a rerun keeps error records instead of asking their questions again
+    max_errors: MaxErrors = field(default_factory=MaxErrors)  # errors tolerated before status failed
+    max_connection_failures: int = 10  # the circuit breaker: consecutive connection failures tolerated
 
 
 def _slug(text: str) -> str:
@@ -96,6 +107,10 @@ def run_system(
     name: str | None = None,
     context_max_tokens: int | None = None,
     prices=None,
+    keep_errors: bool = False,
+    max_errors: MaxErrors | str | int | None = None,
+    max_connection_failures: int = 10,
+    messages=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``.
 
@@ -103,6 +118,10 @@ def run_system(
     it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
     ``context_max_tokens``: in answer mode, the most memory tokens the reader reads (the cut is recorded);
     ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``.
+    ``keep_errors``: keep the error records of an earlier pass (default: ask those questions again);
+    ``max_errors``: errors tolerated (a count, or a fraction as ``"10%"``/``"0.1"``) before the status is
+    ``failed``; ``max_connection_failures``: consecutive connection failures before the run stops;
+    ``messages``: called with each line the run has to say (e.g. how many questions it asks again).
 
     >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
     >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
@@ -121,6 +140,9 @@ def run_system(
     if mode == "answer" and reader is None:
         raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
     spec = public_url(system)  # user-info in a URL is a credential: sent, never written
+    budget = max_errors if isinstance(max_errors, MaxErrors) else MaxErrors.parse(str(max_errors or 0))
+    if max_connection_failures < 1:
+        raise MemevalError(f"max_connection_failures must be at least 1, got {max_connection_failures}")
     cfg = RunConfig(
         str(bench_dir),
         spec,
@@ -151,12 +173,26 @@ def run_system(
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
     files_hash = verify_bench(bench, chosen, question_set, verify)
     sut = make_system(system, **(http_options or {}))
+    run_dir: Path | None = None  # set once the run folder is chosen (after the system named itself)
     try:
+        served = sut if isinstance(sut, HttpSystem) else None
+        if served is not None:  # a served system names itself (GET /health); unreachable: one line, nothing written
+            served.fetch_info()
+        sys_label = name or (served.label if served is not None else spec)
+        cfg = replace(
+            cfg,
+            label=sys_label,
+            keep_errors=keep_errors,
+            max_errors=budget,
+            max_connection_failures=int(max_connection_failures),
+        )
         snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
         snapshot["bench"]["files_hash"] = files_hash
-        if name:
-            snapshot["system"]["label"] = name
-        sys_cfg = snapshot["system"]  # with a name, the URL (spec, name, params.base_url) is left out
+        if name or served is not None:
+            snapshot["system"]["label"] = sys_label
+        if served is not None:
+            snapshot["system"]["server"] = {"version": served.server_version, "params": served.server_params}
+        sys_cfg = snapshot["system"]  # a served or named system: the URL (spec, params.base_url) is left out
         config_id = _config_id(
             {
                 **snapshot,
@@ -165,23 +201,29 @@ def run_system(
                     "params": {k: v for k, v in sys_cfg["params"].items() if k != "base_url"},
                 },
             }
-            if name
+            if name or served is not None
             else snapshot
         )
         label = mode if question_set == "main" else f"{mode}-{question_set}"
-        run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
+        run_dir = Path(out) if out else default_run_dir(bench.name, sys_label, label, config_id, runs_root)
         with RunLock(run_dir):
-            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
+            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress, messages)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
-        raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
+        where = (
+            f"run folder {run_dir}: rerun the same command to resume"
+            if run_dir
+            else "nothing was written: rerun the same command once it answers"
+        )
+        raise MemevalError(f"{spec}: {e} ({where})") from None
     finally:
         if hasattr(sut, "close"):
             sut.close()
+    assert run_dir is not None  # set before the run, which returned
     return run_dir
 
 
 def _run_locked(
-    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
+    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool, messages=None
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
     manifest = open_manifest(run_dir, snapshot, config_id)
@@ -196,7 +238,15 @@ def _run_locked(
         manifest["prices"] = cfg.prices.to_json()
     write_manifest(run_dir, manifest)
 
-    store = RecordStore(run_dir)
+    store = RecordStore(run_dir, keep_errors=cfg.keep_errors)
+    if store.reasked and messages is not None:
+        n = len(store.reasked)
+        messages(
+            f"asking again {n} question{'s' if n > 1 else ''} whose record{'s are errors' if n > 1 else ' is an error'} "
+            "(--keep-errors keeps them)"
+        )
+    elif store.errors and messages is not None:
+        messages(f"keeping {len(store.errors)} error records (--keep-errors)")
     runner = _Runner(cfg, sut, store, run_dir.name, progress)
     prev = (
         signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -208,11 +258,18 @@ def _run_locked(
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
-        manifest["status"] = "complete"
+        status = run_status(len(store.done), len(store.errors), cfg.max_errors)
+        manifest["status"] = status.status
+        manifest["max_errors"] = str(cfg.max_errors)
+        if status.reasons:
+            manifest["status_reasons"] = list(status.reasons)
+        else:
+            manifest.pop("status_reasons", None)
+        manifest.pop("error", None)
     except KeyboardInterrupt:
         manifest["status"] = "cancelled"
         raise
-    except SystemCallError as e:
+    except (SystemCallError, MemevalError) as e:
         manifest["status"] = "error"
         manifest["error"] = str(e)
         raise
@@ -224,6 +281,7 @@ def _run_locked(
         manifest["network_floor_ms"] = runner.floor
         manifest["finished_at"] = now()
         manifest["n_records"] = len(store.done)
+        manifest["n_errors"] = len(store.errors)
         if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
             manifest["system_usage"] = sut.usage()
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
@@ -238,6 +296,18 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+class CircuitOpen(MemevalError):
+    """The circuit breaker stopped the run: the system stopped answering (one line; rerun resumes)."""
+
+
+def _a(value: object) -> str:
+    """``a dict``, ``an int``, ``None``: what a value is, for a one-line contract error."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 class _Runner:
     def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
         self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
@@ -249,6 +319,9 @@ class _Runner:
         self.corpus = retrieval.Corpus((), {}, {})  # the haystack being asked (ranked retrieval metrics)
         self.root: str | None = None  # the bench folder (images the reader is shown are read from it)
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
+        self.label = cfg.label or cfg.system
+        self.n_errors = len(store.errors)  # the error records that count, shown live on the progress bar
+        self.failures: list[str] = []  # the current streak of connection failures (their reasons)
 
     def measure_floor(self, when: str) -> None:
         if self.is_http:
@@ -276,44 +349,91 @@ class _Runner:
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
         haystacks = haystacks_of(data.turns if data is not None else read_turns(root / tier.turns_file))
-        n_sessions = sum(len(haystacks.get(h, [])) for h in by_hay)
-        ingest_bar = tqdm(
-            total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress, leave=False
-        )
-        ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
+        # one bar at a time below the questions' bar: each haystack's ingest bar is closed (and its line
+        # cleared) before questions are asked, so the closed questions' bar is the last line written
+        ask_bar = None
         try:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
-                with metered() as calls:
-                    self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                sessions = haystacks.get(hay, [])
+                with tqdm(
+                    total=len(sessions), desc=f"{scope}: ingest", unit="session", disable=not self.progress, leave=False
+                ) as ingest_bar:
+                    with metered() as calls:
+                        self._reset_and_ingest(sessions, ingest_bar, bench.content_hash, scope)
                 if calls:
                     self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
-                self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
+                self.corpus = retrieval.Corpus.of((t for s in sessions for t in s.turns), memory_text)
+                if ask_bar is None:
+                    ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
+                    ask_bar.set_postfix(errors=self.n_errors, refresh=False)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
-            ingest_bar.close()
-            ask_bar.close()
+            if ask_bar is not None:
+                ask_bar.close()
 
     def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
-        self.system.reset()
+        with self._crash_is_one_line(f"reset before {scope}"):
+            self.system.reset()
         keyed = getattr(self.system, "accepts_idempotency_key", False)
         inline = getattr(self.system, "image_input", "path") == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
-            if keyed:
-                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
-            else:
-                self.system.ingest(s)
+            with self._crash_is_one_line(f"ingest of session {s.session_id!r} ({scope})"):
+                if keyed:
+                    self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
+                else:
+                    self.system.ingest(s)
             bar.update(1)
+
+    @contextlib.contextmanager
+    def _crash_is_one_line(self, what: str) -> Iterator[None]:
+        """A system that raises while being reset or fed stops the run with one line naming the system,
+        the call and the exception (the traceback stays chained, for ``memeval --debug``)."""
+        try:
+            yield
+        except (SystemCallError, MemevalError, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            raise MemevalError(
+                f"system {self.label!r} raised in {what}: {type(e).__name__}: {e} (memeval --debug run ... "
+                "shows the traceback)"
+            ) from e
+
+    def _record(self, rec: dict, bar) -> None:
+        """Append one record, count its error on the progress bar, and trip the circuit breaker when a
+        served system stops answering."""
+        self.store.append(rec)
+        bar.update(1)
+        if rec.get("error") is None:
+            self.failures.clear()
+            return
+        self.n_errors += 1
+        bar.set_postfix(errors=self.n_errors)
+        if not rec.get("_connection"):
+            self.failures.clear()
+            return
+        self.failures.append(rec["error"])
+        problem = self.system.health_problem() if hasattr(self.system, "health_problem") else None
+        if problem is None and len(self.failures) < self.cfg.max_connection_failures:
+            return
+        what = (
+            f"its health check failed ({problem}) after {rec['error']}"
+            if problem is not None
+            else f"{len(self.failures)} consecutive connection failures (last: {rec['error']})"
+        )
+        raise CircuitOpen(
+            f"system {self.label!r} stopped answering: {what}; {len(self.store.done) - len(self.store.errors)} "
+            f"questions answered, {len(self.store.errors)} errors; rerun to resume"
+        )
 
     def _ask_all(self, tier: str, items, bar) -> None:
         parallel = self.cfg.concurrency > 1 and getattr(self.system, "concurrent_queries", False)
         if not parallel:
             for q, e in items:
-                self.store.append(self._ask(tier, q, e))
-                bar.update(1)
+                self._record(self._ask(tier, q, e), bar)
             return
         pool = ThreadPoolExecutor(self.cfg.concurrency)
         pending: set = set()
@@ -329,8 +449,7 @@ class _Runner:
                     break
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    self.store.append(f.result())
-                    bar.update(1)
+                    self._record(f.result(), bar)
         except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
             if hasattr(self.system, "cancel"):
                 self.system.cancel()
@@ -343,7 +462,7 @@ class _Runner:
         axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
         rec: dict[str, Any] = {
             "run_id": self.run_id,
-            "system": self.cfg.system,
+            "system": self.label,
             "tier": tier,
             "qid": q.id,
             "axis": q.axis,
@@ -366,11 +485,16 @@ class _Runner:
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
         except SystemCallError as e:
-            rec.update(error=str(e), chars_returned=0)
+            rec.update(error=str(e), chars_returned=0, _connection=e.connection)
             return rec
         except Exception as e:  # a crashing system is an error record, not a crashed run
             rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
             return rec
+        if not isinstance(recall, Recall):  # a broken contract, not a failed question: stop, one line
+            raise ContractError(
+                f"system {self.label!r}: query returned {_a(recall)}, expected Recall "
+                "(return memeval.Recall(memories=[...]); see memeval.MemorySystem)"
+            )
         memories = list(recall.memories)
         rec.update(
             memories_returned=[str(m) for m in memories],

@@ -114,7 +114,15 @@ class Recall:
 
 
 class SystemCallError(Exception):
-    """A call to the system failed for good (after retries); becomes an error record with this reason."""
+    """A call to the system failed for good (after retries); becomes an error record with this reason.
+
+    ``connection``: the system could not be reached at all (refused, dropped, timed out), which the
+    runner's circuit breaker counts; an HTTP error status or a malformed reply is not.
+    """
+
+    def __init__(self, message: str, connection: bool = False) -> None:
+        super().__init__(message)
+        self.connection = connection
 
 
 @runtime_checkable

@@ -46,8 +46,9 @@ class ReferenceServer:
         faults: Faults = Faults(),
         limits: Limits = Limits(),
         token: str | None = None,
+        name: str | None = None,
     ):
-        self.state = ServerState(system, faults, limits, token)
+        self.state = ServerState(system, faults, limits, token, name)
         self.system, self.faults, self.limits, self.token = system, faults, limits, token
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)

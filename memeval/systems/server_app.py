@@ -39,7 +39,7 @@ _FAULTS = ("error", "drop", "stall", "drop_after")
 class ServerState:
     """The system served, its idempotency keys, the seeded fault schedule and the counts."""
 
-    def __init__(self, system, faults: Faults, limits: Limits, token: str | None):
+    def __init__(self, system, faults: Faults, limits: Limits, token: str | None, name: str | None = None):
         unknown = set(faults.routes) - set(ROUTES)
         if unknown:
             raise ValueError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
@@ -48,6 +48,14 @@ class ServerState:
         self.rng = random.Random(faults.seed)
         self.keys: dict[str, tuple[str, dict]] = {}
         self.counts = dict.fromkeys(_COUNTS, 0)
+        #: what ``GET /health`` reports: the served system's name (default ``<name>-http``: served, it is
+        #: measured over the network and is not the in-process system), version and scalar params
+        self.info = {
+            "ok": True,
+            "name": name or f"{system.name}-http",
+            "version": str(system.version),
+            "params": {k: v for k, v in dict(system.params).items() if isinstance(v, (str, int, float, bool))},
+        }
 
     def stats(self) -> dict:
         return dict(self.counts)
@@ -90,9 +98,10 @@ class ServerState:
 def make_app(state: ServerState):
     """The ASGI app: the guard (token and body limits) in front of Starlette's routes."""
     openapi = json.dumps(OPENAPI, ensure_ascii=False).encode()
+    info = json.dumps(state.info, ensure_ascii=False).encode()
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True})
+        return Response(info, media_type="application/json")
 
     async def openapi_json(request: Request) -> Response:
         return Response(openapi, media_type="application/json")
