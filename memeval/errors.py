@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import overload
 
-__all__ = ["MemevalError", "InputError", "input_error_from", "UsageError", "ContractError"]
+__all__ = [
+    "MemevalError",
+    "InputError",
+    "UsageError",
+    "MemorySystemError",
+    "SystemCallError",
+    "SystemContractError",
+    "input_error_from",
+]
 
 
 class MemevalError(Exception):
@@ -58,8 +66,25 @@ class UsageError(MemevalError):
     exit_code = 2
 
 
-class ContractError(MemevalError):
-    """A plug-in broke its contract (a system's parameters or its ``query``'s return type): one line
-    naming the plug-in, what was expected and what came, exit 2."""
+class MemorySystemError(MemevalError):
+    """Something about the memory system under test (its calls or its declarations)."""
+
+
+class SystemCallError(MemorySystemError):
+    """A call to the system failed for good (after retries); becomes an error record with this reason.
+
+    ``connection``: the system could not be reached at all (refused, dropped, timed out), which the
+    runner's circuit breaker counts; an HTTP error status or a malformed reply is not.
+    """
+
+    def __init__(self, message: str, connection: bool = False) -> None:
+        super().__init__(message)
+        self.connection = connection
+
+
+class SystemContractError(MemorySystemError):
+    """A system that breaks the protocol it declares (``systems.base``): a misspelled or mistyped
+    capability, a privileged method it may not have, a parameter its constructor does not declare (or
+    of the wrong type), a ``query`` that returns something other than ``Recall``. One line, exit 2."""
 
     exit_code = 2

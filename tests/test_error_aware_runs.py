@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.errors import ContractError, UsageError
+from memeval.errors import SystemContractError, UsageError
 from memeval.run import read_manifest, read_records, run_system
 from memeval.run.records import current_records, record_key
 from memeval.run.status import MaxErrors, errors_by_reason, run_status
@@ -239,7 +239,7 @@ def test_errors_by_reason_counts_and_keeps_the_first_ids():
     ],
 )
 def test_bad_system_parameters_are_one_line(spec, message):
-    with pytest.raises(ContractError) as e:
+    with pytest.raises(SystemContractError) as e:
         make_system(spec)
     assert message in str(e.value) and e.value.exit_code == 2
 

@@ -28,12 +28,12 @@ from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import ContractError, MemevalError
+from ..errors import SystemContractError, MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
-from ..systems.base import Recall, SystemCallError, memory_text
+from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import HttpSystem, ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
@@ -172,10 +172,10 @@ def run_system(
         raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
     files_hash = verify_bench(bench, chosen, question_set, verify)
-    sut = make_system(system, **(http_options or {}))
+    sut = declared(make_system(system, **(http_options or {})))
     run_dir: Path | None = None  # set once the run folder is chosen (after the system named itself)
     try:
-        served = sut if isinstance(sut, HttpSystem) else None
+        served = sut.system if isinstance(sut.system, HttpSystem) else None
         if served is not None:  # a served system names itself (GET /health); unreachable: one line, nothing written
             served.fetch_info()
         sys_label = name or (served.label if served is not None else spec)
@@ -186,7 +186,7 @@ def run_system(
             max_errors=budget,
             max_connection_failures=int(max_connection_failures),
         )
-        snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
+        snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
         snapshot["bench"]["files_hash"] = files_hash
         if name or served is not None:
             snapshot["system"]["label"] = sys_label
@@ -216,14 +216,21 @@ def run_system(
         )
         raise MemevalError(f"{spec}: {e} ({where})") from None
     finally:
-        if hasattr(sut, "close"):
-            sut.close()
+        sut.close()
     assert run_dir is not None  # set before the run, which returned
     return run_dir
 
 
 def _run_locked(
-    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool, messages=None
+    cfg: RunConfig,
+    bench,
+    sut: Declared,
+    chosen,
+    snapshot: dict,
+    config_id: str,
+    run_dir: Path,
+    progress: bool,
+    messages=None,
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
     manifest = open_manifest(run_dir, snapshot, config_id)
@@ -282,8 +289,9 @@ def _run_locked(
         manifest["finished_at"] = now()
         manifest["n_records"] = len(store.done)
         manifest["n_errors"] = len(store.errors)
-        if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
-            manifest["system_usage"] = sut.usage()
+        system_usage = sut.usage()  # the system's own model calls, ingest included (e.g. mem0's)
+        if system_usage is not None:
+            manifest["system_usage"] = dict(system_usage)
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
             manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
         write_manifest(run_dir, manifest)
@@ -309,9 +317,9 @@ def _a(value: object) -> str:
 
 
 class _Runner:
-    def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
-        self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
-        self.is_http = hasattr(system, "network_floor_ms")
+    def __init__(self, cfg: RunConfig, sut: Declared, store: RecordStore, run_id: str, progress: bool):
+        self.cfg, self.sut, self.store, self.run_id, self.progress = cfg, sut, store, run_id, progress
+        self.system, self.caps = sut.system, sut.capabilities
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
@@ -324,9 +332,9 @@ class _Runner:
         self.failures: list[str] = []  # the current streak of connection failures (their reasons)
 
     def measure_floor(self, when: str) -> None:
-        if self.is_http:
-            self.system.warm()
-            self.floor[when] = round(self.system.network_floor_ms(), 3)
+        self.sut.warm()
+        floor = self.sut.network_floor_ms()  # None: in process, no network between us
+        self.floor[when] = None if floor is None else round(floor, 3)
 
     def run_tier(self, bench, tier, data: TierData | None = None) -> None:
         """Ask the tier's questions; ``data``: the tier as the validity gate read it (used where its ids
@@ -376,14 +384,15 @@ class _Runner:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         with self._crash_is_one_line(f"reset before {scope}"):
             self.system.reset()
-        keyed = getattr(self.system, "accepts_idempotency_key", False)
-        inline = getattr(self.system, "image_input", "path") == "inline"  # the system takes image bytes
+        keyed = self.caps.idempotent_ingest
+        inline = self.caps.image_input == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
             with self._crash_is_one_line(f"ingest of session {s.session_id!r} ({scope})"):
-                if keyed:
-                    self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
+                if keyed:  # declared idempotent_ingest: ingest takes the key
+                    key = ingest_key(bench_hash, scope, s.session_id, i)
+                    self.system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
                 else:
                     self.system.ingest(s)
             bar.update(1)
@@ -416,7 +425,7 @@ class _Runner:
             self.failures.clear()
             return
         self.failures.append(rec["error"])
-        problem = self.system.health_problem() if hasattr(self.system, "health_problem") else None
+        problem = self.system.health_problem() if isinstance(self.system, HttpSystem) else None
         if problem is None and len(self.failures) < self.cfg.max_connection_failures:
             return
         what = (
@@ -430,7 +439,7 @@ class _Runner:
         )
 
     def _ask_all(self, tier: str, items, bar) -> None:
-        parallel = self.cfg.concurrency > 1 and getattr(self.system, "concurrent_queries", False)
+        parallel = self.cfg.concurrency > 1 and self.caps.concurrent_queries
         if not parallel:
             for q, e in items:
                 self._record(self._ask(tier, q, e), bar)
@@ -451,8 +460,7 @@ class _Runner:
                 for f in done:
                     self._record(f.result(), bar)
         except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
-            if hasattr(self.system, "cancel"):
-                self.system.cancel()
+            self.sut.cancel()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -479,8 +487,8 @@ class _Runner:
         }
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
-                if hasattr(self.system, "prepare"):
-                    self.system.prepare(q)
+                if self.sut.prepare is not None:  # the built-in oracle only (systems.base.declared)
+                    self.sut.prepare(q)
                 t0 = time.perf_counter_ns()
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
@@ -491,7 +499,7 @@ class _Runner:
             rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
             return rec
         if not isinstance(recall, Recall):  # a broken contract, not a failed question: stop, one line
-            raise ContractError(
+            raise SystemContractError(
                 f"system {self.label!r}: query returned {_a(recall)}, expected Recall "
                 "(return memeval.Recall(memories=[...]); see memeval.MemorySystem)"
             )
@@ -507,6 +515,6 @@ class _Runner:
         rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
         cfg = self.cfg
         rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
-        keep = getattr(self.system, "context_keep", "first")
+        keep = self.caps.context_keep
         rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
         return rec

@@ -12,8 +12,8 @@ import types
 import typing
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from ..errors import ContractError, MemevalError
-from .base import MemorySystem
+from ..errors import MemevalError, SystemContractError
+from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
 
@@ -109,18 +109,18 @@ def param_schema(target: Callable[..., Any]) -> dict[str, tuple[type, ...]] | No
 def check_params(
     spec: str, name: str, schema: dict[str, tuple[type, ...]] | None, raw: dict[str, str]
 ) -> dict[str, Any]:
-    """The parameters of ``spec`` converted to the types ``schema`` declares, or :class:`ContractError`
+    """The parameters of ``spec`` converted to the types ``schema`` declares, or :class:`SystemContractError`
     in one line: an unknown name (with the accepted names and a "did you mean"), or a value of the
     wrong type (naming the type).
 
     >>> check_params("bm25:k=ten", "bm25", {"k": (int,)}, {"k": "ten"})
     Traceback (most recent call last):
     ...
-    memeval.errors.ContractError: system 'bm25:k=ten': parameter k must be an integer, got 'ten' (bm25 takes: k=integer)
+    memeval.errors.SystemContractError: system 'bm25:k=ten': parameter k must be an integer, got 'ten' (bm25 takes: k=integer)
     >>> check_params("bm25:kk=10", "bm25", {"k": (int,)}, {"kk": "10"})
     Traceback (most recent call last):
     ...
-    memeval.errors.ContractError: system 'bm25:kk=10': unknown parameter 'kk' (did you mean 'k'?); bm25 takes: k=integer
+    memeval.errors.SystemContractError: system 'bm25:kk=10': unknown parameter 'kk' (did you mean 'k'?); bm25 takes: k=integer
     """
     if schema is None:
         return {k: _value(v) for k, v in raw.items()}
@@ -134,13 +134,15 @@ def check_params(
                 continue
             close = difflib.get_close_matches(k, declared, n=1, cutoff=0.5)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ContractError(
+            raise SystemContractError(
                 f"system {spec!r}: unknown parameter {k!r}{hint}; {name} takes: {takes or 'no parameters'}"
             )
         value = _convert(text, schema[k])
         if value is _BAD:
             want = " or ".join(_KINDS[t] for t in schema[k])
-            raise ContractError(f"system {spec!r}: parameter {k} must be {want}, got {text!r} ({name} takes: {takes})")
+            raise SystemContractError(
+                f"system {spec!r}: parameter {k} must be {want}, got {text!r} ({name} takes: {takes})"
+            )
         out[k] = value
     return out
 
@@ -220,6 +222,7 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
                 f"system {spec!r}: {mod}:{attr} returned a {type(system).__name__}, not a memory system "
                 "(needs name, version, params, reset, ingest and query; see memeval.MemorySystem)"
             )
+        declared(system)  # its optional capabilities, checked before anything is asked
         return system
     name, raw = _parse_raw(spec)
     if name == "mem0":
@@ -233,7 +236,7 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
     if name not in BUILTIN:
         close = difflib.get_close_matches(name, [*BUILTIN, "mem0"], n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ContractError(
+        raise SystemContractError(
             f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; or http://..., python:mod:factory)"
         )
     params = check_params(spec, name, _schema_of(name), raw)
