@@ -37,7 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()  # imports every command module: Ctrl-C may land here
+    except KeyboardInterrupt:
+        print("memeval: interrupted", file=sys.stderr)
+        return 130
+    args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:

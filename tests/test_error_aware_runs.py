@@ -460,3 +460,52 @@ def test_the_run_browser_shows_complete_with_errors_in_amber_and_the_exception_t
     assert "core/Q2" in rep.text and "big/Q2" in rep.text  # the first question ids
     index = load_html(tmp_path / "site" / "index.html", tmp_path / "index.png", evaluate={"color": amber})
     assert index.values["color"] == "rgb(184, 110, 0)" and "n=" in index.text  # a score beside its graded n
+
+
+@pytest.mark.timeout(300)
+def test_report_is_quiet_on_success_and_on_ctrl_c(tmp_path, env):
+    import nbformat
+
+    marker = tmp_path / "started"
+    cells = [
+        nbformat.v4.new_code_cell("wait = 0", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(wait)"),
+    ]
+    nb = tmp_path / "quiet.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), nb)
+    code, _, err = _cli("report", nb, "-o", tmp_path / "ok.html", "--no-progress", env=env, timeout=240)
+    assert code == 0 and err.strip() == "", err  # no kernel log line (e.g. "ERROR | KeyboardInterrupt caught")
+    marker.unlink()
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memeval",
+            "report",
+            str(nb),
+            "-p",
+            "wait",
+            "60",
+            "-o",
+            str(tmp_path / "x.html"),
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    try:
+        t0 = time.monotonic()
+        while not marker.exists():
+            assert p.poll() is None and time.monotonic() - t0 < 120, p.communicate()
+            time.sleep(0.1)
+        os.killpg(p.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground process group
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and err.strip() == "memeval report: interrupted", err
