@@ -25,6 +25,7 @@ from .tables import html_table
 from .widgets import render_trace_html, worst_questions_table
 from ..errors import InputError
 from .runs import RunInfo, find_runs, sibling_bounds
+from ..run.folder import read_manifest
 from ..run.status import errors_by_reason
 
 __all__ = ["build_site", "SiteResult", "page_name"]
@@ -165,6 +166,10 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
         f"<b>{_e(info.question_set)}</b> · status {_status(info.status)} · "
         f'created {_e(info.created_at)}<br><span class="muted">run folder {_e(info.path)}</span></p>',
     ]
+    m = read_manifest(info.path)
+    why = [*m.get("status_reasons", []), *([m["error"]] if m.get("error") else [])]
+    if why:  # why the run failed or stopped, as the run said it
+        parts.append("".join(f'<p class="status-{_e(info.status)}">{_e(w)}</p>' for w in why))
     parts.append(_errors_section(df))
     bound_note = "" if bounds_df is not None else " (no floor/ceiling runs found beside this run)"
     parts.append(
