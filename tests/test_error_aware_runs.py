@@ -379,6 +379,7 @@ def _all_keys(bench, epochs=40):
     }
 
 
+@pytest.mark.timeout(400)
 def test_a_served_run_is_named_by_the_server_not_its_port(bench, tmp_path, env):
     from memeval.analysis.aggregate import latency_table, load_records
     from memeval.systems.server import ReferenceServer
@@ -396,6 +397,24 @@ def test_a_served_run_is_named_by_the_server_not_its_port(bench, tmp_path, env):
     assert latency_table(load_records([rd]))["system"].to_list() == ["bm25-http"]
     code, out, err = _cli("summary", rd, "--no-bounds")
     assert code == 0 and "bm25-http" in out and port not in out, out
+    code, _, err = _cli("view", tmp_path / "runs", "--out", tmp_path / "site", "--no-progress")
+    page = next((tmp_path / "site" / "runs").glob("*.html")).read_text()
+    assert code == 0 and "<h1>bm25-http</h1>" in page and f":{port}" not in page.replace(str(rd), ""), err
+    report = tmp_path / "latency.html"
+    code, _, err = _cli(
+        "report",
+        ROOT / "notebooks" / "latency.py",
+        "-p",
+        "run_dirs",
+        json.dumps([str(rd)]),
+        "-o",
+        report,
+        "--no-progress",
+        timeout=300,
+    )
+    assert code == 0, err
+    html = report.read_text()
+    assert "bm25-http" in html and f"127.0.0.1:{port}" not in html
 
 
 # -- 6. a clean console ------------------------------------------------------------------------------------
