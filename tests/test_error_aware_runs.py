@@ -528,3 +528,16 @@ def test_report_is_quiet_on_success_and_on_ctrl_c(tmp_path, env):
             p.kill()
             p.wait()
     assert p.returncode == 130 and err.strip() == "memeval report: interrupted", err
+
+
+def test_the_headline_is_printed_below_the_closed_progress_bars(bench, tmp_path, env):
+    from pty_console import render, run_in_pty
+
+    argv = [sys.executable, "-m", "memeval", "run", "--bench", bench, "--system", "bm25", "--out", str(tmp_path / "r")]
+    code, out = run_in_pty(argv, {**env, "TERM": "xterm"})
+    screen = [line for line in render(out) if line]
+    assert code == 0, screen
+    head = next(i for i, line in enumerate(screen) if line.startswith("bm25 on mini 1"))
+    assert screen[head] == "bm25 on mini 1, mode dry, question set main, status complete", screen
+    assert screen[head - 1].startswith("big: questions: 100%") and screen[head - 2].startswith("core: questions: 100%")
+    assert not any("ingest" in line for line in screen)  # the ingest bars are closed and cleared
