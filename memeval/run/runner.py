@@ -328,7 +328,8 @@ class _Runner:
         self.root: str | None = None  # the bench folder (images the reader is shown are read from it)
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
         self.label = cfg.label or cfg.system
-        self.n_errors = len(store.errors)  # the error records that count, shown live on the progress bar
+        # the error records that will count (kept ones, then each new one), shown live on the progress bar
+        self.n_errors = len(set(store.errors) - store.reasked)
         self.failures: list[str] = []  # the current streak of connection failures (their reasons)
 
     def measure_floor(self, when: str) -> None:
@@ -433,9 +434,10 @@ class _Runner:
             if problem is not None
             else f"{len(self.failures)} consecutive connection failures (last: {rec['error']})"
         )
+        errors = self.store.done & set(self.store.errors)
         raise CircuitOpen(
-            f"system {self.label!r} stopped answering: {what}; {len(self.store.done) - len(self.store.errors)} "
-            f"questions answered, {len(self.store.errors)} errors; rerun to resume"
+            f"system {self.label!r} stopped answering: {what}; {len(self.store.done) - len(errors)} "
+            f"questions answered, {len(errors)} errors; rerun to resume"
         )
 
     def _ask_all(self, tier: str, items, bar) -> None:
