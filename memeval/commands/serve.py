@@ -91,6 +91,10 @@ def run(args) -> int:
     from ..systems.registry import make_system
     from ..systems.server import Faults, Limits, ReferenceServer
 
+    from ..systems.http import valid_name
+
+    if args.name is not None and not valid_name(args.name):
+        raise MemevalError(f"--name {args.name!r}: 1-64 characters of A-Z a-z 0-9 . _ + @ -")
     system = make_system(args.system)
     if declared(system).prepare is not None:
         raise MemevalError(f"{args.system!r} needs the bench question itself and cannot be served over HTTP")

@@ -46,7 +46,7 @@ from .base import BaseMemorySystem, Capabilities, Recall, SystemCallError, memor
 from .http_net import background_loop
 from .http_wire import WireTransport
 
-__all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "DEFAULT_MAX_REPLY_BYTES"]
+__all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "valid_name", "DEFAULT_MAX_REPLY_BYTES"]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -138,6 +138,15 @@ class _TooBig(Exception):
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
 
 
+def valid_name(v: object) -> bool:
+    """A name or version a server may report: 1-64 characters of ``[A-Za-z0-9._+@-]``, not dot-led or -ended.
+
+    >>> valid_name("bm25-http"), valid_name("../x"), valid_name("a b")
+    (True, False, False)
+    """
+    return isinstance(v, str) and 0 < len(v) <= 64 and set(v) <= _NAME_CHARS and v.strip(".") == v
+
+
 def _server_info(body: bytes) -> dict[str, Any]:
     """The ``name``, ``version`` and ``params`` a ``/health`` reply reports, where they are well formed:
     a name or version of at most 64 characters from ``[A-Za-z0-9._-+@]``, params an object of at most
@@ -157,7 +166,7 @@ def _server_info(body: bytes) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k in ("name", "version"):
         v = data.get(k)
-        if isinstance(v, str) and 0 < len(v) <= 64 and set(v) <= _NAME_CHARS and v.strip(".") == v:
+        if valid_name(v):
             out[k] = v
     params = data.get("params")
     if (
