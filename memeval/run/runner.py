@@ -265,7 +265,7 @@ def _run_locked(
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
-        status = run_status(len(store.done), len(store.errors), cfg.max_errors)
+        status = run_status(len(store.done), len(store.errors), cfg.max_errors, _failure_reasons(cfg, store))
         manifest["status"] = status.status
         manifest["max_errors"] = str(cfg.max_errors)
         if status.reasons:
@@ -298,6 +298,13 @@ def _run_locked(
         store.close()
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)
+
+
+def _failure_reasons(cfg: RunConfig, store: RecordStore) -> list[str]:
+    """Reasons other than error records that make a finished run ``failed`` (``run.status.run_status``),
+    in plain words; each check that judges a whole run (e.g. a judge that graded too few answers) adds
+    its reason here. None yet."""
+    return []
 
 
 def _raise_interrupt(signum, frame):
