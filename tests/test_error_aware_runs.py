@@ -116,6 +116,10 @@ def test_a_raising_system_exits_1_with_the_reason_on_stderr_and_status_failed(be
     m = read_manifest(tmp_path / "r")
     assert m["status"] == "failed" and m["n_errors"] == 8
     assert "Traceback" not in err
+    code, out, err = _cli("summary", tmp_path / "r", "--no-bounds", env=env)
+    assert code == 0, err
+    assert "status failed\n  errors by reason: ValueError: the index is not built (8)" in out
+    assert "NaN" not in out and "nan" not in out and "graded" in out  # no score, and the n it stands on
 
 
 def test_errors_within_max_errors_end_complete_with_errors_and_exit_0(bench, tmp_path, env):
