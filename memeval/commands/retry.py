@@ -20,8 +20,7 @@ def add_arguments(p) -> None:
     p.add_argument("--concurrency", type=int, default=1, help="parallel queries (HTTP systems only)")
     add_model_arguments(p)
     p.add_argument("--prices", help="price table (YAML), as given to the run: records get cost_usd (default: none)")
-    add_error_arguments(p)
-    p.set_defaults(keep_errors=False)
+    add_error_arguments(p, keep=False)
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -35,10 +34,6 @@ def run(args) -> int:
     from ..run.status import MaxErrors
     from .run import _client, _say, finish
 
-    if args.keep_errors:
-        raise InputError(
-            args.run, None, None, "retry asks the errored questions again: --keep-errors makes no sense here"
-        )
     budget = MaxErrors.parse(args.max_errors)
     m = read_manifest(args.run)
     c = m["config"]
@@ -49,6 +44,10 @@ def run(args) -> int:
     if not bench_root or not (Path(bench_root) / "bench.yaml").is_file():
         raise InputError(Path(args.run) / "manifest.json", None, "config.bench.root", f"no bench at {bench_root!r}")
     speed = c.get("speed") or {}
+    from ..run.records import read_records
+
+    if not any(r.get("error") is not None for r in read_records(args.run)):
+        _say("no error records to ask again (questions never asked, if any, are asked)", "retry")
     run_dir = run_system(
         bench_root,
         spec,
@@ -69,7 +68,7 @@ def run(args) -> int:
         keep_errors=False,
         max_errors=budget,
         max_connection_failures=args.max_connection_failures,
-        messages=_say,
+        messages=lambda line: _say(line, "retry"),
         http_options={
             k: params[p]
             for k, p in (
@@ -84,4 +83,4 @@ def run(args) -> int:
         if spec.startswith(("http://", "https://"))
         else None,
     )
-    return finish(run_dir)
+    return finish(run_dir, "retry")

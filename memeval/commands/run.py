@@ -90,19 +90,20 @@ def add_model_arguments(p) -> None:
     )
 
 
-def add_error_arguments(p) -> None:
-    """The options of what a run does about errors (``run`` and ``retry``)."""
+def add_error_arguments(p, keep: bool = True) -> None:
+    """The options of what a run does about errors (``run``; ``retry`` without ``--keep-errors``)."""
     p.add_argument(
         "--max-errors",
         default="0",
         help="error records tolerated before the run is 'failed' (exit 1): a count (5) or a fraction of "
         "the questions (0.1 or 10%%); default 0",
     )
-    p.add_argument(
-        "--keep-errors",
-        action="store_true",
-        help="on a rerun, keep earlier error records instead of asking those questions again",
-    )
+    if keep:
+        p.add_argument(
+            "--keep-errors",
+            action="store_true",
+            help="on a rerun, keep earlier error records instead of asking those questions again",
+        )
     p.add_argument(
         "--max-connection-failures",
         type=_positive_int,
@@ -180,13 +181,13 @@ def run(args) -> int:
     return finish(run_dir)
 
 
-def _say(line: str) -> None:
+def _say(line: str, command: str = "run") -> None:
     import sys
 
-    print(f"memeval run: {line}", file=sys.stderr, flush=True)
+    print(f"memeval {command}: {line}", file=sys.stderr, flush=True)
 
 
-def finish(run_dir) -> int:
+def finish(run_dir, command: str = "run") -> int:
     """After a run: the validity gate, the headline (stderr), the folder (stdout), and the exit code:
     1 with the error count and the three most common reasons when the run is ``failed``."""
     import sys
@@ -206,7 +207,7 @@ def finish(run_dir) -> int:
     reasons = errors_by_reason(read_records(run_dir))
     why = "; ".join(m.get("status_reasons") or ["failed"])
     top = f": {reasons_line(reasons)}" if reasons else ""
-    print(f"memeval run: error: run failed: {why}{top}", file=sys.stderr)
+    print(f"memeval {command}: error: run failed: {why}{top}", file=sys.stderr)
     return 1
 
 
