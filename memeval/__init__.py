@@ -17,10 +17,15 @@ on the package once imported)::
 {'k': 3}
 """
 
+from __future__ import annotations
+
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+# ``typing`` is not imported here: ``python -m memeval`` imports this package before its Ctrl-C handler
+# is installed (memeval/__main__.py), so this module stays as small as it can be
+TYPE_CHECKING = False
 
 #: public name -> (module, attribute or None for the module itself)
 _PUBLIC = {
@@ -52,6 +57,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis import plots
     from .analysis import intervals
     from .analysis.widgets import TraceBrowser
+    from typing import Any
+
     from .analysis.report import render_report
 
 __all__ = ["__version__", *_PUBLIC]

@@ -38,11 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        parser = build_parser()  # imports every command module: Ctrl-C may land here
+        args = build_parser().parse_args(argv)  # imports every command's module: seconds
     except KeyboardInterrupt:
         print("memeval: interrupted", file=sys.stderr)
         return 130
-    args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:
@@ -70,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        from .atomic import LinkRefused  # the command line imports on use (start-up time)
+
+        if not isinstance(e, LinkRefused):
+            raise
+        print(f"memeval {args.command}: error: {e}", file=sys.stderr)  # a symbolic link where memeval writes
+        return 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ __all__ = [
     "MemorySystemError",
     "SystemCallError",
     "SystemContractError",
+    "SchemaError",
     "input_error_from",
 ]
 
@@ -88,3 +89,8 @@ class SystemContractError(MemorySystemError):
     of the wrong type), a ``query`` that returns something other than ``Recall``. One line, exit 2."""
 
     exit_code = 2
+
+
+class SchemaError(MemevalError):
+    """A record, manifest or config built with a field its type does not have (a misspelled ``scroe``):
+    a writer's bug, refused before anything is written rather than dropped."""

@@ -271,3 +271,31 @@ def test_malformed_tier_line_names_file_line_field(tmp_path):
         load_glasshouse(src, tmp_path / "b")
     assert str(e.value) == f"{p}:3: field 'text': missing"
     assert not (tmp_path / "b").exists()
+
+
+def test_sources_are_copied_not_linked_and_hashes_are_sha256sum(tmp_path):
+    """Editing the imported bench's file never edits the source (no hard link), and each
+    ``source_files`` sha256 is what ``sha256sum`` prints for the source file (bytes only)."""
+    import hashlib
+    import shutil
+    import subprocess
+
+    src = make_folder(tmp_path / "gh")
+    out = tmp_path / "bench"
+    load_glasshouse(src, out)
+    original = (src / "glasshouse_v0.1_core.jsonl").read_bytes()
+    copied = out / "glasshouse_v0.1_core.jsonl"
+    assert copied.stat().st_ino != (src / "glasshouse_v0.1_core.jsonl").stat().st_ino
+    with open(copied, "a", encoding="utf-8") as fh:  # edit in place, as a user would
+        fh.write("\n")
+    assert (src / "glasshouse_v0.1_core.jsonl").read_bytes() == original
+    assert (out / "img" / "img01.png").stat().st_nlink == 1
+    meta = yaml.safe_load((out / "bench.yaml").read_text())
+    files = meta["source_files"]
+    assert {"glasshouse_v0.1_core.jsonl", "questions_core.jsonl", "questions_xling.jsonl"} <= set(files)
+    for name, entry in files.items():
+        assert entry["file"] == name
+        assert entry["sha256"] == hashlib.sha256((src / name).read_bytes()).hexdigest()
+    if shutil.which("sha256sum"):
+        line = subprocess.run(["sha256sum", str(src / "questions_core.jsonl")], capture_output=True, text=True)
+        assert files["questions_core.jsonl"]["sha256"] == line.stdout.split()[0]

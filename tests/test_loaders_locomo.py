@@ -183,7 +183,21 @@ def test_source_slips_are_counted_not_fatal(tmp_path):
 def test_audit_counts_remote_images_instead_of_failing(tmp_path):
     from memeval.audit import audit
 
-    _load(tmp_path, [_conv("conv-26")])
+    _load(tmp_path, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])
     r = audit(tmp_path / "bench")
     check = r.check("images-resolve")
-    assert check.status == "pass" and check.numbers["remote_images_not_checked"] == 1
+    assert check.status == "pass" and check.numbers["remote_images_not_checked"] == 2
+    # the difficulty probe reads one haystack: a conversation per haystack is said, not a PASS
+    diff = r.check("difficulty")
+    assert diff.status == "report" and diff.numbers["all"].startswith("not measured: 2 haystacks")
+
+
+def test_source_sha256_is_the_file_bytes_hash(tmp_path):
+    """The recorded sha256 is sha256(file bytes), as ``sha256sum`` prints it (no name mixed in)."""
+    import hashlib
+
+    src = _write(tmp_path, [_conv("conv-26")])
+    out = tmp_path / "bench"
+    load_locomo([src], out)
+    entry = yaml.safe_load((out / "bench.yaml").read_text())["source_files"]["all"]
+    assert entry == {"file": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}

@@ -157,6 +157,9 @@ def test_pad_is_deterministic_and_seeded(tmp_path):
     f = "turns_all_pad24.jsonl"
     assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
     assert (tmp_path / "a" / f).read_bytes() != (tmp_path / "c" / f).read_bytes()
+    # the base files are copies: editing the padded bench never edits the bench it came from
+    base = load_bench(src).tiers[0].turns_file
+    assert (tmp_path / "a" / base).stat().st_ino != (src / base).stat().st_ino
 
 
 def test_pad_refusals_leave_nothing(tmp_path):

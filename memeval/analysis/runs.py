@@ -133,8 +133,9 @@ _HEADLINE_SCHEMA = {
 
 def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     """The headline's fields of every record: read by polars (a tenth of the time of the full check,
-    for a file this run just wrote whole), else, for a torn tail or any value polars cannot read
-    as typed, by :func:`read_records`, which names the line and field of bad input."""
+    for a file this run just wrote whole), else, for a torn tail, any value polars cannot read as
+    typed, a score outside [0, 1] (NaN included) or a repeated (tier, question, epoch), by
+    :func:`read_records`, which names the line and field of bad input."""
     path = Path(run_dir) / "records.jsonl"
     if not path.is_file() or path.stat().st_size == 0:
         return pl.DataFrame(schema=_HEADLINE_SCHEMA)
@@ -144,9 +145,13 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     if whole:
         try:
             df = pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
-            if not df.select(pl.struct("tier", "qid", "epoch").is_duplicated().any()).item():
+            bad = df.select(
+                (~pl.col("score").is_between(0, 1) & pl.col("score").is_not_null()).any()
+                | pl.struct("tier", "qid", "epoch").is_duplicated().any()
+                | pl.col("tier").is_null().any()
+            ).item()
+            if not bad:
                 return df
-            # a question asked again: the checked reader keeps the record that counts (current_records)
         except (pl.exceptions.PolarsError, ValueError, OSError):
             pass  # the checked reader below says what is wrong
     rows = [{k: r.get(k) for k in _HEADLINE_SCHEMA} for r in read_records(run_dir)]
@@ -159,7 +164,7 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     Retries come from the records' ``attempts`` (absent for in-process systems: 0).
 
     >>> print(headline_lines(tiny_run)[1])
-      core       weighted 0.473  unweighted 0.629  n=63 graded=58 errors=0 retries=0
+      core       weighted 0.645  unweighted 0.767  n=63 graded=58 errors=0 retries=0
     """
     df = _headline_records(run_dir)
     info = run_info(run_dir)

@@ -24,6 +24,7 @@ from ..errors import SystemCallError, SystemContractError
 
 __all__ = [
     "Recall",
+    "IngestCheck",
     "MemorySystem",
     "BaseMemorySystem",
     "Capabilities",
@@ -218,6 +219,26 @@ _FLAG_VALUES: dict[str, tuple[str, ...] | None] = {
 }
 
 
+@dataclass(frozen=True)
+class IngestCheck:
+    """What a system was found to hold after a haystack's ingest (the ``verify_ingest`` capability; the
+    HTTP adapter's compares the server's session count and digest for the fenced generation).
+
+    ``fenced``: the memory is fenced against late requests (memory-api.md: the server returned a
+    generation); ``checked``: ``"count+digest"``, ``"count"`` or ``"none"`` (nothing could be checked);
+    ``problem``: one line when what it holds is not what was sent, else None; ``retried_reset``: the
+    reset needed more than one attempt.
+
+    >>> IngestCheck(True, "count+digest").problem is None
+    True
+    """
+
+    fenced: bool
+    checked: str
+    problem: str | None = None
+    retried_reset: bool = False
+
+
 class BaseMemorySystem(ABC):
     """A memory system with every optional capability declared, each with its default (subclass it and
     override what your system offers; httpx's ``BaseTransport`` is the model).
@@ -237,6 +258,9 @@ class BaseMemorySystem(ABC):
       (in process: no network)
     - ``memories(haystack)``: everything stored for the haystack ingested since the last reset, for
       inspection; default: unsupported (:class:`SystemContractError`)
+    - ``verify_ingest()``: after a haystack's ingest, what the system was found to hold against what
+      it was sent (:class:`IngestCheck`), checked before the first question; default: None (it cannot
+      say)
 
     A system need not subclass this: :func:`declared` reads the same names from any object, with the
     same defaults, and refuses a name that looks like a misspelled capability.
@@ -290,9 +314,21 @@ class BaseMemorySystem(ABC):
         """Everything stored for ``haystack`` (ingested since the last reset); default: unsupported."""
         raise SystemContractError(f"system {self.name!r} does not list its stored memories")
 
+    def verify_ingest(self) -> IngestCheck | None:
+        """What the system holds since the last reset, against what it was sent; None: it cannot say."""
+        return None
+
 
 #: the optional methods a system may define (their defaults are :class:`BaseMemorySystem`'s)
-CAPABILITY_METHODS: tuple[str, ...] = ("close", "cancel", "usage", "warm", "network_floor_ms", "memories")
+CAPABILITY_METHODS: tuple[str, ...] = (
+    "close",
+    "cancel",
+    "usage",
+    "warm",
+    "network_floor_ms",
+    "memories",
+    "verify_ingest",
+)
 _CAPABILITY_FLAGS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 _REQUIRED = ("name", "version", "params", "reset", "ingest", "query")
 _KNOWN = frozenset((*_REQUIRED, *CAPABILITY_METHODS, "capabilities", "prepare"))
@@ -360,6 +396,7 @@ class Declared:
     memories: Callable[[str], Sequence[str]]
     lists_memories: bool
     prepare: Callable[[Question], None] | None
+    verify_ingest: Callable[[], IngestCheck | None] = lambda: None
 
 
 def declared(system: Any) -> Declared:
@@ -411,6 +448,7 @@ def declared(system: Any) -> Declared:
         memories=own.get("memories", _unsupported(system)),
         lists_memories="memories" in own and not base_memories,
         prepare=prepare,
+        verify_ingest=own.get("verify_ingest", _none),
     )
 
 

@@ -11,15 +11,25 @@ with exponential backoff (honouring ``Retry-After``) up to ``max_attempts``. Eve
 ``POST /sessions`` carries an ``Idempotency-Key``, so a retried session is never stored twice by a
 server that keeps the protocol.
 
+Haystacks are fenced (:mod:`.fencing`): ``reset`` sends a fresh ``Idempotency-Key`` (the same on its
+retries) and keeps the generation the server returns; every ``/sessions`` and ``/query`` then carries
+it, and a 409 (generation no longer current) is a :class:`StaleGeneration` error, never retried. A
+reset that needed more than one attempt is confirmed (``GET /stats?generation=G``) before anything is
+ingested. ``verify_ingest`` compares what the server holds for the generation (session count and
+digest) with what was sent; a server that returns no generation is *unfenced* and only its count is
+checked (where its ``/stats`` gives one).
+
 ``timeout`` is a *total* deadline per attempt (connect + send + receive, one ``asyncio.timeout``): a
 server trickling bytes cannot hold a request past it. ``cancel()`` aborts every request in flight
-and refuses new ones (used on Ctrl-C). Replies are read up to ``max_reply_bytes`` and ``/query``
-replies are checked against the schema; a reply that breaks either is a :class:`SystemCallError`
-(an error record), never a score.
+and refuses new ones (used on Ctrl-C). Replies are read up to ``max_reply_bytes`` *decompressed*,
+counted as they are inflated (a gzip or deflate reply is never expanded past the cap; other encodings,
+which are never asked for, are refused), and ``/query`` replies are checked against the schema; a
+reply that breaks either is a :class:`SystemCallError` (an error record), never a score.
 
 The API key is read from the environment variable ``api_key_env`` and sent only in a header;
 user-info in the URL (``http://user:pass@host``) is sent as basic auth and stripped from ``name``
-and ``params`` (what manifests and records hold).
+and ``params`` (what manifests and records hold). Both at once for the same ``Authorization`` header
+are refused with one line (neither silently wins).
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ import os
 import statistics
 import threading
 import time
+import uuid
+import zlib
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -42,11 +54,22 @@ import httpx
 from ..bench.model import Session
 from ..errors import MemevalError
 from ..retry import Retryable, RetryPolicy, retry_after
-from .base import BaseMemorySystem, Capabilities, Recall, SystemCallError, memory_from_json
+from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, SystemCallError, memory_from_json
+from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .http_net import background_loop
 from .http_wire import WireTransport
 
-__all__ = ["HttpSystem", "ingest_key", "public_url", "parse_query_reply", "valid_name", "DEFAULT_MAX_REPLY_BYTES"]
+__all__ = [
+    "HttpSystem",
+    "IngestCheck",
+    "StaleGeneration",
+    "HttpRefused",
+    "ingest_key",
+    "public_url",
+    "parse_query_reply",
+    "valid_name",
+    "DEFAULT_MAX_REPLY_BYTES",
+]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -118,6 +141,18 @@ def parse_query_reply(body: bytes) -> tuple[tuple[str, ...], tuple[int, ...] | N
     return tuple(memory_from_json(m) for m in memories), ids, answer
 
 
+def _generation_of(body: bytes) -> str | None:
+    """The generation in a ``/reset`` reply (None for 204, or a reply without one: unfenced)."""
+    if not body.strip():
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    g = data.get("generation") if isinstance(data, dict) else None
+    return g if isinstance(g, str) and 0 < len(g) <= 255 and g.isascii() and g.isprintable() else None
+
+
 def _kind(v) -> str:
     if v is None:
         return "null"
@@ -131,8 +166,76 @@ def _kind(v) -> str:
     }.get(type(v), type(v).__name__)
 
 
+class HttpRefused(SystemCallError):
+    """A reply with a status that is not retried (4xx but 429): ``status`` is the HTTP status."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class StaleGeneration(HttpRefused):
+    """409: the generation the request named is no longer current (the memory was reset since)."""
+
+
 class _TooBig(Exception):
     pass
+
+
+class _BadEncoding(Exception):
+    pass
+
+
+class _Inflater:
+    """A reply body decoded as it is read, never past ``cap`` decompressed bytes (``_TooBig`` above).
+
+    >>> import gzip
+    >>> inf = _Inflater("gzip", cap=10_000)
+    >>> len(inf.feed(gzip.compress(b"x" * 5000)))
+    5000
+    >>> _Inflater("gzip", cap=1000).feed(gzip.compress(b"x" * 5000))
+    Traceback (most recent call last):
+    ...
+    memeval.systems.http._TooBig: 1001
+    """
+
+    def __init__(self, encoding: str, cap: int):
+        self.cap, self.size, self._raw_fallback = cap, 0, False
+        enc = encoding.strip().lower()
+        if enc in ("", "identity"):
+            self._z = None
+        elif enc in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif enc == "deflate":  # zlib-wrapped as the RFC says, or raw deflate as some servers send
+            self._z, self._raw_fallback = zlib.decompressobj(), True
+        else:
+            raise _BadEncoding(f"content-encoding {encoding!r} was not asked for")
+
+    def feed(self, data: bytes) -> bytes:
+        if self._z is None:
+            self.size += len(data)
+            if self.size > self.cap:
+                raise _TooBig(self.size)
+            return data
+        out: list[bytes] = []
+        while data:
+            try:
+                piece = self._z.decompress(data, self.cap - self.size + 1)  # never more than the cap allows
+            except zlib.error as e:
+                if self._raw_fallback and self.size == 0 and not out:
+                    self._z, self._raw_fallback = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise _BadEncoding(f"reply body does not decode ({e})") from None
+            self._raw_fallback = False
+            self.size += len(piece)
+            if self.size > self.cap:
+                raise _TooBig(self.size)
+            out.append(piece)
+            rest = self._z.unconsumed_tail
+            if not piece and rest == data:
+                break
+            data = rest
+        return b"".join(out)
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
@@ -243,7 +346,12 @@ class HttpSystem(BaseMemorySystem):
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers[api_key_header] = f"Bearer {key}" if api_key_header.lower() == "authorization" else key
-        if url.username or url.password:  # user-info in the URL: basic auth (it wins over a bearer key)
+        if url.username or url.password:  # user-info in the URL: basic auth
+            if key and api_key_header.lower() == "authorization":
+                raise MemevalError(
+                    f"system URL {self.base_url!r} carries user-info and ${api_key_env} is set: both would be "
+                    f"the Authorization header; remove the user-info or unset {api_key_env}"
+                )
             basic = base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
             headers["authorization"] = f"Basic {basic}"
         self._headers = headers
@@ -255,11 +363,19 @@ class HttpSystem(BaseMemorySystem):
         # (the protocol has none), and no httpx timeouts: each attempt has one total deadline (_call)
         self._transport = transport or _transport(url.scheme, pool)
         base = httpx.URL(self.base_url + "/")
-        self._urls = {p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health")}
+        self._urls = {p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health", "/stats")}
+        #: the generation the server returned on the last reset (None: unfenced, or not reset yet)
+        self.generation: str | None = None
+        self._sent: list[str] = []  # digests of the session bodies stored since the last reset
+        self._reset_attempts = 0
 
     # -- protocol (any thread but the loop's) ------------------------------------------------------
     def reset(self) -> None:
         self.run(self.areset())
+
+    def verify_ingest(self) -> IngestCheck:
+        """What the server holds for the current generation, against what was sent since the reset."""
+        return self.run(self.averify_ingest())
 
     def ingest(self, session: Session, idempotency_key: str | None = None) -> None:
         self.run(self.aingest(session, idempotency_key))
@@ -328,22 +444,76 @@ class HttpSystem(BaseMemorySystem):
 
     # -- protocol (on the loop) -----------------------------------------------------------------------
     async def areset(self) -> None:
-        await self._call("POST", "/reset")
+        """Reset under a fresh key (the same on retries); keep the generation the server returns. A reset
+        that took more than one attempt is confirmed current before anything is ingested."""
+        self.generation, self._sent = None, []
+        key = f"memeval-reset-{uuid.uuid4().hex}"
+        body, _, attempts = await self._call("POST", "/reset", headers={"Idempotency-Key": key})
+        self._reset_attempts = attempts
+        generation = _generation_of(body)
+        if generation is not None and attempts > 1:  # an earlier attempt may still land: is ours current?
+            held = await self._stats(generation)
+            if held.get("generation", generation) != generation or held.get("sessions", 0) != 0:
+                raise SystemCallError(
+                    f"POST /reset: generation {generation} not confirmed after {attempts} attempts "
+                    f"(the server holds {held.get('generation')!r} with {held.get('sessions')!r} sessions)"
+                )
+        self.generation = generation
 
     async def aingest(self, session: Session, idempotency_key: str | None = None) -> None:
         body = {"session_id": session.session_id, "date": session.date, "turns": [t.to_dict() for t in session.turns]}
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        await self._call("POST", "/sessions", json=body, headers=headers)
+        raw = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        headers = {"content-type": "application/json", **self._fence()}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        await self._call("POST", "/sessions", content=raw, headers=headers)
+        self._sent.append(session_digest(raw))
 
     async def aquery(self, question: str, asked_at: str | None) -> Recall:
         body, elapsed_ns, attempts = await self._call(
-            "POST", "/query", json={"question": question, "asked_at": asked_at}
+            "POST", "/query", json={"question": question, "asked_at": asked_at}, headers=self._fence() or None
         )
         try:
             memories, ids, answer = parse_query_reply(body)
         except ValueError as e:
             raise SystemCallError(f"POST /query: malformed reply ({e}; {len(body)} bytes)") from None
         return Recall(memories, ids, answer, latency_ms=elapsed_ns / 1e6, response_bytes=len(body), attempts=attempts)
+
+    async def averify_ingest(self) -> IngestCheck:
+        fenced, retried = self.generation is not None, self._reset_attempts > 1
+        n, digest = len(self._sent), haystack_digest(self._sent)
+        try:
+            held = await self._stats(self.generation)
+        except StaleGeneration:
+            problem = f"generation {self.generation} is no longer current: the memory was reset during ingest"
+            return IngestCheck(fenced, "count+digest", problem, retried)
+        except HttpRefused as e:
+            if e.status in (404, 405, 501):  # no /stats: nothing to check against
+                return IngestCheck(fenced, "none", None, retried)
+            raise
+        got_n, got_digest = held.get("sessions"), held.get("digest")
+        if not isinstance(got_n, int) or isinstance(got_n, bool):
+            return IngestCheck(fenced, "none", None, retried)
+        checked = "count+digest" if fenced and isinstance(got_digest, str) else "count"
+        if got_n != n:
+            return IngestCheck(fenced, checked, f"the server holds {got_n} sessions, {n} were sent", retried)
+        if checked == "count+digest" and got_digest != digest:
+            problem = f"the server's digest of its {got_n} sessions is not that of the sessions sent"
+            return IngestCheck(fenced, checked, problem, retried)
+        return IngestCheck(fenced, checked, None, retried)
+
+    async def _stats(self, generation: str | None) -> dict:
+        body, _, _ = await self._call("GET", "/stats", params={"generation": generation} if generation else None)
+        try:
+            held = json.loads(body)
+        except (ValueError, RecursionError):
+            raise SystemCallError(f"GET /stats: reply is not JSON ({len(body)} bytes)") from None
+        if not isinstance(held, dict):
+            raise SystemCallError(f"GET /stats: reply must be a JSON object, got {_kind(held)}")
+        return held
+
+    def _fence(self) -> dict[str, str]:
+        return {GENERATION_HEADER: self.generation} if self.generation is not None else {}
 
     async def awarm(self, n: int = 5) -> None:
         for _ in range(n):
@@ -352,21 +522,26 @@ class HttpSystem(BaseMemorySystem):
     async def anetwork_floor_ms(self, n: int = 21) -> float:
         return statistics.median([(await self._call("GET", "/health"))[1] / 1e6 for _ in range(n)])
 
-    async def _once(self, method: str, path: str, json=None, headers=None) -> tuple[httpx.Response, bytes]:
-        """One attempt, bounded by the reply cap (the caller bounds it in time)."""
-        request = httpx.Request(method, self._urls[path], headers={**self._headers, **(headers or {})}, json=json)
+    async def _once(
+        self, method: str, path: str, json=None, headers=None, content=None, params=None
+    ) -> tuple[httpx.Response, bytes]:
+        """One attempt, bounded by the reply cap on decompressed bytes (the caller bounds it in time)."""
+        url = self._urls[path] if params is None else self._urls[path].copy_merge_params(params)
+        request = httpx.Request(method, url, headers={**self._headers, **(headers or {})}, json=json, content=content)
         resp = await self._transport.handle_async_request(request)
         resp.request = request
         try:
             declared = resp.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_reply_bytes:
                 raise _TooBig(int(declared))
-            chunks, size = [], 0
-            async for chunk in resp.aiter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    raise _TooBig(size)
-                chunks.append(chunk)
+            if resp.is_stream_consumed:  # read whole by the transport (httpx.MockTransport): already decoded
+                if len(resp.content) > self.max_reply_bytes:
+                    raise _TooBig(len(resp.content))
+                return resp, resp.content
+            inflater = _Inflater(resp.headers.get("content-encoding", ""), self.max_reply_bytes)
+            chunks = []
+            async for chunk in resp.aiter_raw():  # raw: decoded here, counted as it is inflated
+                chunks.append(inflater.feed(chunk))
             return resp, b"".join(chunks)
         finally:
             await resp.aclose()
@@ -391,14 +566,22 @@ class HttpSystem(BaseMemorySystem):
                     f"{method} {path}: reply of {e.args[0]}+ bytes is above the cap of "
                     f"{self.max_reply_bytes} bytes (--max-reply-bytes)"
                 ) from None
+            except _BadEncoding as e:
+                raise SystemCallError(f"{method} {path}: {e}") from None
             except (TimeoutError, httpx.TimeoutException):
                 raise Retryable(f"no complete reply within the {self.timeout}s deadline", connection=True) from None
             except httpx.TransportError as e:
                 raise Retryable(f"connection error ({type(e).__name__})", connection=True) from None
             if resp.status_code < 400:
                 return body, elapsed, n
+            if resp.status_code == 409 and path != "/reset":
+                raise StaleGeneration(
+                    f"{method} {path}: HTTP 409, generation {self.generation} is no longer current "
+                    "(the memory was reset since)",
+                    409,
+                )
             if resp.status_code not in RETRY_STATUS:
-                raise SystemCallError(f"{method} {path}: HTTP {resp.status_code}")
+                raise HttpRefused(f"{method} {path}: HTTP {resp.status_code}", resp.status_code)
             # Retry-After: 0 means "now": backoff applies, as before the shared policy
             raise Retryable(f"HTTP {resp.status_code}", retry_after(resp) or None)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError, MemevalError
-from ..io import hash_files, save_bench, write_questions, write_turns
+from ..io import file_sha256, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
@@ -243,7 +243,7 @@ def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Ben
             extra={
                 "format": "locomo",
                 "notes": NOTES,
-                "source_files": {"all": {"file": src.name, "sha256": hash_files(src.parent, [src.name])}},
+                "source_files": {"all": {"file": src.name, "sha256": file_sha256(src)}},
                 "questions_per_category": {f"{k} {CATEGORY_NAME[k]}": v for k, v in per_cat.items()},
                 "source_slips": slips,
             },

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from ...atomic import write_jsonl
 from ...errors import InputError, MemevalError
-from ..io import hash_files, save_bench, turn_line
+from ..io import file_sha256, save_bench, turn_line
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
@@ -238,10 +238,7 @@ def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: 
                 "format": "longmemeval",
                 "tiers_nest": "not guaranteed",
                 "notes": NOTES,
-                "source_files": {
-                    t: {"file": by_tier[t].name, "sha256": hash_files(by_tier[t].parent, [by_tier[t].name])}
-                    for t in order
-                },
+                "source_files": {t: {"file": by_tier[t].name, "sha256": file_sha256(by_tier[t])} for t in order},
                 "questions_in_every_tier": len(common),
             },
         )
