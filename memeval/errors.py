@@ -119,14 +119,22 @@ class SystemCallError(MemorySystemError):
     """A call to the system failed for good (after retries); becomes an error record with this reason
     (raised by a system's ``query``), or stops the run, resumably (from ``reset`` or ``ingest``).
 
+    ``connection``: the system could not be reached at all (refused, dropped, timed out), which the
+    runner's circuit breaker counts; an HTTP error status or a malformed reply is not.
+
     >>> isinstance(SystemCallError("POST /query: HTTP 503"), MemorySystemError)
     True
     """
 
+    def __init__(self, message: str, connection: bool = False) -> None:
+        super().__init__(message)
+        self.connection = connection
+
 
 class SystemContractError(MemorySystemError):
     """A system that breaks the protocol it declares (``systems.base``): a misspelled or mistyped
-    capability, a privileged method it may not have. Raised before anything is asked."""
+    capability, a privileged method it may not have, a parameter its constructor does not declare (or
+    of the wrong type), a ``query`` that returns something other than ``Recall``. One line, exit 2."""
 
     exit_code = 2
 

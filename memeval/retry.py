@@ -44,9 +44,11 @@ T = TypeVar("T")
 class Retryable(MemevalError):
     """An attempt that failed in a way worth trying again; ``retry_after`` is the server's wait."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, connection: bool = False):
         super().__init__(reason)
         self.reason, self.retry_after = reason, retry_after
+        #: the peer was not reached or did not reply (refused, dropped, timed out), not an error status
+        self.connection = connection
 
 
 def retry_after(resp: httpx.Response) -> float | None:

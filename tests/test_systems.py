@@ -21,7 +21,7 @@ def test_parse_spec_and_make_system():
         make_system("nope")
     with pytest.raises(MemevalError, match="not key=value"):
         make_system("bm25:k")
-    with pytest.raises(MemevalError, match="unexpected keyword"):
+    with pytest.raises(MemevalError, match="unknown parameter .z.; bm25 takes: k=integer"):
         make_system("bm25:z=1")
 
 

@@ -195,7 +195,9 @@ def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.
     t = (
         df.group_by("system", "tier_index", "tier")
         .agg(
-            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
+            pl.when(_graded.any())  # no graded question: no score (null), never nan
+            .then((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum())
+            .alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
             *_COUNTS,
         )
@@ -252,7 +254,7 @@ def manifest_summary(run_dir) -> dict:
     return {
         "run_id": m["run_id"],
         "status": m["status"],
-        "system": c["system"]["spec"],
+        "system": c["system"].get("label") or c["system"]["spec"],  # a served system's URL: manifest only
         "mode": c["mode"],
         "bench": f"{c['bench']['name']} {c['bench']['version']}",
         "grader": json.dumps(c["grader"]),

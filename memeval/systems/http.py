@@ -65,6 +65,7 @@ __all__ = [
     "HttpRefused",
     "ingest_key",
     "parse_query_reply",
+    "valid_name",
     "DEFAULT_MAX_REPLY_BYTES",
 ]
 
@@ -218,6 +219,52 @@ class _Inflater:
         return b"".join(out)
 
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
+
+
+def valid_name(v: object) -> bool:
+    """A name or version a server may report: 1-64 characters of ``[A-Za-z0-9._+@-]``, not dot-led or -ended.
+
+    >>> valid_name("bm25-http"), valid_name("../x"), valid_name("a b")
+    (True, False, False)
+    """
+    return isinstance(v, str) and 0 < len(v) <= 64 and set(v) <= _NAME_CHARS and v.strip(".") == v
+
+
+def _server_info(body: bytes) -> dict[str, Any]:
+    """The ``name``, ``version`` and ``params`` a ``/health`` reply reports, where they are well formed:
+    a name or version of at most 64 characters from ``[A-Za-z0-9._-+@]``, params an object of at most
+    32 scalar values (anything else is left out; a server's reply is not trusted).
+
+    >>> _server_info(b'{"ok": true, "name": "bm25-http", "version": "1.2", "params": {"k": 10}}')
+    {'name': 'bm25-http', 'version': '1.2', 'params': {'k': 10}}
+    >>> _server_info(b'{"name": "../etc passwd", "version": 3}'), _server_info(b"ok")
+    ({}, {})
+    """
+    try:
+        data = json.loads(body[:65536]) if len(body) <= 65536 else None
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k in ("name", "version"):
+        v = data.get(k)
+        if valid_name(v):
+            out[k] = v
+    params = data.get("params")
+    if (
+        isinstance(params, dict)
+        and len(params) <= 32
+        and all(
+            isinstance(k, str) and len(k) <= 64 and isinstance(v, (str, int, float, bool, type(None)))
+            for k, v in params.items()
+        )
+    ):
+        out["params"] = {k: (v[:200] if isinstance(v, str) else v) for k, v in params.items()}
+    return out
+
+
 def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
     """The lean wire transport for ``http://``; httpx's own (TLS and all) for ``https://``."""
     if scheme == "http":
@@ -256,7 +303,12 @@ class HttpSystem(BaseMemorySystem):
         if url.scheme not in ("http", "https") or not url.host:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} (need http://HOST[:PORT])")
         self.base_url = public_url(base_url).rstrip("/")
-        self.name = f"http:{self.base_url}"
+        #: the system's name, version and settings as the server reports them (``fetch_info``); until
+        #: then, and for a server that reports none, "http" and "unknown" (never the URL or its port)
+        self.name, self.server_version = "http", "unknown"
+        self.server_params: dict[str, Any] = {}
+        self.server_named = False
+        self._host = (url.host or "") + url.path.rstrip("/")
         self.params: dict[str, Any] = {
             "base_url": self.base_url,
             "timeout_s": timeout,
@@ -311,6 +363,39 @@ class HttpSystem(BaseMemorySystem):
 
     def query(self, question: str, asked_at: str | None) -> Recall:
         return self.run(self.aquery(question, asked_at))
+
+    @property
+    def label(self) -> str:
+        """What runs, records and tables call this system: the server's own name, else its host and
+        path (never the port: a server on another port is the same system)."""
+        return self.name if self.server_named else self._host or "http"
+
+    def fetch_info(self) -> dict[str, Any]:
+        """``GET /health`` once (under the retry policy) and take the name, version and params the
+        server reports there (``{"name", "version", "params"}``, each optional); a reply that is not
+        such an object leaves them unknown. Raises :class:`SystemCallError` when the server cannot
+        be reached."""
+        body, _, _ = self.run(self._call("GET", "/health"))
+        info = _server_info(body)
+        if info.get("name"):
+            self.name, self.server_named = info["name"], True
+        self.server_version = info.get("version") or "unknown"
+        self.server_params = info.get("params") or {}
+        return info
+
+    def health_problem(self, timeout: float = 5.0) -> str | None:
+        """One ``GET /health`` attempt, without retries: None when the server answers 2xx, else what failed."""
+        return self.run(self._health_once(min(timeout, self.timeout)))
+
+    async def _health_once(self, timeout: float) -> str | None:
+        try:
+            async with asyncio.timeout(timeout):
+                resp, _ = await self._once("GET", "/health")
+        except (TimeoutError, httpx.TimeoutException):
+            return f"GET /health: no reply within {timeout:g}s"
+        except (httpx.TransportError, _TooBig) as e:
+            return f"GET /health: {type(e).__name__}"
+        return None if resp.status_code < 400 else f"GET /health: HTTP {resp.status_code}"
 
     def warm(self, n: int = 5) -> None:
         """Open the pooled connection and get past TCP slow start before anything is timed."""
@@ -468,9 +553,9 @@ class HttpSystem(BaseMemorySystem):
             except _BadEncoding as e:
                 raise SystemCallError(f"{method} {path}: {e}") from None
             except (TimeoutError, httpx.TimeoutException):
-                raise Retryable(f"no complete reply within the {self.timeout}s deadline") from None
+                raise Retryable(f"no complete reply within the {self.timeout}s deadline", connection=True) from None
             except httpx.TransportError as e:
-                raise Retryable(f"connection error ({type(e).__name__})") from None
+                raise Retryable(f"connection error ({type(e).__name__})", connection=True) from None
             if resp.status_code < 400:
                 return body, elapsed, n
             if resp.status_code == 409 and path != "/reset":
@@ -487,7 +572,9 @@ class HttpSystem(BaseMemorySystem):
         try:
             return await RetryPolicy(self.max_attempts, self.backoff).acall(attempt)
         except Retryable as e:
-            raise SystemCallError(f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})") from None
+            raise SystemCallError(
+                f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})", connection=e.connection
+            ) from None
         except asyncio.CancelledError:
             if not self._cancelled.is_set():
                 raise

@@ -50,8 +50,9 @@ class ReferenceServer:
         limits: Limits = Limits(),
         token: str | None = None,
         fencing: bool = True,
+        name: str | None = None,
     ):
-        self.state = ServerState(system, faults, limits, token, fencing)
+        self.state = ServerState(system, faults, limits, token, fencing, name)
         self.system, self.faults, self.limits, self.token = system, faults, limits, token
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
