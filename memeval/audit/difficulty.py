@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..bench.axes import ANSWERABLE_AXES
+from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, Session, Turn
 from ..scoring.bounds import dry_grade, run_weight
 from ..systems.baselines import BM25
@@ -159,8 +160,6 @@ def glasshouse_core(folder: Path | None = None) -> dict | str:
 
 @functools.lru_cache(maxsize=4)
 def _glasshouse_core(folder: str, _stats: tuple) -> dict:
-    from ..bench.io import read_questions, read_turns  # a glasshouse core file reads as turns as it is
-
     turns = read_turns(Path(folder) / GLASSHOUSE_CORE_FILES[0])
     pos = {t.turn_id: t for t in turns}
     questions = read_questions(Path(folder) / GLASSHOUSE_CORE_FILES[1])
