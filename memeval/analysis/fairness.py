@@ -318,10 +318,13 @@ def with_own_counts(table: pl.DataFrame, df: pl.DataFrame, by: Sequence[str]) ->
         pl.col("score").is_not_null().sum().alias("graded_own"),
         pl.col("ungraded_reason").is_not_null().sum().alias("ungraded"),
         pl.col("error").is_not_null().sum().alias("errors"),
+        pl.col("ungraded_reason").str.starts_with("dropped by errata").sum().alias("errata_dropped"),
     )
-    t = table.drop([c for c in ("graded_own", "ungraded", "errors") if c in table.columns])
+    if not own["errata_dropped"].sum():
+        own = own.drop("errata_dropped")
+    t = table.drop([c for c in ("graded_own", "ungraded", "errors", "errata_dropped") if c in table.columns])
     t = t.join(own, on=list(by), how="full", coalesce=True).sort(list(by), nulls_last=True)
-    lead = [c for c in table.columns if c in t.columns and c not in ("ungraded", "errors")]
+    lead = [c for c in table.columns if c in t.columns and c not in ("ungraded", "errors", "errata_dropped")]
     if "n" in lead:  # own counts right after the common n
         i = lead.index("n") + 1
         lead[i:i] = ["graded_own", "errors", "ungraded"]

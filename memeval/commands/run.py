@@ -81,6 +81,12 @@ def add_arguments(p) -> None:
         "--prices",
         help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): records get cost_usd",
     )
+    p.add_argument(
+        "--errata",
+        metavar="FILE",
+        help="gold corrections (YAML, docs: memeval.scoring.errata) applied when grading; records keep "
+        "score_raw (the published gold) beside score, the manifest the file's sha256",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -132,6 +138,7 @@ def run(args) -> int:
         runs_root=anchored("runs"),
         context_max_tokens=args.context_max_tokens,
         prices=prices,
+        errata=args.errata,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,

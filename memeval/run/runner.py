@@ -27,6 +27,7 @@ from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
 from ..scoring import retrieval, scorers
+from ..scoring.errata import load_errata
 from ..systems.base import Recall, SystemCallError, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
@@ -56,6 +57,7 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
+    errata: Any = field(default=None, compare=False)  # memeval.scoring.errata.Errata: gold corrections
 
 
 def _slug(text: str) -> str:
@@ -64,7 +66,7 @@ def _slug(text: str) -> str:
 
 def _scorers(cfg: RunConfig) -> list:
     """The scorers the run's mode names (scoring/scorers.py), in the order they run."""
-    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader)
+    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader, cfg.errata)
 
 
 def _grader(cfg: RunConfig) -> dict:
@@ -96,13 +98,15 @@ def run_system(
     name: str | None = None,
     context_max_tokens: int | None = None,
     prices=None,
+    errata=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See ``memeval run --help``.
 
     ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
     it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
     ``context_max_tokens``: in answer mode, the most memory tokens the reader reads (the cut is recorded);
-    ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``.
+    ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``;
+    ``errata``: a ``scoring.errata.Errata`` (or its file) whose gold corrections grading applies.
 
     >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
     >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
@@ -135,6 +139,7 @@ def run_system(
         reader,
         None if context_max_tokens is None else int(context_max_tokens),
         prices,
+        load_errata(errata) if isinstance(errata, (str, Path)) else errata,
     )
     bench = load_bench(bench_dir)
     try:
