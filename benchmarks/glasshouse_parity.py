@@ -175,9 +175,26 @@ IDK_ANSWERS = [
 ]
 
 
+_MONTH_DAY = re.compile(
+    r"\b(January|February|March|April|May|June|July|August|September|October|November|December) (\d{1,2})\b"
+)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
     """(kind, answer) pairs: right, wrong, hedged and abstaining answers to one question."""
     out = [("gold", q.gold_answer), ("gold in a sentence", f"From what you told me, {q.gold_answer}.")]
+    if _MONTH_DAY.search(q.gold_answer):  # "April 12" written day first: "the 12th of April", "12 April"
+        out += [
+            (
+                "date, day first (ordinal)",
+                _MONTH_DAY.sub(lambda m: f"the {_ordinal(int(m[2]))} of {m[1]}", q.gold_answer),
+            ),
+            ("date, day first", _MONTH_DAY.sub(lambda m: f"{m[2]} {m[1]}", q.gold_answer)),
+        ]
     out += [("alt", a) for a in q.gold_alts[:3]]
     out += [("idk", a) for a in IDK_ANSWERS]
     out += [

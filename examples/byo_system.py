@@ -5,6 +5,8 @@
 
 The hosted API here (add / search / delete memories per user, bearer key) stands for any such
 service; change the three calls to yours. The key is read from $HOSTED_MEMORY_KEY, sent in a header.
+Subclassing ``BaseMemorySystem`` gives every optional capability its default; this one declares that
+its queries may run in parallel (``--concurrency N``) and releases its connection pool in ``close``.
 """
 
 import os
@@ -13,11 +15,12 @@ import uuid
 import httpx
 
 from memeval.systems import Recall, SystemCallError
-from memeval.systems.base import Memory
+from memeval.systems.base import BaseMemorySystem, Capabilities, Memory
 
 
-class HostedMemory:
+class HostedMemory(BaseMemorySystem):
     name, version = "hosted-memory", "1"
+    capabilities = Capabilities(concurrent_queries=True)  # httpx.Client is safe across threads
 
     def __init__(self, url: str, k: int = 10, key_env: str = "HOSTED_MEMORY_KEY"):
         self.params, self.user = {"k": int(k)}, f"memeval-{uuid.uuid4().hex[:12]}"  # one user per run

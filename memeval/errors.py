@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import overload
 
-__all__ = ["MemevalError", "InputError", "input_error_from"]
+__all__ = [
+    "MemevalError",
+    "InputError",
+    "UsageError",
+    "MemorySystemError",
+    "SystemCallError",
+    "SystemContractError",
+    "SchemaError",
+    "input_error_from",
+]
 
 
 class MemevalError(Exception):
@@ -56,3 +65,23 @@ class UsageError(MemevalError):
     """A bad argument or an unreachable target named on the command line: one line, exit 2."""
 
     exit_code = 2
+
+
+class MemorySystemError(MemevalError):
+    """Something about the memory system under test (its calls or its declarations)."""
+
+
+class SystemCallError(MemorySystemError):
+    """A call to the system failed for good (after retries); becomes an error record with this reason."""
+
+
+class SystemContractError(MemorySystemError):
+    """A system that breaks the protocol it declares (``systems.base``): a misspelled or mistyped
+    capability, a privileged method it may not have. Raised before anything is asked."""
+
+    exit_code = 2
+
+
+class SchemaError(MemevalError):
+    """A record, manifest or config built with a field its type does not have (a misspelled ``scroe``):
+    a writer's bug, refused before anything is written rather than dropped."""

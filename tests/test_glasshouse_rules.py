@@ -12,14 +12,12 @@ from memeval.scoring.idk import denies_premise, gold_is_idk, is_idk
 from memeval.scoring.matching import contains
 from memeval.systems.base import Memory, memory_content, memory_from_json, memory_to_json
 
-from shared_data import GLASSHOUSE  # noqa: E402
+from shared_data import require_glasshouse  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def published():
-    if not (GLASSHOUSE / "questions_core.jsonl").is_file():
-        pytest.skip(f"glasshouse v0.1 core files not at {GLASSHOUSE}")
-    return {q.id: q for q in read_questions(GLASSHOUSE / "questions_core.jsonl")}
+    return {q.id: q for q in read_questions(require_glasshouse() / "questions_core.jsonl")}
 
 
 def grade(q, answer):

@@ -15,7 +15,7 @@ from memeval.errors import InputError
 from memeval.llm import ChatClient
 from memeval.run import read_records, run_system
 from memeval.scoring.judge import Judge, Reader
-from memeval.systems.base import Memory, memory_from_json, memory_to_json
+from memeval.systems.base import Capabilities, Memory, memory_from_json, memory_to_json
 from memeval.systems.baselines import Recent
 from memeval.systems.http import parse_query_reply
 from memeval.systems.server import ReferenceServer
@@ -218,7 +218,7 @@ def test_an_in_process_system_asking_for_bytes_gets_data_urls(tiny, tmp_path, mo
         seen.extend(t.image for t in session.turns if t.image)
         real_ingest(self, session)
 
-    monkeypatch.setattr(Recent, "image_input", "inline", raising=False)
+    monkeypatch.setattr(Recent, "capabilities", Capabilities(image_input="inline"))
     monkeypatch.setattr(Recent, "ingest", ingest)
     run_system(tiny, "recent", tiers=[TIER], out=tmp_path / "r", progress=False)
     assert seen and {base64.b64decode(i.partition(",")[2]) for i in seen} == photos

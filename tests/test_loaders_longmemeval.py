@@ -9,7 +9,7 @@ from memeval.bench import load_bench, read_questions, read_turns
 from memeval.bench.loaders._jsonstream import iter_json_array
 from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, load_longmemeval, tier_name_for
 from memeval.cli import main
-from memeval.errors import InputError
+from memeval.errors import InputError, MemevalError
 
 
 def _instance(
@@ -215,7 +215,7 @@ def test_existing_output_is_refused_unless_forced(tmp_path):
     out = tmp_path / "b"
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    with pytest.raises(Exception, match="not empty"):
+    with pytest.raises(MemevalError, match="not empty"):
         load_longmemeval([src], out)
     assert (out / "keep.txt").exists()
     load_longmemeval([src], out, force=True)
@@ -229,7 +229,7 @@ def test_export_hypotheses(tmp_path):
         {"qid": "q1", "answer": "red", "tier": "s", "epoch": 1},
         {"qid": "q1", "answer": "green", "tier": "m", "epoch": 0},
     ]
-    with pytest.raises(Exception, match="several tiers"):
+    with pytest.raises(MemevalError, match="several tiers"):
         export_hypotheses(recs, tmp_path / "h.jsonl")
     summary = export_hypotheses(recs, tmp_path / "h.jsonl", tier="s")
     assert summary == {"tier": "s", "epoch": 0, "written": 2, "without_answer": 1}

@@ -176,7 +176,7 @@ def test_whitespace_is_collapsed_not_deleted():
         ("grey", "gray"),
         ("four hours on tour", "4 hours on tour"),  # short words keep their "our"
         ("noise", "noise"),
-        ("twenty-first of May", "21st of may"),
+        ("twenty-first of May", "may 21"),  # a day of a named month: month first, no suffix
         ("thirty-second", "32nd"),
         ("a third of it", "0.33 of"),  # a fraction, not an ordinal
         ("wait a second", "wait second"),  # "second" stays a word

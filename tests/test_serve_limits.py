@@ -84,7 +84,7 @@ def test_a_chunked_body_is_411():
         assert reply.startswith(b"HTTP/1.1 411")
 
 
-def test_half_sent_requests_are_cut_at_the_header_and_body_deadlines():
+def test_half_sent_requests_are_cut_by_the_header_and_body_deadlines():
     limits = Limits(header_timeout_s=1.0, body_timeout_s=1.0)
     with ReferenceServer(NoMemory(), limits=limits) as srv:
         host, port = srv.url.removeprefix("http://").split(":")
@@ -121,7 +121,9 @@ def test_half_sent_requests_are_cut_at_the_header_and_body_deadlines():
         stop.set()
         for s in [*socks, trickler]:
             s.close()
-        assert max(closed) < 8.0, max(closed)  # every one cut at ~1 s
+        # the deadlines are 1 s; without them each client would wait for its own 15 s socket timeout
+        # (8 s: a band for a loaded machine, not a claim that the cut comes at 1 s)
+        assert max(closed) < 8.0, max(closed)
         deadline = time.monotonic() + 5
         while srv.connections > 0 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -13,6 +13,7 @@ from memeval.bench.io import load_bench, read_questions, read_turns
 from memeval.bench.model import haystacks_of
 from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
+from memeval.systems.base import SystemCallError
 from memeval.systems.baselines import bm25_tokens
 from memeval.systems.registry import make_system
 from memeval.testing.chat_stub import ScriptedChatServer, hashed_embedding
@@ -129,10 +130,10 @@ def test_transient_failures_are_retried_and_lasting_ones_are_reasons(stub, tmp_p
     assert stub.embedding_calls == 3 and v.shape == (1, 256)
     assert np.allclose(v[0], hashed_embedding("retried text"))
     stub.embedding_faults = [500, 500, 500]
-    with pytest.raises(Exception, match=r"gave up after 3 attempts \(HTTP 500\)"):
+    with pytest.raises(SystemCallError, match=r"gave up after 3 attempts \(HTTP 500\)"):
         sys_.client.embed(["never embedded"])
     stub.embedding_faults = [400]
-    with pytest.raises(Exception, match="HTTP 400"):
+    with pytest.raises(SystemCallError, match="HTTP 400"):
         sys_.client.embed(["refused"])
     assert stub.embedding_calls == 7  # a 400 is not retried
 

@@ -115,18 +115,18 @@ def _client(args, role):
 
 def run(args) -> int:
     from ..run.cost import load_prices
-    from ..run.runner import run_system
+    from ..run.runner import RunConfig, run_system
     from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
     prices = load_prices(args.prices) if args.prices else None  # a bad table stops here, before any question
-    run_dir = run_system(
-        args.bench,
-        args.system,
-        args.tiers,
-        args.mode,
-        args.epochs,
-        args.concurrency,
-        args.out,
+    config = RunConfig(
+        bench_dir=args.bench,
+        system=args.system,
+        tiers=args.tiers,
+        mode=args.mode,
+        epochs=args.epochs,
+        concurrency=args.concurrency,
+        out=args.out,
         progress=not args.no_progress,
         judge=_client(args, "judge"),
         reader=_client(args, "reader"),
@@ -135,7 +135,7 @@ def run(args) -> int:
         question_set=args.question_set,
         verify=not args.no_verify,
         name=args.name,
-        runs_root=anchored("runs"),
+        runs_root=str(anchored("runs")),
         context_max_tokens=args.context_max_tokens,
         prices=prices,
         errata=args.errata,
@@ -149,6 +149,7 @@ def run(args) -> int:
         if args.system.startswith("http")
         else None,
     )
+    run_dir = run_system(config)
     _gate(run_dir)
     import sys
 

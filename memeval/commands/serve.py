@@ -82,11 +82,12 @@ def run(args) -> int:
     import os
 
     from ..errors import MemevalError
+    from ..systems.base import declared
     from ..systems.registry import make_system
     from ..systems.server import Faults, Limits, ReferenceServer
 
     system = make_system(args.system)
-    if hasattr(system, "prepare"):
+    if declared(system).prepare is not None:
         raise MemevalError(f"{args.system!r} needs the bench question itself and cannot be served over HTTP")
     for name in ("error_rate", "drop_rate", "stall_rate", "drop_after_rate"):
         if not 0 <= getattr(args, name) <= 1:

@@ -14,8 +14,17 @@ StrPath = str | os.PathLike[str]
 from ..atomic import write_text
 from ..bench.io import read_json
 from ..errors import InputError, MemevalError
+from .manifest import Manifest, migrate
 
-__all__ = ["check_manifest", "read_manifest", "write_manifest", "RunLock", "LOCK_NAME", "run_identity"]
+__all__ = [
+    "check_manifest",
+    "read_manifest",
+    "load_manifest",
+    "write_manifest",
+    "RunLock",
+    "LOCK_NAME",
+    "run_identity",
+]
 
 
 #: manifest fields summaries read: (path, type)
@@ -56,14 +65,23 @@ def check_manifest(obj: Any, path: StrPath) -> dict[str, Any]:
 
 
 def read_manifest(run_dir: StrPath) -> dict[str, Any]:
+    """A run's manifest as a JSON object, checked and migrated to the current version
+    (:func:`~memeval.run.manifest.migrate`); :func:`load_manifest` gives the typed value."""
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
         raise InputError(path, None, None, "no run manifest here (is this a run folder?)")
-    return check_manifest(read_json(path), path)
+    return migrate(check_manifest(read_json(path), path), path)
 
 
-def write_manifest(run_dir: StrPath, manifest: dict[str, Any]) -> None:
-    write_text(Path(run_dir) / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+def load_manifest(run_dir: StrPath) -> Manifest:
+    """A run's manifest as a typed :class:`~memeval.run.manifest.Manifest` (checked and migrated)."""
+    return Manifest.from_json(read_manifest(run_dir), Path(run_dir) / "manifest.json")
+
+
+def write_manifest(run_dir: StrPath, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically."""
+    text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False)
+    write_text(Path(run_dir) / "manifest.json", text + "\n")
 
 
 LOCK_NAME = ".lock"
@@ -121,4 +139,4 @@ def run_identity(run_dir: StrPath) -> tuple[dict[str, Any], str, str]:
     c = m.get("config") if isinstance(m, dict) else None
     if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
         raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
-    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
+    return c, str(c["bench"].get("content_hash")), str(c["question_set"])

@@ -8,17 +8,18 @@ resumed run asks that question again and never holds a duplicate.
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 from pathlib import Path
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..atomic import JsonlAppender
 from ..bench.files import check_field_types
 from ..bench.images import image_label
 from ..bench.io import loads_json
-from ..errors import InputError, input_error_from
+from ..errors import InputError, SchemaError, input_error_from
 from .cost import usage_entry_ok
 
 __all__ = [
@@ -103,6 +104,9 @@ class Record:
     # None for a question without evidence turns; "turn_ids" or "text" (how the ranking was read)
     retrieval_metrics: dict[str, float | None] | None = _col("metrics")
     retrieval_source: str | None = _col("str")
+    # how many entries of the system's ranking repeated a turn ranked before them (each turn counts once
+    # in the ranked metrics, where it first appears)
+    retrieval_repeats: int | None = _col("long")
     # answer mode: the bench's own published metric beside memeval's verdict (LoCoMo F1, LongMemEval judge)
     official_metric: str | None = _col("str")
     official_score: float | None = _col("float")
@@ -135,8 +139,34 @@ class Record:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":
-        """The record of a (type-checked) JSON object; unknown keys are ignored."""
+        """The record of a (type-checked) JSON object as read from a file; unknown keys are ignored
+        (a later version's fields)."""
         return cls(**{k: obj.get(k) for k in RECORD_FIELDS})
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> "Record":
+        """The record of ``values``, every key a record field: a key the record does not have is a
+        :class:`SchemaError` naming it, never dropped.
+
+        >>> Record.of({"tier": "t", "qid": "q1", "epoch": 0, "score": 1.0}).score
+        1.0
+        >>> Record.of({"tier": "t", "qid": "q1", "epoch": 0, "scroe": 1.0})
+        Traceback (most recent call last):
+        ...
+        memeval.errors.SchemaError: record field 'scroe' does not exist; did you mean 'score'?
+        """
+        unknown = [k for k in values if k not in _FIELD_SET]
+        if unknown:
+            near = difflib.get_close_matches(str(unknown[0]), RECORD_FIELDS, 1, 0.7)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (fields: {', '.join(RECORD_FIELDS)})"
+            raise SchemaError(f"record field {unknown[0]!r} does not exist{hint}")
+        return cls(**values)
+
+    def with_fields(self, values: Mapping[str, Any]) -> "Record":
+        """This record with ``values`` set (checked as :meth:`of` checks them)."""
+        if any(k not in _FIELD_SET for k in values):
+            Record.of(values)  # raises, naming the field
+        return replace(self, **values)
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in RECORD_FIELDS}
@@ -144,6 +174,7 @@ class Record:
 
 #: every field of :class:`Record`, in file order
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
+_FIELD_SET = frozenset(RECORD_FIELDS)
 #: field -> element kind (see :class:`Record`)
 RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Record)}
 
@@ -292,14 +323,15 @@ class RecordStore:
         self.done: set[tuple[str, str, int]] = {record_key(r) for r in read_records(run_dir)}
         self._lock = threading.Lock()
 
-    def append(self, rec: "dict[str, Any] | Record") -> None:
-        if isinstance(rec, Record):
-            rec = rec.to_json()
+    def append(self, rec: "Mapping[str, Any] | Record") -> None:
+        """Write one record; a mapping with a key the record does not have is a :class:`SchemaError`
+        (never silently dropped), a second record for the same (tier, qid, epoch) too."""
+        row = (rec if isinstance(rec, Record) else Record.of(rec)).to_json()
         with self._lock:
-            key = record_key(rec)
+            key = record_key(row)
             if key in self.done:
-                raise RuntimeError(f"duplicate record {key}")
-            self._out.write({k: rec.get(k) for k in RECORD_FIELDS})
+                raise SchemaError(f"{self.path}: a second record for (tier, qid, epoch) {key}")
+            self._out.write(row)
             self.done.add(key)
 
     def close(self) -> None:

@@ -7,18 +7,18 @@ the manifest marked ``cancelled`` and every written record intact.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
 from ..text.names import slug
-from ..bench.axes import AXIS_WEIGHTS
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -26,14 +26,14 @@ from ..errors import MemevalError
 from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered
-from ..scoring import retrieval, scorers
+from ..scoring import bounds, retrieval, scorers
 from ..scoring.errata import load_errata
-from ..systems.base import Recall, SystemCallError, memory_text
+from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
 from ..systems.http import ingest_key, public_url
 from ..systems.registry import make_system
 from .answering import Answering, speed_fields
 from .cost import usage_entries
-from .records import RecordStore, memories_json, system_usage_fields
+from .records import Record, RecordStore, memories_json, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 
@@ -42,8 +42,28 @@ __all__ = ["RunConfig", "run_system", "default_run_dir"]
 MODES = ("dry", "memory", "answer")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunConfig:
+    """Everything one run needs, built by keyword (``run_system`` takes it, or builds it from its own
+    keyword arguments). The first group is what the run measures (the manifest's config, hashed into
+    its id, reads it); the second is how and where it runs.
+
+    ``system`` may carry user-info (``http://user:pass@host``): it is sent, never written (the run
+    writes :func:`~memeval.systems.http.public_url` of it). ``name``: the system's logical name (e.g.
+    ``bm25-http`` for a server on a random loopback port); it names the run folder and stands for the
+    URL in the config id, so the run resumes whatever the port. ``context_max_tokens``: in answer mode,
+    the most memory tokens the reader reads (the cut is recorded); ``prices``: a ``run.cost.Prices``
+    turning each question's token usage into ``cost_usd``; ``errata``: a ``scoring.errata.Errata`` (or
+    its file) whose gold corrections grading applies.
+
+    >>> RunConfig(bench_dir="b", system="bm25:k=3", tiers=["core"]).tiers
+    ('core',)
+    >>> RunConfig(bench_dir="b", mode="answer")
+    Traceback (most recent call last):
+    ...
+    memeval.errors.MemevalError: mode 'answer' needs a judge (--judge-url/--judge-model)
+    """
+
     bench_dir: str
     system: str = "bm25"
     tiers: tuple[str, ...] | None = None
@@ -57,7 +77,38 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
-    errata: Any = field(default=None, compare=False)  # memeval.scoring.errata.Errata: gold corrections
+    errata: Any = field(default=None, compare=False)  # memeval.scoring.errata.Errata (or its file)
+    # how and where it runs (not part of what it measures)
+    name: str | None = None
+    out: str | None = None  # the run folder (default: one named after bench, system, mode and config id)
+    runs_root: str = "runs"
+    progress: bool = True
+    verify: bool = True  # check the bench's content hash before asking
+    http_options: Mapping[str, Any] | None = field(default=None, compare=False)  # HttpSystem's options
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__  # normalised once, here, so every caller gets the same config
+        put(self, "bench_dir", str(self.bench_dir))
+        put(self, "tiers", tuple(self.tiers) if self.tiers else None)
+        put(self, "epochs", int(self.epochs))
+        put(self, "concurrency", max(1, int(self.concurrency)))
+        if self.out is not None:
+            put(self, "out", str(self.out))
+        put(self, "runs_root", str(self.runs_root))
+        cmt = self.context_max_tokens
+        if cmt is not None and int(cmt) <= 0:
+            raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {cmt}")
+        if cmt is not None and self.mode != "answer":
+            raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
+        put(self, "context_max_tokens", None if cmt is None else int(cmt))
+        if isinstance(self.errata, (str, Path)):  # a file: read (and checked) before anything is asked
+            put(self, "errata", load_errata(self.errata))
+        if self.mode not in MODES:
+            raise MemevalError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.mode != "dry" and self.judge is None:
+            raise MemevalError(f"mode {self.mode!r} needs a judge (--judge-url/--judge-model)")
+        if self.mode == "answer" and self.reader is None:
+            raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
 
 
 def _slug(text: str) -> str:
@@ -79,8 +130,9 @@ def default_run_dir(bench_name: str, system: str, mode: str, config_id: str, roo
 
 
 def run_system(
-    bench_dir,
+    config: RunConfig | str | os.PathLike[str],
     system: str = "bm25",
+    *,
     tiers: Iterable[str] | None = None,
     mode: str = "dry",
     epochs: int = 1,
@@ -100,47 +152,51 @@ def run_system(
     prices=None,
     errata=None,
 ) -> Path:
-    """Run (or resume) and return the run folder. See ``memeval run --help``.
+    """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
-    ``name``: the system's logical name (e.g. ``bm25-http`` for a server on a random loopback port);
-    it names the run folder and stands for the URL in the config id, so the run resumes whatever the port.
-    ``context_max_tokens``: in answer mode, the most memory tokens the reader reads (the cut is recorded);
-    ``prices``: a ``run.cost.Prices`` turning each question's token usage into ``cost_usd``;
-    ``errata``: a ``scoring.errata.Errata`` (or its file) whose gold corrections grading applies.
+    ``run_system(RunConfig(bench_dir=..., ...))`` runs a config; ``run_system(bench_dir, system, ...)``
+    builds one from the keyword arguments (a thin convenience: they are RunConfig's fields).
 
     >>> run_dir = run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
     >>> run_dir.parent == tmp, (run_dir / "records.jsonl").is_file()
     (True, True)
-    >>> run_system(tiny_bench, "recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False) == run_dir  # resumed
+    >>> cfg = RunConfig(bench_dir=tiny_bench, system="recent:tokens=500", tiers=["core"], runs_root=tmp, progress=False)
+    >>> run_system(cfg) == run_dir  # the same run, resumed
     True
     """
-    if context_max_tokens is not None and int(context_max_tokens) <= 0:
-        raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {context_max_tokens}")
-    if context_max_tokens is not None and mode != "answer":
-        raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
-    if mode not in MODES:
-        raise MemevalError(f"mode must be one of {MODES}, got {mode!r}")
-    if mode != "dry" and judge is None:
-        raise MemevalError(f"mode {mode!r} needs a judge (--judge-url/--judge-model)")
-    if mode == "answer" and reader is None:
-        raise MemevalError("mode 'answer' needs a reader (--reader-url/--reader-model)")
-    spec = public_url(system)  # user-info in a URL is a credential: sent, never written
-    cfg = RunConfig(
-        str(bench_dir),
-        spec,
-        tuple(tiers) if tiers else None,
-        mode,
-        int(epochs),
-        max(1, int(concurrency)),
-        question_set,
-        target_ms,
-        budget_ms,
-        judge,
-        reader,
-        None if context_max_tokens is None else int(context_max_tokens),
-        prices,
-        load_errata(errata) if isinstance(errata, (str, Path)) else errata,
+    if isinstance(config, RunConfig):
+        return _run(config)
+    return _run(
+        RunConfig(
+            bench_dir=str(config),
+            system=system,
+            tiers=tuple(tiers) if tiers else None,
+            mode=mode,
+            epochs=epochs,
+            concurrency=concurrency,
+            question_set=question_set,
+            target_ms=target_ms,
+            budget_ms=budget_ms,
+            judge=judge,
+            reader=reader,
+            context_max_tokens=context_max_tokens,
+            prices=prices,
+            errata=errata,
+            name=name,
+            out=None if out is None else str(out),
+            runs_root=str(runs_root),
+            progress=progress,
+            verify=verify,
+            http_options=http_options,
+        )
     )
+
+
+def _run(config: RunConfig) -> Path:
+    """The run of ``config``: checks the bench, opens or resumes the run folder, asks, records."""
+    spec = public_url(config.system)  # user-info in a URL is a credential: sent, never written
+    cfg = replace(config, system=spec)
+    bench_dir, question_set, name, progress = cfg.bench_dir, cfg.question_set, cfg.name, cfg.progress
     bench = load_bench(bench_dir)
     try:
         chosen = [bench.tier(n) for n in cfg.tiers] if cfg.tiers else list(bench.tiers)
@@ -154,10 +210,12 @@ def run_system(
     if not chosen:
         raise MemevalError(f"no tier of {bench.name!r} has question set {question_set!r}")
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
-    files_hash = verify_bench(bench, chosen, question_set, verify)
-    sut = make_system(system, **(http_options or {}))
+    files_hash = verify_bench(bench, chosen, question_set, cfg.verify)
+    sut = declared(make_system(config.system, **(cfg.http_options or {})))
     try:
-        snapshot = config_snapshot(cfg, bench, sut, chosen, _grader(cfg))
+        snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
+        if sut.prepare is not None:  # the built-in oracle (systems.base.declared refuses any other)
+            snapshot["system"]["role"] = "ceiling"  # a bound shown beside systems, never ranked as one
         snapshot["bench"]["files_hash"] = files_hash
         if name:
             snapshot["system"]["label"] = name
@@ -173,32 +231,35 @@ def run_system(
             if name
             else snapshot
         )
-        label = mode if question_set == "main" else f"{mode}-{question_set}"
-        run_dir = Path(out) if out else default_run_dir(bench.name, name or spec, label, config_id, runs_root)
+        label = cfg.mode if question_set == "main" else f"{cfg.mode}-{question_set}"
+        run_dir = (
+            Path(cfg.out) if cfg.out else default_run_dir(bench.name, name or spec, label, config_id, cfg.runs_root)
+        )
         with RunLock(run_dir):
             _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
         raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
     finally:
-        if hasattr(sut, "close"):
-            sut.close()
+        sut.close()
     return run_dir
 
 
 def _run_locked(
-    cfg: RunConfig, bench, sut, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
+    cfg: RunConfig, bench, sut: Declared, chosen, snapshot: dict, config_id: str, run_dir: Path, progress: bool
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
-    manifest = open_manifest(run_dir, snapshot, config_id)
-    manifest["status"] = "started"
+    manifest = replace(open_manifest(run_dir, snapshot, config_id), status="started")
     loaded: dict[str, TierData] = {}  # the tiers the gate read: asked from, not read again
-    if cfg.mode == "dry" and "dry_validity" not in manifest:  # the validity gate (audit/validity.py)
-        manifest["dry_validity"] = validity.dry_validity(
+    if cfg.mode == "dry" and manifest.dry_validity is None:  # the validity gate (audit/validity.py)
+        gate = validity.dry_validity(
             cfg.bench_dir, [t.name for t in chosen], on_tier=lambda d: loaded.__setitem__(d.tier.name, d)
         )
-    manifest["scorers"] = [s.spec() for s in _scorers(cfg)]  # what wrote each graded field, versioned
-    if cfg.prices is not None:
-        manifest["prices"] = cfg.prices.to_json()
+        manifest = replace(manifest, dry_validity=gate)
+    manifest = replace(
+        manifest,
+        scorers=[s.spec() for s in _scorers(cfg)],  # what wrote each graded field, versioned
+        prices=manifest.prices if cfg.prices is None else cfg.prices.to_json(),
+    )
     write_manifest(run_dir, manifest)
 
     store = RecordStore(run_dir)
@@ -208,31 +269,37 @@ def _run_locked(
         if threading.current_thread() is threading.main_thread()
         else None
     )
+    status, error = "started", manifest.error
     try:
         runner.measure_floor("before")
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
-        manifest["status"] = "complete"
+        status = "complete"
     except KeyboardInterrupt:
-        manifest["status"] = "cancelled"
+        status = "cancelled"
         raise
     except SystemCallError as e:
-        manifest["status"] = "error"
-        manifest["error"] = str(e)
+        status, error = "error", str(e)
         raise
     except BaseException as e:
-        manifest["status"] = "error"
-        manifest["error"] = f"{type(e).__name__}: {e}"
+        status, error = "error", f"{type(e).__name__}: {e}"
         raise
     finally:
-        manifest["network_floor_ms"] = runner.floor
-        manifest["finished_at"] = now()
-        manifest["n_records"] = len(store.done)
-        if hasattr(sut, "usage"):  # the system's own model calls, ingest included (e.g. mem0's)
-            manifest["system_usage"] = sut.usage()
+        system_usage = sut.usage()  # the system's own model calls, ingest included (e.g. mem0's)
+        ingest_usage = manifest.ingest_usage
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
-            manifest["ingest_usage"] = {**manifest.get("ingest_usage", {}), **runner.ingest_usage}
+            ingest_usage = {**(ingest_usage or {}), **runner.ingest_usage}
+        manifest = replace(
+            manifest,
+            status=status,
+            error=error,
+            network_floor_ms=dict(runner.floor),
+            finished_at=now(),
+            n_records=len(store.done),
+            system_usage=manifest.system_usage if system_usage is None else dict(system_usage),
+            ingest_usage=ingest_usage,
+        )
         write_manifest(run_dir, manifest)
         store.close()
         if prev is not None:
@@ -244,9 +311,9 @@ def _raise_interrupt(signum, frame):
 
 
 class _Runner:
-    def __init__(self, cfg: RunConfig, system, store: RecordStore, run_id: str, progress: bool):
-        self.cfg, self.system, self.store, self.run_id, self.progress = cfg, system, store, run_id, progress
-        self.is_http = hasattr(system, "network_floor_ms")
+    def __init__(self, cfg: RunConfig, sut: Declared, store: RecordStore, run_id: str, progress: bool):
+        self.cfg, self.sut, self.store, self.run_id, self.progress = cfg, sut, store, run_id, progress
+        self.system, self.caps = sut.system, sut.capabilities
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.ingest_usage: dict[str, list] = {}
         self.grader = _grader(cfg)
@@ -256,9 +323,9 @@ class _Runner:
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
 
     def measure_floor(self, when: str) -> None:
-        if self.is_http:
-            self.system.warm()
-            self.floor[when] = round(self.system.network_floor_ms(), 3)
+        self.sut.warm()
+        floor = self.sut.network_floor_ms()  # None: in process, no network between us
+        self.floor[when] = None if floor is None else round(floor, 3)
 
     def run_tier(self, bench, tier, data: TierData | None = None) -> None:
         """Ask the tier's questions; ``data``: the tier as the validity gate read it (used where its ids
@@ -302,19 +369,20 @@ class _Runner:
     def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
         self.system.reset()
-        keyed = getattr(self.system, "accepts_idempotency_key", False)
-        inline = getattr(self.system, "image_input", "path") == "inline"  # the system takes image bytes
+        keyed = self.caps.idempotent_ingest
+        inline = self.caps.image_input == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
-            if keyed:
-                self.system.ingest(s, idempotency_key=ingest_key(bench_hash, scope, s.session_id, i))
+            if keyed:  # declared idempotent_ingest: ingest takes the key
+                key = ingest_key(bench_hash, scope, s.session_id, i)
+                self.system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
             else:
                 self.system.ingest(s)
             bar.update(1)
 
     def _ask_all(self, tier: str, items, bar) -> None:
-        parallel = self.cfg.concurrency > 1 and getattr(self.system, "concurrent_queries", False)
+        parallel = self.cfg.concurrency > 1 and self.caps.concurrent_queries
         if not parallel:
             for q, e in items:
                 self.store.append(self._ask(tier, q, e))
@@ -337,47 +405,44 @@ class _Runner:
                     self.store.append(f.result())
                     bar.update(1)
         except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
-            if hasattr(self.system, "cancel"):
-                self.system.cancel()
+            self.sut.cancel()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _ask(self, tier: str, q: Question, epoch: int) -> dict:
+    def _ask(self, tier: str, q: Question, epoch: int) -> Record:
         asked = q.text_to_ask
-        axis_for_weight = "ABSTAIN" if q.expect == "no_memory" else q.axis
-        rec: dict[str, Any] = {
-            "run_id": self.run_id,
-            "system": self.cfg.system,
-            "tier": tier,
-            "qid": q.id,
-            "axis": q.axis,
-            "epoch": epoch,
-            "question_asked": asked,
-            "query_lang": q.lang,
-            "mode": self.cfg.mode,
-            "weight": AXIS_WEIGHTS[axis_for_weight],
-            "haystack": q.haystack,
-            "gold_answer": q.gold_answer,
-            "evidence_turns": list(q.evidence_turns),
-            "grader": self.grader,
-            "started_at": now(),
-        }
+        rec = Record(
+            run_id=self.run_id,
+            system=self.cfg.system,
+            tier=tier,
+            qid=q.id,
+            axis=q.axis,
+            epoch=epoch,
+            question_asked=asked,
+            query_lang=q.lang,
+            mode=self.cfg.mode,
+            weight=bounds.run_weight(q),
+            haystack=q.haystack,
+            gold_answer=q.gold_answer,
+            evidence_turns=list(q.evidence_turns),
+            grader=self.grader,
+            started_at=now(),
+        )
         try:
             with metered() as system_calls:  # model calls a system makes in this thread (e.g. mem0)
-                if hasattr(self.system, "prepare"):
-                    self.system.prepare(q)
+                if self.sut.prepare is not None:  # the built-in oracle only (systems.base.declared)
+                    self.sut.prepare(q)
                 t0 = time.perf_counter_ns()
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
         except SystemCallError as e:
-            rec.update(error=str(e), chars_returned=0)
-            return rec
+            return replace(rec, error=str(e), chars_returned=0)
         except Exception as e:  # a crashing system is an error record, not a crashed run
-            rec.update(error=f"{type(e).__name__}: {e}", chars_returned=0)
-            return rec
+            return replace(rec, error=f"{type(e).__name__}: {e}", chars_returned=0)
         memories = list(recall.memories)
-        rec.update(
+        rec = replace(
+            rec,
             memories_returned=[str(m) for m in memories],
             memories=memories_json(memories),
             retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
@@ -385,9 +450,9 @@ class _Runner:
             response_bytes=recall.response_bytes,
             attempts=recall.attempts,
         )
-        rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
-        cfg = self.cfg
-        rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
-        keep = getattr(self.system, "context_keep", "first")
-        rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
-        return rec
+        cfg, keep = self.cfg, self.caps.context_keep
+        return rec.with_fields(
+            system_usage_fields(recall.usage)  # the system's own model calls (e.g. mem0's), if counted
+            | speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency)
+            | self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root)
+        )

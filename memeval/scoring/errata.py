@@ -163,7 +163,8 @@ class ErrataScorer:
         tag = f"errata {self.errata.sha256[:12]}"
         if c.drop:
             why = f"dropped by {tag}: {c.reason} ({c.source})"
-            return raw | {"score": None, "verdict": None, "ungraded_reason": why, "score_raw": raw.get("score")}
+            cleared = {k: None for k in ("verdict", "rule", "judge_evidence") if k in raw}
+            return raw | cleared | {"score": None, "ungraded_reason": why, "score_raw": raw.get("score")}
         again = r
         if getattr(self.inner, "kind", None) == "answer" and r.answer is None and raw.get("answer") is not None:
             again = replace(r, answer=raw["answer"])  # the reader's answer, graded again

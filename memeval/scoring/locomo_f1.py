@@ -26,12 +26,13 @@ from collections import Counter
 from functools import lru_cache
 
 from ..bench.model import Question
+from ..bench.oracle import LOCOMO_ABSTENTION
 from ..text.fold import drop_punct_articles
 
 __all__ = ["METRIC", "normalize_answer", "token_f1", "multi_f1", "locomo_score", "score_question"]
 
 METRIC = "locomo-f1"
-_ABSTAINS = ("no information available", "not mentioned")
+_ABSTAINS = LOCOMO_ABSTENTION.phrases  # ("no information available", "not mentioned")
 
 
 @lru_cache(maxsize=1)

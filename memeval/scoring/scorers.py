@@ -43,7 +43,7 @@ __all__ = [
     "RETRIEVAL_VERSION",
 ]
 
-RETRIEVAL_VERSION = "retrieval-v1"
+RETRIEVAL_VERSION = "retrieval-v2"  # v2: each turn ranked once (repeats dropped and counted)
 _EMPTY_CORPUS = retrieval.Corpus((), {}, {})
 
 
@@ -81,17 +81,19 @@ class Scorer(Protocol):
 class RetrievalScorer:
     """Whether the evidence came back (``retrieval_hit``) and the ranked metrics of scoring/retrieval.py."""
 
-    writes = ("retrieval_hit", "retrieval_metrics", "retrieval_source")
+    writes = ("retrieval_hit", "retrieval_metrics", "retrieval_source", "retrieval_repeats")
 
     def spec(self) -> dict:
         return {"name": "retrieval", "version": RETRIEVAL_VERSION, "writes": list(self.writes)}
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
-        metrics, source = retrieval.ranking_metrics(q, r.turn_ids, list(r.memories), r.corpus)
+        memories = list(r.memories)
+        metrics, source = retrieval.ranking_metrics(q, r.turn_ids, memories, r.corpus)
         return {
-            "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, list(r.memories)),
+            "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, memories),
             "retrieval_metrics": metrics,
             "retrieval_source": source,
+            "retrieval_repeats": retrieval.ranking_repeats(r.turn_ids, memories, r.corpus),
         }
 
 

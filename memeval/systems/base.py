@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Self, runtime_checkable
+import difflib
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, fields
+from types import MappingProxyType
+from typing import (
+    Any,
+    Callable,
+    Literal,
+    Mapping,
+    Protocol,
+    Self,
+    Sequence,
+    get_args,
+    get_type_hints,
+    runtime_checkable,
+)
 
 from ..bench.model import Question, Session, Turn
+from ..errors import SystemCallError, SystemContractError
 
 __all__ = [
     "Recall",
     "MemorySystem",
+    "BaseMemorySystem",
+    "Capabilities",
+    "Declared",
+    "declared",
+    "CAPABILITY_METHODS",
     "NeedsQuestion",
     "SystemCallError",
     "memory_text",
@@ -113,17 +133,16 @@ class Recall:
     usage: Mapping[str, int] | None = None
 
 
-class SystemCallError(Exception):
-    """A call to the system failed for good (after retries); becomes an error record with this reason."""
-
-
 @runtime_checkable
 class MemorySystem(Protocol):
     """What memeval runs in-process: ``reset`` before each haystack, ``ingest`` its sessions in order,
     then ``query`` each question (a system that answers itself sets ``Recall.answer``).
 
+    These six members are all a system must have; what it may offer beyond them (closing, cancelling,
+    usage, concurrency, ...) is declared on :class:`BaseMemorySystem`, with its default.
+
     ``ingest`` gets each turn's ``image`` as the bench gives it (a path relative to the bench folder);
-    a system with ``image_input = "inline"`` gets the bytes instead, as a ``data:`` URL
+    a system declaring ``Capabilities(image_input="inline")`` gets the bytes instead, as a ``data:`` URL
     (``bench.images.inline_session``). ``query`` may return :class:`Memory` objects carrying an image.
 
     >>> class LastTurn:  # remembers only the last turn it was shown
@@ -150,10 +169,249 @@ class MemorySystem(Protocol):
     def query(self, question: str, asked_at: str | None) -> Recall: ...
 
 
+ImageInput = Literal["path", "inline"]
+ContextKeep = Literal["first", "last"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Capabilities:
+    """What a system declares about itself beyond the required members, each with the default a system
+    gets by declaring nothing. Built by keyword, so a misspelled name fails where it is written.
+
+    - ``concurrent_queries``: ``query`` may be called from several threads at once (``--concurrency N``
+      uses them; otherwise questions are asked one at a time)
+    - ``idempotent_ingest``: ``ingest(session, idempotency_key=...)`` takes a key per session, and a
+      repeated key stores nothing twice (the HTTP protocol's ``Idempotency-Key``)
+    - ``image_input``: a turn's image reaches ``ingest`` as its bench ``"path"`` or ``"inline"`` bytes
+      (a ``data:`` URL)
+    - ``context_keep``: which end of the returned memories a reading budget keeps: ``"first"`` (a
+      ranked list, best first) or ``"last"`` (a history, newest last)
+
+    >>> Capabilities(concurrent_queries=True).image_input
+    'path'
+    >>> Capabilities(concurent_queries=True)
+    Traceback (most recent call last):
+    ...
+    TypeError: Capabilities.__init__() got an unexpected keyword argument 'concurent_queries'
+    """
+
+    concurrent_queries: bool = False
+    idempotent_ingest: bool = False
+    image_input: ImageInput = "path"
+    context_keep: ContextKeep = "first"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v, allowed = getattr(self, f.name), _FLAG_VALUES[f.name]
+            if allowed is None and not isinstance(v, bool):
+                raise SystemContractError(f"capability {f.name!r} must be True or False, got {v!r}")
+            if allowed is not None and v not in allowed:
+                raise SystemContractError(f"capability {f.name!r} must be one of {allowed}, got {v!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: each capability flag's allowed values (None: True or False)
+_FLAG_VALUES: dict[str, tuple[str, ...] | None] = {
+    n: get_args(t) or None for n, t in get_type_hints(Capabilities, globals()).items()
+}
+
+
+class BaseMemorySystem(ABC):
+    """A memory system with every optional capability declared, each with its default (subclass it and
+    override what your system offers; httpx's ``BaseTransport`` is the model).
+
+    Required: ``name``, ``version``, ``params``, ``reset``, ``ingest``, ``query`` (:class:`MemorySystem`).
+    Optional, with their defaults:
+
+    - ``capabilities``: a :class:`Capabilities` (default: all off)
+    - ``close()``: release what the system holds (called once, after the run); default: nothing
+    - ``cancel()``: abort calls in flight and refuse new ones (Ctrl-C during a concurrent run); default:
+      nothing
+    - ``usage()``: the system's own model calls so far, ingest included (``llm_calls``,
+      ``embedding_calls``, ``prompt_tokens``, ``completion_tokens``) for the manifest; default: None
+      (not counted)
+    - ``warm()`` and ``network_floor_ms()``: for a system across a network, open the connection and
+      return the median no-op round trip, subtracted from each latency; default: nothing and None
+      (in process: no network)
+    - ``memories(haystack)``: everything stored for the haystack ingested since the last reset, for
+      inspection; default: unsupported (:class:`SystemContractError`)
+
+    A system need not subclass this: :func:`declared` reads the same names from any object, with the
+    same defaults, and refuses a name that looks like a misspelled capability.
+
+    >>> class Recorder(BaseMemorySystem):
+    ...     name, version = "recorder", "1"
+    ...     capabilities = Capabilities(concurrent_queries=True)
+    ...     def reset(self): self.turns = []
+    ...     def ingest(self, session): self.turns += session.turns
+    ...     def query(self, question, asked_at): return Recall(tuple(t.text for t in self.turns))
+    >>> r = Recorder(); r.close(); r.usage() is None, r.network_floor_ms(), declared(r).capabilities.concurrent_queries
+    (True, None, True)
+    """
+
+    name: str
+    version: str
+    params: Mapping[str, Any] = MappingProxyType({})
+    capabilities: Capabilities = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _check_names(cls.__name__, [n for n in vars(cls)])
+
+    @abstractmethod
+    def reset(self) -> None: ...
+
+    @abstractmethod
+    def ingest(self, session: Session) -> None: ...
+
+    @abstractmethod
+    def query(self, question: str, asked_at: str | None) -> Recall: ...
+
+    def close(self) -> None:
+        """Release what the system holds; called once, after the run."""
+
+    def cancel(self) -> None:
+        """Abort the calls in flight and refuse new ones (Ctrl-C)."""
+
+    def usage(self) -> Mapping[str, int] | None:
+        """The system's own model calls so far (ingest included); None: not counted."""
+        return None
+
+    def warm(self) -> None:
+        """Open connections and get past slow start before anything is timed."""
+
+    def network_floor_ms(self) -> float | None:
+        """The median no-op round trip to the system in ms; None: in process, no network."""
+        return None
+
+    def memories(self, haystack: str) -> Sequence[str]:
+        """Everything stored for ``haystack`` (ingested since the last reset); default: unsupported."""
+        raise SystemContractError(f"system {self.name!r} does not list its stored memories")
+
+
+#: the optional methods a system may define (their defaults are :class:`BaseMemorySystem`'s)
+CAPABILITY_METHODS: tuple[str, ...] = ("close", "cancel", "usage", "warm", "network_floor_ms", "memories")
+_CAPABILITY_FLAGS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
+_REQUIRED = ("name", "version", "params", "reset", "ingest", "query")
+_KNOWN = frozenset((*_REQUIRED, *CAPABILITY_METHODS, "capabilities", "prepare"))
+#: classes whose instances may see the whole bench question (gold included) before ``query``: the
+#: built-in oracle only (a ceiling and a scorer check, never ranked as a system)
+_SEES_QUESTION: set[type] = set()
+
+
+def _sees_question(cls: type) -> type:
+    """Grant ``prepare(question)`` to a built-in class (``baselines.Oracle``); nothing else may have it."""
+    _SEES_QUESTION.add(cls)
+    return cls
+
+
+def _check_names(who: str, names: Sequence[str]) -> None:
+    """Refuse a name that declares a capability the old flat way, or looks like a misspelled one."""
+    for n in names:
+        if n.startswith("_") or n in _KNOWN:
+            continue
+        if n in _CAPABILITY_FLAGS or n == "accepts_idempotency_key":
+            flag = "idempotent_ingest" if n == "accepts_idempotency_key" else n
+            raise SystemContractError(
+                f"system {who}: {n!r} is declared as an attribute; declare it as "
+                f"capabilities = Capabilities({flag}=...) (memeval.systems.base)"
+            )
+        near = difflib.get_close_matches(n, [*_KNOWN, *_CAPABILITY_FLAGS], 1, 0.8)
+        if near and n != "a" + near[0]:  # ``aquery``, ``anetwork_floor_ms``: an async twin, not a typo
+            raise SystemContractError(
+                f"system {who}: {n!r} is not a capability; did you mean {near[0]!r}? (known: "
+                f"{', '.join(CAPABILITY_METHODS)}, capabilities; rename or prefix with _ a name that is not one)"
+            )
+
+
 class NeedsQuestion(Protocol):
-    """Optional: a system that must see the bench question before ``query`` (only ``oracle``)."""
+    """Privileged: a system that sees the whole bench question before ``query``. Only the built-in
+    ``oracle`` may (:func:`declared` refuses any other system that defines ``prepare``)."""
 
     def prepare(self, question: Question) -> None: ...
+
+
+def _none() -> None:
+    return None
+
+
+def _unsupported(system: Any) -> Callable[[str], Sequence[str]]:
+    def memories(haystack: str) -> Sequence[str]:
+        raise SystemContractError(f"system {getattr(system, 'name', system)!r} does not list its stored memories")
+
+    return memories
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A system with its declarations read once (:func:`declared`): what the runner calls, so it never
+    probes a system's attribute names. ``prepare`` is None except for the built-in oracle;
+    ``lists_memories`` says whether ``memories`` is the system's own (else it raises)."""
+
+    system: MemorySystem
+    capabilities: Capabilities
+    close: Callable[[], None]
+    cancel: Callable[[], None]
+    usage: Callable[[], Mapping[str, int] | None]
+    warm: Callable[[], None]
+    network_floor_ms: Callable[[], float | None]
+    memories: Callable[[str], Sequence[str]]
+    lists_memories: bool
+    prepare: Callable[[Question], None] | None
+
+
+def declared(system: Any) -> Declared:
+    """The one place a system's optional capabilities are read: a :class:`BaseMemorySystem`'s, or the same
+    names on any object with the defaults filled in. A misspelled or mistyped capability, a capability
+    declared the old flat way, or a ``prepare`` on anything but the built-in oracle is a
+    :class:`SystemContractError` (one line), before anything is asked.
+
+    >>> class Plain:
+    ...     name, version, params = "plain", "1", {}
+    ...     def reset(self): pass
+    ...     def ingest(self, session): pass
+    ...     def query(self, question, asked_at): return Recall()
+    ...     def clsoe(self): pass
+    >>> declared(Plain())
+    Traceback (most recent call last):
+    ...
+    memeval.errors.SystemContractError: system Plain: 'clsoe' is not a capability; did you mean 'close'? ...
+    """
+    who = type(system).__name__
+    if not isinstance(system, BaseMemorySystem):  # a subclass was checked when it was defined
+        _check_names(who, [n for n in dir(system) if not n.startswith("__")])
+    else:
+        _check_names(who, list(vars(system)))  # names set on the instance
+    caps = getattr(system, "capabilities", Capabilities())
+    if not isinstance(caps, Capabilities):
+        raise SystemContractError(
+            f"system {who}: capabilities must be a memeval Capabilities, got {type(caps).__name__}"
+        )
+    own = {n: getattr(system, n) for n in CAPABILITY_METHODS if callable(getattr(system, n, None))}
+    for n in CAPABILITY_METHODS:
+        if hasattr(system, n) and n not in own:
+            raise SystemContractError(f"system {who}: {n!r} must be a method")
+    prepare = getattr(system, "prepare", None)
+    if prepare is not None and type(system) not in _SEES_QUESTION:
+        raise SystemContractError(
+            f"system {who} defines prepare(question): only the built-in oracle may see the bench question "
+            "(its gold included); a system gets the question text and date through query"
+        )
+    base_memories = isinstance(system, BaseMemorySystem) and type(system).memories is BaseMemorySystem.memories
+    return Declared(
+        system=system,
+        capabilities=caps,
+        close=own.get("close", _none),
+        cancel=own.get("cancel", _none),
+        usage=own.get("usage", _none),
+        warm=own.get("warm", _none),
+        network_floor_ms=own.get("network_floor_ms", _none),
+        memories=own.get("memories", _unsupported(system)),
+        lists_memories="memories" in own and not base_memories,
+        prepare=prepare,
+    )
 
 
 def memory_text(turn: Turn) -> Memory:

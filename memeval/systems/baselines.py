@@ -14,16 +14,17 @@ from ..bench.model import Question, Session, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
 from ..text.tokens import bm25_tokens
-from .base import Recall, memory_text
+from .base import BaseMemorySystem, Capabilities, Recall, _sees_question, memory_text
 from .bm25_index import TokenCache, build_index
 
 __all__ = ["NoMemory", "Oracle", "Recent", "BM25", "bm25_tokens", "top_k_positive"]
 
 
-class NoMemory:
+class NoMemory(BaseMemorySystem):
     """Remembers nothing: the floor every other system is read against."""
 
     name, version = "no_memory", "1"
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
@@ -38,12 +39,14 @@ class NoMemory:
         return Recall()
 
 
-class Oracle:
+@_sees_question  # the one system that sees the bench question (a ceiling, never ranked)
+class Oracle(BaseMemorySystem):
     """A perfect memory (``memeval.bench.oracle``): the question's evidence turns verbatim, or, where
     the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
     explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
-    name, version = "oracle", "2"
+    name, version = "oracle", "3"  # 3: abstains in a bench's official words (LoCoMo: "not mentioned")
+    capabilities = Capabilities()  # prepare-then-query: one question at a time
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
@@ -69,10 +72,11 @@ class Oracle:
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
 
-class Recent:
+class Recent(BaseMemorySystem):
     """The last ``tokens`` tokens of the history (whole turns, oldest first): "paste the history" cut to a budget."""
 
     name, version = "recent", "1"
+    capabilities = Capabilities()
 
     def __init__(self, tokens: int = 2000) -> None:
         self.params = {"tokens": int(tokens)}
@@ -98,7 +102,7 @@ class Recent:
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
 
 
-class BM25:
+class BM25(BaseMemorySystem):
     """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest).
 
     Each distinct text is tokenised once per system (kept across resets: a bench's tiers share most
@@ -106,6 +110,7 @@ class BM25:
     """
 
     name, version = "bm25", "2"  # 2: one tokeniser with the audit probe (bm25_tokens, issue 22)
+    capabilities = Capabilities()
 
     def __init__(self, k: int = 10) -> None:
         self.params = {"k": int(k)}

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..bench.model import Session, Turn
 from ..bench.tokens import count_tokens, cut_tokens
-from .base import Memory, Recall, memory_text
+from .base import BaseMemorySystem, Capabilities, Memory, Recall, memory_text
 
 __all__ = ["Fitted", "fit_memories", "WindowRecall", "LongContext"]
 
@@ -83,11 +83,11 @@ class WindowRecall(Recall):
     dropped_tokens: int = 0
 
 
-class LongContext:
+class LongContext(BaseMemorySystem):
     """The last ``tokens`` tokens of the haystack, oldest first, the oldest turn cut at a token boundary."""
 
     name, version = "context", "1"
-    context_keep = "last"  # a reading budget keeps the newest end
+    capabilities = Capabilities(context_keep="last")  # a reading budget keeps the newest end
 
     def __init__(self, tokens: int = 32000):
         if int(tokens) <= 0:

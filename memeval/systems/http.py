@@ -33,6 +33,7 @@ import os
 import statistics
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -41,7 +42,7 @@ import httpx
 from ..bench.model import Session
 from ..errors import MemevalError
 from ..retry import Retryable, RetryPolicy, retry_after
-from .base import Recall, SystemCallError, memory_from_json
+from .base import BaseMemorySystem, Capabilities, Recall, SystemCallError, memory_from_json
 from .http_net import background_loop
 from .http_wire import WireTransport
 
@@ -141,10 +142,10 @@ def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
     return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool))
 
 
-class HttpSystem:
+class HttpSystem(BaseMemorySystem):
     version = "http-v1"
-    concurrent_queries = True
-    accepts_idempotency_key = True
+    #: many queries in flight at once; every session sent with an Idempotency-Key
+    capabilities = Capabilities(concurrent_queries=True, idempotent_ingest=True)
 
     def __init__(
         self,
@@ -161,8 +162,8 @@ class HttpSystem:
     ):
         if images not in ("path", "inline"):
             raise MemevalError(f"HTTP system: images must be 'path' or 'inline', got {images!r}")
-        #: how a turn's image file reaches the server: its bench path, or its bytes as a data: URL
-        self.image_input = images
+        if images == "inline":  # a turn's image reaches the server as its bytes (a data: URL)
+            self.capabilities = replace(self.capabilities, image_input="inline")
         if timeout <= 0 or max_attempts < 1 or max_reply_bytes < 1 or pool < 1:
             raise MemevalError("HTTP system: timeout, attempts, pool and reply cap must be positive")
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..bench.model import Session, Turn
-from .base import Recall, memory_text
+from .base import BaseMemorySystem, Capabilities, Recall, memory_text
 from .baselines import BM25
 from .vector import Vector
 
@@ -31,10 +31,11 @@ def rrf(rankings: Iterable[Sequence[int]], rrf_k: int = 60) -> list[int]:
     return sorted(score, key=lambda t: (-score[t], order[t]))
 
 
-class Hybrid:
+class Hybrid(BaseMemorySystem):
     """BM25 + vector retrieval, reciprocal-rank fusion (see the module docstring)."""
 
     name, version = "hybrid", "1"
+    capabilities = Capabilities()
 
     def __init__(self, k: int = 10, rrf_k: int = 60, depth: int = 50, **vector_options: Any) -> None:
         k, depth = int(k), int(depth)

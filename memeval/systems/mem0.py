@@ -28,7 +28,7 @@ import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError
-from .base import Memory, Recall, SystemCallError
+from .base import BaseMemorySystem, Capabilities, Memory, Recall, SystemCallError
 from .http import public_url
 
 __all__ = ["Mem0", "USER_ID"]
@@ -88,8 +88,10 @@ def _no_downloads(store) -> None:
         store._bm25_encoder = False
 
 
-class Mem0:
+class Mem0(BaseMemorySystem):
     """mem0's ``Memory`` behind memeval's in-process protocol (see the module docstring)."""
+
+    capabilities = Capabilities()  # usage() and close() are its own
 
     def __init__(
         self,

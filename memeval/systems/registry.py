@@ -9,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MemevalError
-from .base import MemorySystem
+from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
 
@@ -90,6 +90,7 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
                 f"system {spec!r}: {mod}:{attr} returned a {type(system).__name__}, not a memory system "
                 "(needs name, version, params, reset, ingest and query; see memeval.MemorySystem)"
             )
+        declared(system)  # its optional capabilities, checked before anything is asked
         return system
     name, params = parse_spec(spec)
     if name == "mem0":  # an optional extra: mem0ai is imported only when asked for

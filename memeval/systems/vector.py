@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from ..bench.model import Session, Turn
 from ..errors import UsageError
 from ..workspace import anchored
-from .base import Recall, memory_text
+from .base import BaseMemorySystem, Capabilities, Recall, memory_text
 from .embeddings import DEFAULT_CACHE, EmbeddingCache, EmbeddingClient
 from .vector_index import make_index
 
@@ -49,7 +49,7 @@ def embedding_client(
     return EmbeddingClient(base_url, str(model), api_key_env=key_env or None, cache=store, batch=batch)
 
 
-class Vector:
+class Vector(BaseMemorySystem):
     """Top-``k`` turns by embedding similarity (see the module docstring for the parameters).
 
     ``params`` holds what shapes the results (k, model, endpoint, index); the cache path, the batch
@@ -57,6 +57,7 @@ class Vector:
     """
 
     name, version = "vector", "1"
+    capabilities = Capabilities()
 
     def __init__(
         self,

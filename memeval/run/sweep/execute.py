@@ -51,9 +51,9 @@ def run_shard(shard: Shard, judge: ModelRef | None = None, reader: ModelRef | No
         run_system(
             shard.bench_dir,
             shard.system,
-            [shard.tier],
-            shard.mode,
-            shard.epochs,
+            tiers=[shard.tier],
+            mode=shard.mode,
+            epochs=shard.epochs,
             out=shard.run_dir,
             progress=False,
             judge=j,

@@ -27,6 +27,7 @@ from pathlib import Path
 from ...bench.files import read_yaml
 from ...bench.lifelog import PRESETS
 from ...errors import InputError, MemevalError
+from ...systems.base import declared
 from ...systems.http import public_url
 from ...systems.registry import make_system
 
@@ -150,8 +151,7 @@ def check_spec(obj, path, default_name: str = "sweep") -> SweepSpec:
             sut = make_system(s)
         except MemevalError as e:
             raise InputError(path, None, f"systems[{i}]", str(e)) from None
-        if hasattr(sut, "close"):
-            sut.close()
+        declared(sut).close()
     presets = _strings(obj, "presets", path)
     for i, p in enumerate(presets):
         if p not in PRESETS:
