@@ -43,6 +43,19 @@ def test_index_links_every_run_and_escapes_names(site):
     assert "http://" not in index and "https://" not in index  # nothing fetched from the network
 
 
+def test_run_page_compares_with_its_bounds_over_equal_questions(site):
+    """The bm25 run's page states the fairness line and sets its floor and ceiling beside it over the
+    questions all three graded: the oracle's abstention questions are left out and said so."""
+    from memeval.analysis.site import page_name
+
+    root, runs = site
+    bm25 = next(r for r in runs if "bm25" in r.name)
+    page = (root / "site" / "runs" / page_name(bm25)).read_text()
+    assert '<p class="fairness">fairness: ' in page and "side by side over the" in page
+    assert "oracle: " in page and "graded question" in page and "left out" in page
+    assert "graded_own" in page
+
+
 @pytest.mark.timeout(300)
 def test_site_opens_offline_in_chromium(site, tmp_path):
     require_chromium()
