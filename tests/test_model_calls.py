@@ -136,6 +136,7 @@ def test_cli_exits_1_on_a_failed_grading_and_prints_no_nan(tmp_path, capsys):
         assert main(args) == 1
     err = capsys.readouterr().err
     assert "run FAILED: the judge graded 0 of" in err and "nan" not in err
+    assert "judge: graded 0 of 4 (0%); unparseable replies 4 (100%)" in err
     assert {r["max_tokens"] for r in srv.requests} == {64, ROLE_LIMITS["reader"].max_tokens}
 
 
