@@ -40,8 +40,8 @@ def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
         }
 
 
-def _client(ep: Endpoint, key_env: str | None):
-    return ChatClient(ep[0], ep[1], api_key_env=key_env, role="judge")
+def _client(ep: Endpoint, key_env: str | None, role: str = "judge"):
+    return ChatClient(ep[0], ep[1], api_key_env=key_env, role=role)
 
 
 def two_gradings(
@@ -66,7 +66,7 @@ def two_gradings(
                 tiers=list(tiers) if tiers else None,
                 mode="answer",
                 judge=Judge(_client(ep, key_env)),
-                reader=Reader(_client(reader, key_env)),
+                reader=Reader(_client(reader, key_env, "reader")),
                 out=folder / "run",
                 progress=False,
             )
