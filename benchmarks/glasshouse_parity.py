@@ -1,8 +1,9 @@
 """memeval's ``bm25:k=10`` on glasshouse v0.1's core tier, dry, beside glasshouse's own reference run
 and beside glasshouse's ``score.py`` run (as a program, from the shared folder) on memeval's
-retrieved text.
+retrieved text; and the four-way table: two retrievers by two rule sets, with each retriever's
+evidence-in-top-10.
 
-    .venv/bin/python benchmarks/glasshouse_parity.py [--glasshouse ../shared/external/glasshouse-v0.1]
+    .venv/bin/python benchmarks/glasshouse_parity.py [--glasshouse DIR (default $MEMEVAL_GLASSHOUSE, else ../shared/external/glasshouse-v0.1)]
                                                      [--out benchmarks/results/glasshouse_parity.md]
 
 Three columns per axis (accuracy %, graded questions only):
@@ -16,6 +17,13 @@ Three columns per axis (accuracy %, graded questions only):
    glasshouse's baseline writes it) and scored by glasshouse's ``score.py --mode dry``.
 
 (2) vs (3) isolates the rules (same retrieved text); (1) vs (3) isolates the retriever (same rules).
+
+The four-way table crosses the retriever (glasshouse's tokenisation -- ASCII ``[a-z0-9]+`` runs longer
+than one character less its 52 stop words, as its ``bm25_baseline.py`` tokenises, on memeval's BM25
+index -- or memeval's ``bm25`` system) with the rules (``score.py`` or memeval's dry rules), and gives
+each retriever's evidence-in-top-10: the share of questions with evidence turns that get at least one
+of them among the 10 returned. glasshouse's own run file is not shipped, so its reference run stands
+beside them as its SOURCE.md gives it (score.py only).
 It also lists, per axis and memeval rule, the questions where the two rule sets grade the same
 retrieved text differently. score.py's code is run, never copied.
 """
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,14 +43,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from memeval.audit.difficulty import glasshouse_folder  # noqa: E402
 from memeval.bench import load_bench, read_questions, read_turns  # noqa: E402
 from memeval.bench.axes import AXIS_WEIGHTS  # noqa: E402
-from memeval.bench.loaders.glasshouse import load_glasshouse  # noqa: E402
+from memeval.bench.loaders.glasshouse import import_glasshouse  # noqa: E402
 from memeval.run.records import read_records  # noqa: E402
 from memeval.run.runner import run_system  # noqa: E402
+from memeval.scoring.bounds import dry_grade  # noqa: E402
 from memeval.scoring.dry import score_answer, ungraded_without_answer  # noqa: E402
+from memeval.systems.baselines import top_k_positive  # noqa: E402
+from memeval.systems.bm25_index import TokenCache, build_index  # noqa: E402
 
-DEFAULT_GH = ROOT.parent / "shared" / "external" / "glasshouse-v0.1"
+DEFAULT_GH = glasshouse_folder()  # $MEMEVAL_GLASSHOUSE, else ../shared/external/glasshouse-v0.1
 #: glasshouse's reference run (SOURCE.md of the shared folder): bm25_baseline.py --tier core --k 10,
 #: score.py --mode dry --tier core; 605 graded questions (ABSTAIN not graded for a retrieval-only run).
 REFERENCE = {
@@ -59,6 +72,70 @@ REFERENCE = {
         "BASIC": 49.5,
     },
 }
+#: glasshouse v0.1 ``bm25_baseline.py``'s stop words (a fact of its tokenisation, for the four-way table)
+GLASSHOUSE_STOP = frozenset(
+    "the a an of in on at to for is was were are did do does and or that this with it they them their he "
+    "his she her i my you your we our be been have has had there from what how when where which who why s t".split()
+)
+_GH_WORD = re.compile(r"[a-z0-9]+")
+
+
+def glasshouse_tokens(text: str) -> list[str]:
+    """Tokens as glasshouse's BM25 baseline makes them (lower-cased ASCII runs, > 1 char, less stop words)."""
+    return [w for w in _GH_WORD.findall(text.lower()) if len(w) > 1 and w not in GLASSHOUSE_STOP]
+
+
+def retrieve(turns, questions, tokenize, k: int = 10) -> dict[str, list[int]]:
+    """{qid: turn ids} of memeval's BM25 index (bm25s lucene, k1 1.5, b 0.75) under ``tokenize``."""
+    cache = TokenCache(tokenize)
+    index = build_index(cache, [cache.add(t.text) for t in turns])
+    out = {}
+    for q in questions:
+        words = cache.query_tokens(q.text_to_ask)
+        out[q.id] = [turns[int(i)].turn_id for i in top_k_positive(index.get_scores(words), k)] if words else []
+    return out
+
+
+def evidence_in_top(picks: dict[str, list[int]], qs: dict) -> tuple[float, int]:
+    """(share, n) of questions with evidence turns having at least one among their picks."""
+    with_ev = [qid for qid, q in qs.items() if q.evidence_turns]
+    hit = sum(bool(set(qs[qid].evidence_turns) & set(picks.get(qid) or ())) for qid in with_ev)
+    return 100 * hit / len(with_ev), len(with_ev)
+
+
+def write_run_file(path: Path, picks: dict[str, list[int]], text_of: dict[int, str]) -> None:
+    """Retrieved turns as a glasshouse run file (the format its bm25_baseline.py writes)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for qid, ids in picks.items():
+            texts = [text_of[i] for i in ids]
+            answer = " ".join(texts)
+            row = {
+                "id": qid,
+                "answer": answer,
+                "answer_generated": False,
+                "chars_returned": len(answer),
+                "memories_returned": texts,
+                "retrieved_turns": ids,
+            }
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def score_py(gh: Path, runfile: Path, tmp: Path) -> dict[str, dict]:
+    """glasshouse's score.py (as a program, dry, core) on a run file: {qid: its row}."""
+    rows_path = runfile.with_suffix(".rows.jsonl")
+    cmd = [sys.executable, str(gh / "score.py"), str(runfile), "--questions", str(gh / "questions_core.jsonl")]
+    cmd += ["--mode", "dry", "--tier", "core", "--out", str(rows_path)]
+    proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8")
+    if proc.returncode != 0:
+        raise SystemExit(f"score.py failed on {runfile.name}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return {x["id"]: x for x in (json.loads(line) for line in open(rows_path, encoding="utf-8"))}
+
+
+def memeval_dry(picks: dict[str, list[int]], qs: dict, text_of: dict[int, str]) -> dict:
+    """{qid: (axis, score or None)}: memeval's dry rules on the picked turns as returned memories."""
+    return {qid: (qs[qid].axis, dry_grade(qs[qid], [text_of[i] for i in ids]).score) for qid, ids in picks.items()}
+
+
 AXIS_ORDER = ["BASIC", "TEMPORAL", "UPDATE", "MULTI", "IMPLICIT", "CONFLICT", "STALE", "CONTRADICT", "ABSTAIN"]
 
 
@@ -98,9 +175,26 @@ IDK_ANSWERS = [
 ]
 
 
+_MONTH_DAY = re.compile(
+    r"\b(January|February|March|April|May|June|July|August|September|October|November|December) (\d{1,2})\b"
+)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def constructed_answers(q, others: list[str]) -> list[tuple[str, str]]:
     """(kind, answer) pairs: right, wrong, hedged and abstaining answers to one question."""
     out = [("gold", q.gold_answer), ("gold in a sentence", f"From what you told me, {q.gold_answer}.")]
+    if _MONTH_DAY.search(q.gold_answer):  # "April 12" written day first: "the 12th of April", "12 April"
+        out += [
+            (
+                "date, day first (ordinal)",
+                _MONTH_DAY.sub(lambda m: f"the {_ordinal(int(m[2]))} of {m[1]}", q.gold_answer),
+            ),
+            ("date, day first", _MONTH_DAY.sub(lambda m: f"{m[2]} {m[1]}", q.gold_answer)),
+        ]
     out += [("alt", a) for a in q.gold_alts[:3]]
     out += [("idk", a) for a in IDK_ANSWERS]
     out += [
@@ -186,7 +280,7 @@ def main() -> int:
     gh = a.glasshouse.resolve()
     tmp = Path(tempfile.mkdtemp(prefix="gh-parity-"))
     t0 = time.perf_counter()
-    load_glasshouse(gh, tmp / "bench")
+    import_glasshouse(gh, tmp / "bench")
     bench = load_bench(tmp / "bench")
     tier = bench.tier("core")
     run_dir = run_system(tmp / "bench", "bm25:k=10", tiers=["core"], out=tmp / "run", progress=False)
@@ -196,46 +290,26 @@ def main() -> int:
     text_of = {t.turn_id: t.text for t in read_turns(tmp / "bench" / tier.turns_file)}
     memeval = summarise({qid: (r["axis"], r["score"]) for qid, r in recs.items()})
 
-    # memeval's retrieval as a glasshouse run file (the format its bm25_baseline.py writes)
-    runfile = tmp / "run_memeval_bm25_core_k10.jsonl"
-    with open(runfile, "w", encoding="utf-8") as fh:
-        for qid, r in recs.items():
-            texts = [text_of[i] for i in (r["retrieved_turns"] or [])]
-            answer = " ".join(texts)
-            fh.write(
-                json.dumps(
-                    {
-                        "id": qid,
-                        "answer": answer,
-                        "answer_generated": False,
-                        "chars_returned": len(answer),
-                        "memories_returned": texts,
-                        "retrieved_turns": r["retrieved_turns"] or [],
-                    },
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
-    rows_path = tmp / "scorepy_rows.jsonl"
-    cmd = [
-        sys.executable,
-        str(gh / "score.py"),
-        str(runfile),
-        "--questions",
-        str(gh / "questions_core.jsonl"),
-        "--mode",
-        "dry",
-        "--tier",
-        "core",
-        "--out",
-        str(rows_path),
-    ]
-    proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, encoding="utf-8")
-    if proc.returncode != 0:
-        print(proc.stdout[-2000:], proc.stderr[-2000:], sep="\n", file=sys.stderr)
-        return 1
-    gh_rows = {x["id"]: x for x in (json.loads(line) for line in open(rows_path, encoding="utf-8"))}
+    # memeval's retrieval as a glasshouse run file, scored by score.py
+    ours = {qid: list(r["retrieved_turns"] or []) for qid, r in recs.items()}
+    write_run_file(tmp / "run_memeval_bm25_core_k10.jsonl", ours, text_of)
+    gh_rows = score_py(gh, tmp / "run_memeval_bm25_core_k10.jsonl", tmp)
     scorepy = summarise({qid: (x["axis"], x["score"]) for qid, x in gh_rows.items()})
+    ours_dry = memeval_dry(ours, qs, text_of)
+    # the run's own grades and dry_grade on the same turns as plain texts should agree (said if not)
+    off = sum(ours_dry[qid] != (r["axis"], r["score"]) for qid, r in recs.items())
+
+    # the four-way table: glasshouse's tokenisation on memeval's index, under both rule sets
+    turns = read_turns(tmp / "bench" / tier.turns_file)
+    theirs = retrieve(turns, list(qs.values()), glasshouse_tokens)
+    write_run_file(tmp / "run_ghtok_bm25_core_k10.jsonl", theirs, text_of)
+    theirs_scorepy = summarise(
+        {qid: (x["axis"], x["score"]) for qid, x in score_py(gh, tmp / "run_ghtok_bm25_core_k10.jsonl", tmp).items()}
+    )
+    theirs_dry = summarise(memeval_dry(theirs, qs, text_of))
+    ev_ours, n_ev = evidence_in_top(ours, qs)
+    ev_theirs, _ = evidence_in_top(theirs, qs)
+    shared = [len(set(ours[qid]) & set(theirs[qid])) for qid in qs]
 
     # same retrieved text, both rule sets: where do they disagree?
     diffs: Counter = Counter()
@@ -259,6 +333,38 @@ def main() -> int:
         "",
         f"Command: `.venv/bin/python benchmarks/glasshouse_parity.py` (bench import + run {t_run:.1f} s; "
         f"score.py: `{' '.join(['python', 'score.py', 'RUN', '--questions', 'questions_core.jsonl', '--mode', 'dry', '--tier', 'core'])}`)",
+        "",
+        f"memeval's retriever (`bm25:k=10`) finds an evidence turn in its top 10 for **{ev_ours:.1f}%** of the "
+        f"{n_ev} questions with evidence turns.",
+        "",
+        "Four-way table: weighted accuracy % (n graded), plain mean %, evidence in top 10 %.",
+        "",
+        "| retriever | score.py (glasshouse's rules) | memeval dry rules | evidence in top 10 |",
+        "|---|---|---|---|",
+        f"| glasshouse's own `bm25_baseline.py` (reference run, SOURCE.md) | {REFERENCE['weighted']:.1f} "
+        f"(n {REFERENCE['n']}), plain {REFERENCE['plain']:.1f} | not available (run file not shipped) | "
+        "not available |",
+        f"| glasshouse's tokenisation, memeval's BM25 index | {theirs_scorepy['weighted']:.1f} "
+        f"(n {theirs_scorepy['n']}), plain {theirs_scorepy['plain']:.1f} | {theirs_dry['weighted']:.1f} "
+        f"(n {theirs_dry['n']}), plain {theirs_dry['plain']:.1f} | {ev_theirs:.1f} |",
+        f"| memeval `bm25:k=10` (`bm25_tokens`) | {scorepy['weighted']:.1f} (n {scorepy['n']}), plain "
+        f"{scorepy['plain']:.1f} | {memeval['weighted']:.1f} (n {memeval['n']}), plain {memeval['plain']:.1f} "
+        f"| {ev_ours:.1f} |",
+        "",
+        (
+            "glasshouse's tokenisation on memeval's index under score.py reproduces the reference run "
+            f"({theirs_scorepy['weighted']:.1f} / {theirs_scorepy['plain']:.1f}): the re-implementation stands in "
+            "for glasshouse's retriever. "
+            if (round(theirs_scorepy["weighted"], 1), round(theirs_scorepy["plain"], 1))
+            == (REFERENCE["weighted"], REFERENCE["plain"])
+            else f"glasshouse's tokenisation on memeval's index does NOT reproduce the reference run under score.py "
+            f"({theirs_scorepy['weighted']:.1f} / {theirs_scorepy['plain']:.1f} against "
+            f"{REFERENCE['weighted']} / {REFERENCE['plain']}). "
+        )
+        + f"The two retrievers share {sum(shared) / len(shared):.1f} of their (up to) 10 turns per question on "
+        f"average; identical top 10 on {sum(ours[q] == theirs[q] for q in qs)} of {len(qs)} questions. "
+        f"memeval dry on memeval's retrieval re-graded from the turn texts differs from the run's records on "
+        f"{off} questions.",
         "",
         "Accuracy % per axis over graded questions (n graded in brackets).",
         "",

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import httpx
+from .errors import EndpointError
 from .retry import Retryable, RetryPolicy, post_attempt
-from .systems.http import public_url
+from .text.urls import public_url
 
 __all__ = [
     "ChatClient",
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-class ChatError(Exception):
+class ChatError(EndpointError):
     """The endpoint failed after the allowed attempts (the caller records the question as ungraded)."""
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
 
 import httpx
+from .errors import MemevalError
 
 if TYPE_CHECKING:
     import tenacity
@@ -40,12 +41,14 @@ __all__ = ["Retryable", "RetryPolicy", "retry_after", "post_attempt"]
 T = TypeVar("T")
 
 
-class Retryable(Exception):
+class Retryable(MemevalError):
     """An attempt that failed in a way worth trying again; ``retry_after`` is the server's wait."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, connection: bool = False):
         super().__init__(reason)
         self.reason, self.retry_after = reason, retry_after
+        #: the peer was not reached or did not reply (refused, dropped, timed out), not an error status
+        self.connection = connection
 
 
 def retry_after(resp: httpx.Response) -> float | None:

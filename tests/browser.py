@@ -3,7 +3,8 @@
 Uses Debian's ``/usr/bin/chromium`` through Python playwright (never a downloaded browser). Every
 request that is not ``file://`` is aborted and recorded, so a report that needs the network shows
 up as ``blocked_requests`` (and usually as broken figures). Tests call :func:`require_chromium`
-first: it skips only when the browser binary is absent on this machine (CI installs it).
+first: when the browser binary is absent it skips, with the reason, on a developer's machine, and fails
+in CI (``CI`` set), which installs it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
+from shared_data import missing_in_env
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html"]
 
@@ -40,7 +41,7 @@ class PageReport:
 
 def require_chromium() -> None:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed on this machine (CI installs it with apt: see .ci/run)")
+        missing_in_env(f"{CHROMIUM} not installed on this machine (CI installs it with apt: see .ci/run)")
 
 
 _ALL_FIGURES_DRAWN = """() => {

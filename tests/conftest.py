@@ -1,4 +1,19 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+from shared_data import GLASSHOUSE, glasshouse_found, in_ci, require_glasshouse  # noqa: E402
+
+
+def pytest_report_header(config) -> list[str]:
+    found = "found" if glasshouse_found() else "NOT FOUND: the tests that need it skip (fail in CI)"
+    return [f"shared data: {GLASSHOUSE} {found}; CI={'yes' if in_ci() else 'no'}"]
+
+
+@pytest.fixture(scope="session")  # session: set up before any module fixture that reads the folder
+def _glasshouse() -> Path:
+    """``needs_glasshouse``: the shared glasshouse v0.1 core folder, or a skip (a failure in CI) naming it."""
+    return require_glasshouse()

@@ -43,8 +43,34 @@ def test_intervals_shrink_as_n_grows_and_cover_the_mean():
         assert row["lo"] <= row["mean"] == 0.5 <= row["hi"]
         widths.append(row["hi"] - row["lo"])
     assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0] / 4
-    # the normal approximation for p = 0.5, n = 1280: 2 * 1.96 * sqrt(0.25 / 1280) = 0.0548
-    assert widths[-1] == pytest.approx(0.0548, abs=0.01)
+    # the normal approximation for p = 0.5, n = 1280: 2 * 1.96 * sqrt(0.25 / 1280) = 0.0548 (a 90% interval
+    # would be 2 * 1.645 * ... = 0.0460: outside the band, which allows for 1000 resamples' noise)
+    assert widths[-1] == pytest.approx(0.0548, abs=0.007)
+
+
+# The bootstrap distribution of the mean of 100 questions, half right, is exactly Binomial(100, 1/2) / 100
+# (each resample draws every question with probability 1/2 of being a right one). Its quantiles, from the
+# binomial CDF: P(X <= 39) = 0.0176 < 0.025 < P(X <= 40) = 0.0284, so the 2.5% quantile is 40 and by
+# symmetry the 97.5% is 60; P(X <= 41) = 0.0443 < 0.05 < P(X <= 42) = 0.0666 gives 42 / 58 at 90%;
+# P(X <= 36) = 0.0033 < 0.005 < P(X <= 37) = 0.0060 gives 37 / 63 at 99%. 20,000 resamples put the
+# empirical quantiles on those values (the nearest other value is ~20 standard errors of the count away).
+_HALF_RIGHT = [float(i % 2) for i in range(100)]
+
+
+@pytest.mark.parametrize(
+    ("level", "lo", "hi"), [(None, 0.40, 0.60), (0.95, 0.40, 0.60), (0.90, 0.42, 0.58), (0.99, 0.37, 0.63)]
+)
+def test_interval_level_gives_the_binomial_quantiles_and_defaults_to_95(level, lo, hi):
+    kw = {} if level is None else {"level": level}
+    row = bootstrap_means(_df(_HALF_RIGHT), ["system"], n_resamples=20_000, **kw).row(0, named=True)
+    assert (row["lo"], row["hi"]) == (pytest.approx(lo), pytest.approx(hi))
+
+
+def test_paired_difference_interval_defaults_to_95():
+    # A right on every other question, B on none: the per-question difference is the half-right vector above
+    a, b = _df(_HALF_RIGHT), _df([0.0] * 100, system="b")
+    row = paired_differences(a, b, ["tier"], n_resamples=20_000).row(0, named=True)
+    assert (row["diff"], row["lo"], row["hi"]) == (0.5, pytest.approx(0.40), pytest.approx(0.60))
 
 
 def test_fixed_seed_gives_the_same_interval_whatever_the_row_order():

@@ -36,6 +36,22 @@ def test_judge_verdicts_evidence_and_failures():
     assert j.grade(abstain, "x", kind="memory").ungraded_reason == "not gradable in memory mode"
 
 
+def test_judge_verdicts_score_one_half_zero():
+    """The published credit: correct 1, partial 0.5 (half, not any other fraction), wrong 0."""
+    replies = iter(
+        [
+            '{"verdict": "partial", "evidence": "says it is not known"}',
+            '{"verdict": "Partial ", "evidence": "unsure"}',  # case and spaces are not the verdict
+            '{"verdict": "wrong", "evidence": "Paris"}',
+            '{"verdict": "correct", "evidence": "Lyon"}',
+        ]
+    )
+    with ScriptedChatServer(lambda body: next(replies)) as srv:
+        j = Judge(ChatClient(srv.base_url, "judge-m", backoff=0.001))
+        got = [(v.score, v.verdict) for v in (j.grade(Q, "x") for _ in range(4))]
+    assert got == [(0.5, "partial"), (0.5, "partial"), (0.0, "wrong"), (1.0, "correct")]
+
+
 def test_answer_mode_run_reader_then_judge_ungraded_is_not_zero(tmp_path):
     bench = make_minibench(tmp_path / "b")
 

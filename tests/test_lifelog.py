@@ -607,10 +607,13 @@ def test_audit_reports_difficulty_per_tier_beside_glasshouse(demo1):
 
     rep = audit(demo1, tiers=["core", "full"])
     c = rep.check("difficulty")
-    assert c.passed and c.numbers["glasshouse_core"] == {"overlap": 0.376, "gold_in_ev": 0.39, "bm25_top10": 0.346}
+    assert c.status == "report"  # measured, never a PASS
+    gh = c.numbers["glasshouse_core"]  # measured on the shared files, or said to be missing
+    assert isinstance(gh, str) and gh.startswith("not available") or gh["n_bm25"] == 605
     core, full = c.numbers["core"], c.numbers["full"]
-    # issue 13's "done when" on this seed: overlap and the core BM25 probe near glasshouse's
+    # issue 13's "done when" on this seed: overlap and the core BM25 probe near glasshouse's (its
+    # issue's figures: 0.376 overlap, 0.346 for glasshouse's own BM25 run under its score.py)
     assert abs(core["overlap"] - 0.376) <= 0.06 and abs(core["bm25_top10"] - 0.346) <= 0.06, core
     assert full["bm25_top10"] < core["bm25_top10"] - 0.1  # more filler, harder retrieval
     assert full["overlap"] == core["overlap"]  # the same story questions and evidence
-    assert any(line.strip().startswith("PASS difficulty") for line in rep.lines())
+    assert any(line.strip().startswith("REPORT difficulty") for line in rep.lines())

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from memeval.bench import load_bench, read_questions, read_turns
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 from memeval.cli import main
 from memeval.errors import InputError
 
@@ -79,7 +79,7 @@ def _write(tmp_path, data, name="locomo10.json"):
 
 def _load(tmp_path, data):
     out = tmp_path / "bench"
-    load_locomo([_write(tmp_path, data)], out)
+    import_locomo([_write(tmp_path, data)], out)
     b = load_bench(out)
     t = b.tier("all")
     return b, read_turns(out / t.turns_file), read_questions(out / t.questions_file)
@@ -158,7 +158,7 @@ def test_malformed_names_record_and_field(tmp_path, mutate, field):
     mutate(data[1])
     src = _write(tmp_path, data)
     with pytest.raises(InputError) as e:
-        load_locomo([src], tmp_path / "out")
+        import_locomo([src], tmp_path / "out")
     assert str(e.value).startswith(f"{src} record 1 (sample_id 'conv-30'): field '{field}': ")
     assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["locomo10.json"]
 
@@ -183,7 +183,21 @@ def test_source_slips_are_counted_not_fatal(tmp_path):
 def test_audit_counts_remote_images_instead_of_failing(tmp_path):
     from memeval.audit import audit
 
-    _load(tmp_path, [_conv("conv-26")])
+    _load(tmp_path, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])
     r = audit(tmp_path / "bench")
     check = r.check("images-resolve")
-    assert check.status == "pass" and check.numbers["remote_images_not_checked"] == 1
+    assert check.status == "pass" and check.numbers["remote_images_not_checked"] == 2
+    # the difficulty probe reads one haystack: a conversation per haystack is said, not a PASS
+    diff = r.check("difficulty")
+    assert diff.status == "report" and diff.numbers["all"].startswith("not measured: 2 haystacks")
+
+
+def test_source_sha256_is_the_file_bytes_hash(tmp_path):
+    """The recorded sha256 is sha256(file bytes), as ``sha256sum`` prints it (no name mixed in)."""
+    import hashlib
+
+    src = _write(tmp_path, [_conv("conv-26")])
+    out = tmp_path / "bench"
+    import_locomo([src], out)
+    entry = yaml.safe_load((out / "bench.yaml").read_text())["source_files"]["all"]
+    assert entry == {"file": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}

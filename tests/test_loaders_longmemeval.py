@@ -7,9 +7,9 @@ import yaml
 
 from memeval.bench import load_bench, read_questions, read_turns
 from memeval.bench.loaders._jsonstream import iter_json_array
-from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, load_longmemeval, tier_name_for
+from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, import_longmemeval, tier_name_for
 from memeval.cli import main
-from memeval.errors import InputError
+from memeval.errors import InputError, MemevalError
 
 
 def _instance(
@@ -84,7 +84,7 @@ def _write(path, data):
 def test_mapping_haystacks_dates_and_evidence(tmp_path):
     src = _write(tmp_path / "longmemeval_s.json", _sample())
     out = tmp_path / "bench"
-    load_longmemeval([src], out)
+    import_longmemeval([src], out)
     bench = load_bench(out)
     assert bench.tier_names == ("s",)
     turns = read_turns(out / bench.tier("s").turns_file)
@@ -129,11 +129,18 @@ def test_three_files_make_three_tiers_in_size_order(tmp_path):
     data = _sample()[:2]
     paths = [_write(tmp_path / f"longmemeval_{t}.json", data) for t in ("m", "oracle", "s_cleaned")]
     assert [tier_name_for(p) for p in paths] == ["m", "oracle", "s"]
-    load_longmemeval(paths, tmp_path / "b")
+    import_longmemeval(paths, tmp_path / "b")
     bench = load_bench(tmp_path / "b")
     assert bench.tier_names == ("oracle", "s", "m")
     assert [t.n_questions for t in bench.tiers] == [2, 2, 2]
     assert [t.n_turns for t in bench.tiers] == [6, 6, 6]
+    # each source's sha256 is its bytes' hash (what sha256sum prints), not mixed with its name
+    import hashlib
+
+    files = yaml.safe_load((tmp_path / "b" / "bench.yaml").read_text())["source_files"]
+    assert {t: e["sha256"] for t, e in files.items()} == {
+        tier_name_for(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths
+    }
 
 
 def test_malformed_instance_names_file_record_field_and_writes_nothing(tmp_path):
@@ -142,7 +149,7 @@ def test_malformed_instance_names_file_record_field_and_writes_nothing(tmp_path)
     src = _write(tmp_path / "longmemeval_s.json", data)
     out = tmp_path / "bench"
     with pytest.raises(InputError) as e:
-        load_longmemeval([src], out)
+        import_longmemeval([src], out)
     assert str(e.value) == (
         f"{src} record 1 (question_id 'q2_abs'): field 'haystack_sessions[0][1].role': "
         "expected 'user' or 'assistant', got 'system'"
@@ -166,7 +173,7 @@ def test_malformed_fields(tmp_path, mutate, field):
     mutate(data)
     src = _write(tmp_path / "longmemeval_m.json", data)
     with pytest.raises(InputError) as e:
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
     assert f"record 2 (question_id 'q3'): field '{field}'" in str(e.value)
     assert not (tmp_path / "out").exists()
 
@@ -176,10 +183,10 @@ def test_bad_json_names_record(tmp_path):
     src = tmp_path / "longmemeval_s.json"
     src.write_text(text[:-30] + "}}]")
     with pytest.raises(InputError, match=r"longmemeval_s.json record 1: not valid JSON"):
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
     src.write_text('{"question_id": "q"}')
     with pytest.raises(InputError, match="expected a JSON list"):
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
 
 
 def test_stream_reader_matches_json_load_with_tiny_chunks(tmp_path):
@@ -208,10 +215,10 @@ def test_existing_output_is_refused_unless_forced(tmp_path):
     out = tmp_path / "b"
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    with pytest.raises(Exception, match="not empty"):
-        load_longmemeval([src], out)
+    with pytest.raises(MemevalError, match="not empty"):
+        import_longmemeval([src], out)
     assert (out / "keep.txt").exists()
-    load_longmemeval([src], out, force=True)
+    import_longmemeval([src], out, force=True)
     assert not (out / "keep.txt").exists() and (out / "bench.yaml").exists()
 
 
@@ -222,7 +229,7 @@ def test_export_hypotheses(tmp_path):
         {"qid": "q1", "answer": "red", "tier": "s", "epoch": 1},
         {"qid": "q1", "answer": "green", "tier": "m", "epoch": 0},
     ]
-    with pytest.raises(Exception, match="several tiers"):
+    with pytest.raises(MemevalError, match="several tiers"):
         export_hypotheses(recs, tmp_path / "h.jsonl")
     summary = export_hypotheses(recs, tmp_path / "h.jsonl", tier="s")
     assert summary == {"tier": "s", "epoch": 0, "written": 2, "without_answer": 1}

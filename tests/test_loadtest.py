@@ -93,7 +93,7 @@ def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect)
     assert expect in p.stderr and "pw@" not in p.stderr
 
 
-def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
+def test_loadtest_ctrl_c_ends_the_run_without_the_rest_of_its_schedule(tmp_path):
     import signal
     import subprocess
     import sys
@@ -131,7 +131,9 @@ def test_loadtest_ctrl_c_aborts_the_requests_in_flight(tmp_path):
         _, err = p.communicate(timeout=60)
         took = time.monotonic() - t1
     assert p.returncode == 130 and "interrupted" in err, err
-    assert took < 8.0, took  # 20 s of schedule and 3 s replies were pending (band for a loaded machine)
+    # ~19 s of the 20 s schedule were still to send: ending well before shows it was dropped. (Whether the
+    # 3 s replies in flight were aborted or awaited is not told apart by a time band this wide.)
+    assert took < 8.0, took
 
 
 def test_loadtest_keeps_results_and_warns_on_client_lag(tmp_path, capsys):

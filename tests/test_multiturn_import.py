@@ -6,6 +6,7 @@ import json
 import pytest
 
 from memeval.cli import main
+from memeval.errors import InputError
 from memeval.multiturn.agents import AgentStep
 from memeval.multiturn.runner import run_sample
 from memeval.multiturn.config import DEFAULT_CONFIG
@@ -210,7 +211,7 @@ def test_own_tools_plug_in_for_live_runs_and_drift(tmp_path, monkeypatch, capsys
     mytools.BOOKING["booking"] = "B-78"  # the live system changed under the recording
     r = verdict()
     assert r.verdict == "env_drift" and "1:0" in r.reason
-    with pytest.raises(Exception, match="--tool-runner"):
+    with pytest.raises(InputError, match="--tool-runner"):
         load_tool_runner("mytools")
 
 

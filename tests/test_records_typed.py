@@ -68,3 +68,46 @@ def test_the_store_writes_a_record_object_as_its_fields(tmp_path):
     store.close()
     (rec,) = read_records(tmp_path)
     assert list(rec) == list(RECORD_FIELDS) and rec["score"] == 0.5 and rec["memories"][0]["speaker"] == "Ana"
+
+
+def test_the_store_refuses_an_unknown_field_rather_than_dropping_it(tmp_path):
+    from memeval.errors import SchemaError
+    from memeval.run.records import RecordStore
+
+    store = RecordStore(tmp_path)
+    with pytest.raises(SchemaError, match="record field 'scroe' does not exist; did you mean 'score'"):
+        store.append({"tier": "core", "qid": "Q1", "epoch": 0, "scroe": 1.0})
+    with pytest.raises(SchemaError, match="'flavour' does not exist"):
+        Record(tier="core", qid="Q1", epoch=0).with_fields({"flavour": "x"})
+    store.append({"tier": "core", "qid": "Q1", "epoch": 0, "score": 1.0})
+    with pytest.raises(SchemaError, match="a second record"):
+        store.append(Record(tier="core", qid="Q1", epoch=0))
+    store.close()
+    assert [r["score"] for r in read_records(tmp_path)] == [1.0]  # nothing of the refused ones written
+
+
+def test_the_runner_hands_the_store_record_objects(tmp_path, monkeypatch):
+    from memeval.run.records import RecordStore
+
+    seen = []
+    real = RecordStore.append
+
+    def append(self, rec):
+        seen.append(type(rec))
+        real(self, rec)
+
+    monkeypatch.setattr(RecordStore, "append", append)
+    run_system(make_minibench(tmp_path / "b"), "bm25", tiers=["core"], out=tmp_path / "r", progress=False)
+    assert seen and set(seen) == {Record}
+
+
+def test_a_run_config_is_built_by_keyword_and_run_as_its_keyword_twin(tmp_path):
+    from memeval.run.runner import RunConfig
+
+    bench = make_minibench(tmp_path / "b")
+    with pytest.raises(TypeError):
+        RunConfig(str(bench), "bm25")  # type: ignore[misc]
+    cfg = RunConfig(bench_dir=str(bench), system="bm25:k=2", tiers=["core"], runs_root=str(tmp_path), progress=False)
+    a = run_system(cfg)
+    b = run_system(bench, "bm25:k=2", tiers=["core"], runs_root=tmp_path, progress=False)
+    assert a == b and len(read_records(a)) == 4  # the same config id: the keyword call resumed the same run

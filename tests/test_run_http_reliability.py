@@ -19,7 +19,7 @@ from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, 
 from memeval.errors import InputError, MemevalError
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems import BM25
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import ROUTES, Faults, ReferenceServer
 from minibench import make_minibench
@@ -324,7 +324,7 @@ class _Trickle:
         self.sock.close()
 
 
-def test_a_trickling_server_cannot_hold_a_request_past_the_total_deadline():
+def test_a_trickling_server_is_cut_by_the_total_deadline_not_at_its_pace():
     srv = _Trickle()
     try:
         h = HttpSystem(srv.url, timeout=1.0, max_attempts=1)
@@ -335,7 +335,9 @@ def test_a_trickling_server_cannot_hold_a_request_past_the_total_deadline():
         h.close()
     finally:
         srv.close()
-    assert took < 5.0, took  # the reply takes ~40 s at this pace; one read slice past 1 s is the most
+    # the reply takes ~40 s at this pace: the error names the 1 s deadline, and a 5 s band (not 1 s: a
+    # loaded machine) shows the pace did not decide when the call ended
+    assert took < 5.0, took
 
 
 class _Stall(BaseHTTPRequestHandler):
@@ -366,7 +368,7 @@ class _Stall(BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
-def test_ctrl_c_reaches_requests_in_flight_within_a_second_or_so(bench, tmp_path, concurrency):
+def test_ctrl_c_reaches_requests_in_flight_without_waiting_out_their_timeout(bench, tmp_path, concurrency):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stall)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -400,7 +402,7 @@ def test_ctrl_c_reaches_requests_in_flight_within_a_second_or_so(bench, tmp_path
         server.server_close()
         _Stall.release.clear()
     assert p.returncode == 130 and "interrupted" in err, err
-    assert took < 8.0, took  # a 60 s timeout was pending on every request in flight (band for a loaded machine)
+    assert took < 8.0, took  # a 60 s timeout was pending on every request in flight (8 s: a band for a loaded machine)
     assert read_manifest(out)["status"] == "cancelled" and read_records(out) == []
 
 
@@ -525,7 +527,8 @@ def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path):
     r = _cli("report", str(nb), "-p", "run_dirs", json.dumps([str(run_dir)]), "-o", str(report))
     _, r_err = r.communicate(timeout=300)
     assert r.returncode == 0, r_err
-    assert report.stat().st_size > 0 and "127.0.0.1" in report.read_text()  # the system is named in the report
+    # the system is named in the report by the name its server reports (GET /health), never its URL
+    assert report.stat().st_size > 0 and "bm25-http" in report.read_text()
     artifacts = [p for p in tmp_path.rglob("*") if p.is_file() and "bench" not in p.parts]
     assert any(p.name == "records.jsonl" for p in artifacts) and any(p.name == "manifest.json" for p in artifacts)
     names = [str(p) for p in tmp_path.rglob("*")]

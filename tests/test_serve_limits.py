@@ -43,7 +43,8 @@ def test_bearer_token_guards_every_route_but_health_and_openapi():
         assert httpx.get(srv.url + "/stats").status_code == 401
         assert httpx.get(srv.url + "/health").status_code == 200
         assert httpx.get(srv.url + "/openapi.json").status_code == 200
-        assert httpx.post(srv.url + "/reset", headers={"authorization": "Bearer tok-123"}).status_code == 204
+        reset = httpx.post(srv.url + "/reset", headers={"authorization": "Bearer tok-123"})
+        assert reset.status_code == 200 and isinstance(reset.json()["generation"], str)
         assert srv.stats()["reset"] == 1  # the refused resets never reached the system
 
 
@@ -84,7 +85,7 @@ def test_a_chunked_body_is_411():
         assert reply.startswith(b"HTTP/1.1 411")
 
 
-def test_half_sent_requests_are_cut_at_the_header_and_body_deadlines():
+def test_half_sent_requests_are_cut_by_the_header_and_body_deadlines():
     limits = Limits(header_timeout_s=1.0, body_timeout_s=1.0)
     with ReferenceServer(NoMemory(), limits=limits) as srv:
         host, port = srv.url.removeprefix("http://").split(":")
@@ -121,7 +122,9 @@ def test_half_sent_requests_are_cut_at_the_header_and_body_deadlines():
         stop.set()
         for s in [*socks, trickler]:
             s.close()
-        assert max(closed) < 8.0, max(closed)  # every one cut at ~1 s
+        # the deadlines are 1 s; without them each client would wait for its own 15 s socket timeout
+        # (8 s: a band for a loaded machine, not a claim that the cut comes at 1 s)
+        assert max(closed) < 8.0, max(closed)
         deadline = time.monotonic() + 5
         while srv.connections > 0 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -179,7 +182,7 @@ def test_serve_cli_with_token_env(tmp_path):
         assert "bearer token required" in line and "tok-cli" not in line
         url = f"http://127.0.0.1:{port}"
         assert httpx.post(url + "/reset").status_code == 401
-        assert httpx.post(url + "/reset", headers={"authorization": "Bearer tok-cli"}).status_code == 204
+        assert httpx.post(url + "/reset", headers={"authorization": "Bearer tok-cli"}).status_code == 200
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(10)

@@ -13,6 +13,7 @@ from memeval.bench.io import load_bench, read_questions, read_turns
 from memeval.bench.model import haystacks_of
 from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
+from memeval.errors import SystemCallError
 from memeval.systems.baselines import bm25_tokens
 from memeval.systems.registry import make_system
 from memeval.testing.chat_stub import ScriptedChatServer, hashed_embedding
@@ -129,10 +130,10 @@ def test_transient_failures_are_retried_and_lasting_ones_are_reasons(stub, tmp_p
     assert stub.embedding_calls == 3 and v.shape == (1, 256)
     assert np.allclose(v[0], hashed_embedding("retried text"))
     stub.embedding_faults = [500, 500, 500]
-    with pytest.raises(Exception, match=r"gave up after 3 attempts \(HTTP 500\)"):
+    with pytest.raises(SystemCallError, match=r"gave up after 3 attempts \(HTTP 500\)"):
         sys_.client.embed(["never embedded"])
     stub.embedding_faults = [400]
-    with pytest.raises(Exception, match="HTTP 400"):
+    with pytest.raises(SystemCallError, match="HTTP 400"):
         sys_.client.embed(["refused"])
     assert stub.embedding_calls == 7  # a 400 is not retried
 
@@ -151,7 +152,7 @@ def test_a_failing_endpoint_stops_the_run_with_one_clear_error(tiny, tmp_path):
         ("vector:model=m,base_url=ftp://x", "base_url must be http"),
         ("vector:model=m,base_url=http://u:secret@127.0.0.1:9/v1", "no credentials in base_url"),
         ("vector:model=m,base_url=http://127.0.0.1:9/v1,index=faiss", "index must be 'exact' or 'usearch'"),
-        ("hybrid:k=3,colour=red", "unexpected keyword"),
+        ("hybrid:k=3,colour=red", "unknown parameter .colour.; hybrid takes: k=integer, rrf_k=integer"),
     ],
 )
 def test_bad_specs_are_one_clear_error(spec, message, monkeypatch):

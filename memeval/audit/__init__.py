@@ -70,7 +70,7 @@ from ..errors import InputError
 from .bounds import check_bounds
 from .difficulty import check_difficulty
 from .loading import Loading, TierData, image_ref_kind
-from .report import CEILING_MIN, CHECKS, IDK_FLOOR_MAX, AuditReport, CheckResult, Finding
+from .report import CEILING_MIN, CHECKS, IDK_FLOOR_MAX, REPORTS, AuditReport, CheckResult, Finding
 from .scored import Bars
 from .structural import Structure
 
@@ -122,7 +122,7 @@ class _Audit(Loading, Structure):
             if c in self.skipped:
                 checks.append(CheckResult(c, "skip", 0, self.numbers[c], self.skipped[c]))
             else:
-                status = "fail" if self.failures[c] else "pass"
+                status = "report" if c in REPORTS else "fail" if self.failures[c] else "pass"
                 checks.append(CheckResult(c, status, self.failures[c], self.numbers[c], self.notes.get(c, "")))
         return AuditReport(self.bench.name, str(self.root), tiers, tuple(checks), tuple(self.findings), elapsed)
 

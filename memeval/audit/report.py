@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
+from ..errors import UnknownName
 
-__all__ = ["CHECKS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult", "AuditReport", "short"]
+__all__ = ["CHECKS", "REPORTS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult", "AuditReport", "short"]
 
 CHECKS: tuple[str, ...] = (
     "manifest-hash",
@@ -29,6 +30,8 @@ CHECKS: tuple[str, ...] = (
     "bounds",
     "difficulty",
 )
+#: entries that measure and never fail: shown as REPORT, never counted as a passed check
+REPORTS: frozenset[str] = frozenset({"difficulty"})
 IDK_FLOOR_MAX = 0.20
 CEILING_MIN = 0.90
 
@@ -56,8 +59,9 @@ class Finding:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """A check's outcome: ``status`` is ``pass``, ``fail`` or ``skip``; ``failures`` counts all
-    findings, including any left out of the report by the per-tier cap."""
+    """A check's outcome: ``status`` is ``pass``, ``fail``, ``skip`` or ``report`` (an entry that
+    measures and cannot fail); ``failures`` counts all findings, including any left out of the report
+    by the per-tier cap."""
 
     name: str
     status: str
@@ -91,7 +95,7 @@ class AuditReport:
         for c in self.checks:
             if c.name == name:
                 return c
-        raise KeyError(name)
+        raise UnknownName(name)
 
     def lines(self) -> list[str]:
         """The readable summary: one line per check, one per finding, then the verdict."""
@@ -101,15 +105,18 @@ class AuditReport:
             tail = f"  {detail}" if detail else ""
             if c.note:
                 tail += f"  ({c.note})"
-            out.append(f"  {c.status.upper():4} {c.name}{tail}")
+            out.append(f"  {c.status.upper():4} {c.name}{tail}")  # REPORT: measured, cannot fail
         shown = Counter(f.check for f in self.findings)
         out.extend(f.line() for f in self.findings)
         for c in self.checks:
             if c.failures > shown[c.name]:
                 out.append(f"FAIL {c.name}: ... and {c.failures - shown[c.name]} more not shown")
-        n_ok = sum(c.passed for c in self.checks)
+        checks = [c for c in self.checks if c.status != "report"]
+        n_ok = sum(c.passed for c in checks)
         verdict = "PASS" if self.passed else "FAIL"
-        out.append(f"audit {verdict}: {n_ok}/{len(self.checks)} checks passed in {self.elapsed_s:.2f} s")
+        n_rep = len(self.checks) - len(checks)
+        reports = f" (and {n_rep} report{'s' * (n_rep != 1)})" if n_rep else ""
+        out.append(f"audit {verdict}: {n_ok}/{len(checks)} checks passed{reports} in {self.elapsed_s:.2f} s")
         return out
 
     def summary(self) -> str:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bench.axes import ANSWERABLE_AXES, AXIS_WEIGHTS
+from ..bench.axes import ANSWERABLE_AXES
 from ..bench.model import Question, Turn
-from ..bench.oracle import IDK_ANSWERS
+from ..bench.oracle import IDK_ANSWERS, abstention_answer
 from ..scoring import dry, idk
+from ..scoring.bounds import run_weight
 from .haystack import turn_text
 from .report import CEILING_MIN, IDK_FLOOR_MAX
-from .structural import EXEMPT_GOLD, Structure
+from .structural import Structure
 
 __all__ = ["Bars"]
 
@@ -39,12 +40,12 @@ class Bars:
         self.n += 1
         # idk-floor
         lang = q.lang if q.lang in IDK_ANSWERS else "en"
-        phrase = IDK_ANSWERS[lang]
-        if lang not in self.idk_ok:
-            self.idk_ok[lang] = bool(idk.is_idk(phrase))  # looked up on use: tests may stand in for it
-            if not self.idk_ok[lang]:
+        phrase = abstention_answer(q)  # the oracle's abstention (a bench's official words where it has them)
+        if phrase not in self.idk_ok:
+            self.idk_ok[phrase] = bool(idk.is_idk(phrase))  # looked up on use: tests may stand in for it
+            if not self.idk_ok[phrase]:
                 run.fail("idk-floor", name, None, f"the scorer does not recognise {phrase!r} ({lang}) as IDK")
-        w = AXIS_WEIGHTS[q.axis]
+        w = run_weight(q)
         s = float(dry.score_answer(q, phrase).score)
         self.idk_by_axis[q.axis] += w * s
         self.floor_num += w * s
@@ -52,8 +53,7 @@ class Bars:
         self.floor_n += s
 
         # evidence-ceiling
-        no_memory = q.expect == "no_memory" or q.axis in EXEMPT_GOLD
-        if q.axis in ANSWERABLE_AXES and not no_memory:
+        if q.scored_as in ANSWERABLE_AXES:  # not an abstention (Question.scored_as decides)
             if not ev:  # missing or unresolved evidence: a failure of evidence-resolves
                 run.add("evidence-ceiling", "no_evidence_excluded")
                 return

@@ -56,7 +56,7 @@ class Structure(AuditState):
                             f"not in evidence_sessions {list(q.evidence_sessions)}",
                         )
                         break
-        answerable = q.expect != "no_memory" and q.axis not in EXEMPT_GOLD
+        answerable = q.scored_as not in EXEMPT_GOLD
         if answerable and not q.evidence_turns and q.extra.get("has_gold") is False:
             # the book suite's cases without gold facts: expected, not a fault of the import
             self.add(check, "no_gold_expected")
@@ -75,7 +75,7 @@ class Structure(AuditState):
 
     def check_gold(self, tier: str, q: Question, ev: list[Turn]) -> None:
         check = "evidence-contains-gold"
-        if q.expect == "no_memory" or q.axis in EXEMPT_GOLD:
+        if q.scored_as in EXEMPT_GOLD:
             self.add(check, "exempt")
             return
         if not ev:

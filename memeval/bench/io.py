@@ -58,6 +58,7 @@ __all__ = [
     "load_bench",
     "save_bench",
     "hash_files",
+    "file_sha256",
     "MANIFEST",
     "no_gc",
 ]
@@ -256,6 +257,15 @@ def turn_line(t: Turn) -> str:
 
 def write_questions(path, questions: Iterable[Question]) -> int:
     return write_jsonl(path, (q.to_dict() for q in questions))
+
+
+def file_sha256(path) -> str:
+    """The hex sha256 of one file's bytes (what ``sha256sum`` prints), read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def hash_files(root, names: Iterable[str]) -> str:

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError, MemevalError
 from .io import confined, is_file, load_bench, read_questions, read_turns, save_bench, write_questions, write_turns
-from .loaders._common import TierCounter, link_or_copy, staged_output
+from .loaders._common import TierCounter, copy_source, staged_output
 from .tokens import TokenMemo
 from .model import Bench, Question, Session, Turn, haystacks_of
 from .lifelog import filler_sessions
@@ -297,13 +297,13 @@ def pad(
         }
     )
     with staged_output(out, force) as tmp:
-        link_or_copy(tpath, tmp / base.turns_file)
+        copy_source(tpath, tmp / base.turns_file)
         for f in base.files[1:]:
             if not (tmp / f).exists():
-                link_or_copy(root / f, tmp / f)
+                copy_source(root / f, tmp / f)
         for img in images:
             if not (tmp / img).exists():
-                link_or_copy(root / img, tmp / img)
+                copy_source(root / img, tmp / img)
         tiers, memo = [base], TokenMemo()  # the tiers nest: most texts are counted once for all
         for size, (ts, qs) in zip(sizes, padded):
             tname = padded_tier_name(base.name, size)

@@ -33,18 +33,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--target-ms", type=float, default=500.0, help="memory's share of the latency budget")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="conversation fluidity budget (recorded)")
-    for role in ("judge", "reader"):
-        p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
-        p.add_argument(f"--{role}-model", help=f"{role} model name")
-        p.add_argument(
-            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
-        )
-        add_limits(p, role)
-    p.add_argument(
-        "--reader-images",
-        action="store_true",
-        help="the reader model accepts images: memories' images are sent to it as image content parts",
-    )
+    add_model_arguments(p)
     p.add_argument(
         "--http-images",
         choices=["path", "inline"],
@@ -82,6 +71,7 @@ def add_arguments(p) -> None:
         "--prices",
         help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): records get cost_usd",
     )
+    add_error_arguments(p)
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -113,6 +103,45 @@ def limits(args, role: str) -> dict:
     }
 
 
+def add_model_arguments(p) -> None:
+    """The judge's and reader's endpoints (``run`` and ``retry``)."""
+    for role in ("judge", "reader"):
+        p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
+        p.add_argument(f"--{role}-model", help=f"{role} model name")
+        p.add_argument(
+            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
+        )
+        add_limits(p, role)
+    p.add_argument(
+        "--reader-images",
+        action="store_true",
+        help="the reader model accepts images: memories' images are sent to it as image content parts",
+    )
+
+
+def add_error_arguments(p, keep: bool = True) -> None:
+    """The options of what a run does about errors (``run``; ``retry`` without ``--keep-errors``)."""
+    p.add_argument(
+        "--max-errors",
+        default="0",
+        help="error records tolerated before the run is 'failed' (exit 1): a count (5) or a fraction of "
+        "the questions (0.1 or 10%%); default 0",
+    )
+    if keep:
+        p.add_argument(
+            "--keep-errors",
+            action="store_true",
+            help="on a rerun, keep earlier error records instead of asking those questions again",
+        )
+    p.add_argument(
+        "--max-connection-failures",
+        type=_positive_int,
+        default=10,
+        help="stop the run after this many consecutive connection failures of a served system (default 10; "
+        "the first failure its health check confirms stops it at once)",
+    )
+
+
 def _positive_int(text: str) -> int:
     import argparse
 
@@ -121,7 +150,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         n = 0
     if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number of tokens, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return n
 
 
@@ -138,18 +167,21 @@ def _client(args, role):
 
 def run(args) -> int:
     from ..run.cost import load_prices
-    from ..run.runner import run_system
+    from ..run.runner import RunConfig, run_system
     from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
+    from ..run.status import MaxErrors
+
+    budget = MaxErrors.parse(args.max_errors)  # a bad value stops here, before any question
     prices = load_prices(args.prices) if args.prices else None  # a bad table stops here, before any question
-    run_dir = run_system(
-        args.bench,
-        args.system,
-        args.tiers,
-        args.mode,
-        args.epochs,
-        args.concurrency,
-        args.out,
+    config = RunConfig(
+        bench_dir=args.bench,
+        system=args.system,
+        tiers=args.tiers,
+        mode=args.mode,
+        epochs=args.epochs,
+        concurrency=args.concurrency,
+        out=args.out,
         progress=not args.no_progress,
         judge=_client(args, "judge"),
         reader=_client(args, "reader"),
@@ -158,9 +190,13 @@ def run(args) -> int:
         question_set=args.question_set,
         verify=not args.no_verify,
         name=args.name,
-        runs_root=anchored("runs"),
+        runs_root=str(anchored("runs")),
         context_max_tokens=args.context_max_tokens,
         prices=prices,
+        keep_errors=args.keep_errors,
+        max_errors=budget,
+        max_connection_failures=args.max_connection_failures,
+        messages=_say,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,
@@ -171,20 +207,38 @@ def run(args) -> int:
         if args.system.startswith("http")
         else None,
     )
-    _gate(run_dir)
+    run_dir = run_system(config)
+    return finish(run_dir)
+
+
+def _say(line: str, command: str = "run") -> None:
+    import sys
+
+    print(f"memeval {command}: {line}", file=sys.stderr, flush=True)
+
+
+def finish(run_dir, command: str = "run") -> int:
+    """After a run: the validity gate, the headline (stderr), the folder (stdout), and the exit code:
+    1 with the error count and the three most common reasons when the run is ``failed``."""
     import sys
 
     from ..analysis.runs import headline_lines
-
-    print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
-    print(run_dir)
     from ..run.folder import read_manifest
 
+    _gate(run_dir)
+    print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
+    print(run_dir, flush=True)
     m = read_manifest(run_dir)
-    if m.get("status") == "failed":  # e.g. the judge graded under half the questions (run.grading)
-        print(f"memeval run: run FAILED: {m.get('error')}", file=sys.stderr)
-        return 1
-    return 0
+    if m.get("status") != "failed":
+        return 0
+    from ..run.records import read_records
+    from ..run.status import errors_by_reason, reasons_line
+
+    reasons = errors_by_reason(read_records(run_dir))
+    why = "; ".join(m.get("status_reasons") or ["failed"])
+    top = f": {reasons_line(reasons)}" if reasons else ""
+    print(f"memeval {command}: error: run failed: {why}{top}", file=sys.stderr)
+    return 1
 
 
 def _gate(run_dir) -> None:

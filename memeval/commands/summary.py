@@ -8,8 +8,8 @@ HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ce
 FORMATS = ("table", "json", "csv", "md")
 #: Columns shown without --wide (the rest are in --wide, --format json/csv).
 NARROW = {
-    "overall": ["system", "tier", "weighted", "unweighted", "n", "errors", "floor_weighted", "ceiling_weighted"],
-    "tier_axis": ["system", "tier", "axis", "score", "n", "errors", "recall_any@5"],
+    "overall": ["system", "tier", "weighted", "unweighted", "graded", "errors", "floor_weighted", "ceiling_weighted"],
+    "tier_axis": ["system", "tier", "axis", "score", "graded", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
@@ -67,6 +67,7 @@ def run(args) -> int:
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.cost import load_prices
     from ..run.folder import read_manifest
+    from ..run.status import errors_by_reason, reasons_line
     from ..audit.validity import gate_line
 
     prices = load_prices(args.prices) if args.prices else None
@@ -87,9 +88,22 @@ def run(args) -> int:
     official = official_table(df)
     if official.height:
         tables["official"] = official.drop("tier_index")
+    errors = {
+        i.run_id: errors_by_reason(df.filter((pl.col("run_id") == i.run_id) & pl.col("error").is_not_null()).to_dicts())
+        for i in infos
+    }
     if args.format == "json":
         out = {
-            "runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
+            "runs": [
+                manifest_summary(r)
+                | {"bound": str(r) in map(str, bounds)}
+                | {
+                    "errors_by_reason": [
+                        {"reason": e.reason, "count": e.count, "first": list(e.first)} for e in errors[i.run_id]
+                    ]
+                }
+                for r, i in zip(runs, infos)
+            ],
             "question_set": sets,
             "questions": args.questions,
             "validity": gates,
@@ -112,6 +126,8 @@ def run(args) -> int:
             m = manifest_summary(r)
             tag = " (bound found beside)" if r in bounds else ""
             print(f"run {m['run_id']}: {m['system']}, mode {m['mode']}, status {m['status']}{tag}")
+            if errors[m["run_id"]]:
+                print(f"  errors by reason: {reasons_line(errors[m['run_id']])}")
         print(
             f"question set: {sets}; questions: {args.questions}"
             + (" (only those in every tier)" if args.questions == "core" else "")

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
-from ..errors import InputError
+from ..errors import InputError, MemevalError
 from ..bench.io import iter_jsonl
 
 __all__ = [
@@ -68,13 +68,13 @@ class ToolReturn:
     differs: bool = False  # live return differs from the recording
 
 
-class MissingFixture(Exception):
+class MissingFixture(MemevalError):
     def __init__(self, key: str, reason: str):
         super().__init__(f"{key}: {reason}")
         self.key, self.reason = key, reason
 
 
-class UnknownTool(Exception):
+class UnknownTool(MemevalError):
     """The agent called a tool the registry does not have: the agent's fault (a ``fail``), unlike a
     gap in the recording (:class:`MissingFixture`, ``incomplete``)."""
 

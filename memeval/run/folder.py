@@ -11,11 +11,20 @@ from typing import Any
 
 StrPath = str | os.PathLike[str]
 
-from ..atomic import write_text
+from ..atomic import LinkRefused, WriterLock, write_text
 from ..bench.io import read_json
 from ..errors import InputError, MemevalError
+from .manifest import Manifest, migrate
 
-__all__ = ["check_manifest", "read_manifest", "write_manifest", "RunLock", "LOCK_NAME", "run_identity"]
+__all__ = [
+    "check_manifest",
+    "read_manifest",
+    "load_manifest",
+    "write_manifest",
+    "RunLock",
+    "LOCK_NAME",
+    "run_identity",
+]
 
 
 #: manifest fields summaries read: (path, type)
@@ -56,62 +65,56 @@ def check_manifest(obj: Any, path: StrPath) -> dict[str, Any]:
 
 
 def read_manifest(run_dir: StrPath) -> dict[str, Any]:
+    """A run's manifest as a JSON object, checked and migrated to the current version
+    (:func:`~memeval.run.manifest.migrate`); :func:`load_manifest` gives the typed value."""
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
         raise InputError(path, None, None, "no run manifest here (is this a run folder?)")
-    return check_manifest(read_json(path), path)
+    return migrate(check_manifest(read_json(path), path), path)
 
 
-def write_manifest(run_dir: StrPath, manifest: dict[str, Any]) -> None:
-    write_text(Path(run_dir) / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+def load_manifest(run_dir: StrPath) -> Manifest:
+    """A run's manifest as a typed :class:`~memeval.run.manifest.Manifest` (checked and migrated)."""
+    return Manifest.from_json(read_manifest(run_dir), Path(run_dir) / "manifest.json")
+
+
+def write_manifest(run_dir: StrPath, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically."""
+    text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False)
+    write_text(Path(run_dir) / "manifest.json", text + "\n")
 
 
 LOCK_NAME = ".lock"
 
 
-class RunLock:
-    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid.
+class RunLock(WriterLock):
+    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid
+    (:class:`memeval.atomic.WriterLock`; never through a symbolic link).
 
-    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks.
-    A second writer is refused with one line naming the holder's pid.
+    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks
+    (``stale_pid`` names the dead holder). A second writer is refused with one line naming the
+    holder's pid.
     """
 
     def __init__(self, run_dir: StrPath) -> None:
-        self.path = Path(run_dir) / LOCK_NAME
-        self._fd: int | None = None
+        super().__init__(Path(run_dir) / LOCK_NAME)
 
     def acquire(self) -> "RunLock":
-        import fcntl
-
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
+            super().acquire()
+        except LinkRefused as e:
+            raise MemevalError(e.strerror) from None
+        except BlockingIOError:
             raise MemevalError(
-                f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
+                f"{self.path.parent}: another memeval process (pid {self.held_by}) is writing this run "
                 "folder; wait for it to finish or use another --out"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        except OSError as e:
+            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
         return self
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
 
     def __enter__(self) -> "RunLock":
         return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 def run_identity(run_dir: StrPath) -> tuple[dict[str, Any], str, str]:
@@ -121,4 +124,4 @@ def run_identity(run_dir: StrPath) -> tuple[dict[str, Any], str, str]:
     c = m.get("config") if isinstance(m, dict) else None
     if not isinstance(c, dict) or not isinstance(c.get("bench"), dict):
         raise InputError(f"{run_dir}/manifest.json", None, "config.bench", "not a run manifest")
-    return c, str(c["bench"].get("content_hash")), str(c.get("question_set", "main"))
+    return c, str(c["bench"].get("content_hash")), str(c["question_set"])

@@ -16,17 +16,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from .._version import __version__
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import haystacks_of
-from ..errors import InputError, MemevalError
+from ..errors import InputError, MemevalError, StateError
 from ..audit import validity
 from ..scoring import retrieval, scorers
 from ..systems.base import Memory, memory_text
 from .records import RecordStore, read_records, record_memories
 from .folder import RunLock, read_manifest, write_manifest
+from .manifest import Manifest
 
 __all__ = ["regrade_run"]
 
@@ -122,37 +124,41 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
         raise MemevalError(f"{dest}: the regrade must go to a new folder, not the source run")
     if (dest / "records.jsonl").exists() or (dest / "manifest.json").exists():
         raise MemevalError(f"{dest}: already holds a run; use another --out")
-    qset = man["config"].get("question_set", "main")
+    qset = man["config"]["question_set"]
     with RunLock(dest):
-        manifest = {k: v for k, v in man.items() if k not in ("resumed_at", "error", "dry_validity")}
-        manifest.update(
+        source = Manifest.from_json(man, src / "manifest.json")
+        manifest = replace(
+            source,
             run_id=dest.name,
-            config_id=man.get("config_id"),
             memeval_version=__version__,
             created_at=_now(),
+            resumed_at=[],
             status="started",
+            error=None,
+            finished_at=None,
+            n_records=None,
+            dry_validity=None,
             config={**man["config"], "mode": mode, "grader": grader},
             regraded_from={"run_id": man["run_id"], "path": str(src.resolve()), "grader": man["config"].get("grader")},
             scorers=[s.spec() for s in scorer_list],
         )
         tiers = [t["name"] for t in man["config"]["tiers"]]
         if mode == "dry":
-            manifest["dry_validity"] = validity.dry_validity(bench.root, tiers)
+            manifest = replace(manifest, dry_validity=validity.dry_validity(bench.root, tiers))
         write_manifest(dest, manifest)
         store = RecordStore(dest)
+        status, error = "started", None
         try:
             for tier_name in tiers:
                 mine = [r for r in records if r["tier"] == tier_name]
                 if mine:
                     _regrade_tier(bench, tier_name, qset, mine, src_mode, mode, grader, scorer_list, dest.name, store)
-            manifest["status"] = "complete"
+            status = "complete"
         except BaseException as e:
-            manifest["status"] = "error"
-            manifest["error"] = f"{type(e).__name__}: {e}"
+            status, error = "error", f"{type(e).__name__}: {e}"
             raise
         finally:
-            manifest["finished_at"] = _now()
-            manifest["n_records"] = len(store.done)
+            manifest = replace(manifest, status=status, error=error, finished_at=_now(), n_records=len(store.done))
             write_manifest(dest, manifest)
             store.close()
     return dest
@@ -165,7 +171,7 @@ class _NoReader:
         return {"role": "reader", "model": None, "prompt": None, "note": "stored answers reused"}
 
     def answer(self, q, memories):
-        raise AssertionError("no reader: every record was checked to hold an answer")
+        raise StateError("no reader: every record was checked to hold an answer")
 
 
 def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_list, run_id, store) -> None:

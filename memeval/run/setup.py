@@ -7,13 +7,15 @@ import datetime as dt
 import hashlib
 import json
 import platform
+from dataclasses import replace
 from pathlib import Path
 
 from .._version import __version__
 from ..bench.io import MANIFEST, hash_files
 from ..errors import InputError, MemevalError
 from ..systems.registry import public_spec
-from .folder import read_manifest
+from .folder import load_manifest
+from .manifest import Manifest
 
 __all__ = ["config_snapshot", "config_id", "verify_bench", "open_manifest", "now"]
 
@@ -108,22 +110,21 @@ def verify_bench(bench, tiers, question_set: str = "main", verify: bool = True) 
     return hash_files(root, dict.fromkeys(read))
 
 
-def open_manifest(run_dir: Path, snapshot: dict, cid: str) -> dict:
+def open_manifest(run_dir: Path, snapshot: dict, cid: str) -> Manifest:
     """A new manifest, or the existing one when this is the same run (same config, same bench files)."""
     if not (run_dir / "manifest.json").exists():
-        return {
-            "run_id": run_dir.name,
-            "config_id": cid,
-            "config": snapshot,
-            "memeval_version": __version__,
-            "host": _host(),
-            "created_at": now(),
-        }
-    old = read_manifest(run_dir)
-    if not isinstance(old, dict) or old.get("config_id") != cid:
-        got = old.get("config_id") if isinstance(old, dict) else None
-        raise MemevalError(f"{run_dir}: holds a different run (config {got} != {cid}); use another --out")
-    bench = old.get("config", {}).get("bench", {}) if isinstance(old.get("config"), dict) else {}
+        return Manifest(
+            run_id=run_dir.name,
+            config_id=cid,
+            config=snapshot,
+            memeval_version=__version__,
+            host=_host(),
+            created_at=now(),
+        )
+    old = load_manifest(run_dir)
+    if old.config_id != cid:
+        raise MemevalError(f"{run_dir}: holds a different run (config {old.config_id} != {cid}); use another --out")
+    bench = old.config.get("bench")
     was = bench.get("files_hash") if isinstance(bench, dict) else None
     files = snapshot["bench"]["files_hash"]
     if was is not None and was != files:
@@ -131,5 +132,4 @@ def open_manifest(run_dir: Path, snapshot: dict, cid: str) -> dict:
             f"{run_dir}: the bench files changed since this run started ({was} != {files}); "
             "its records were scored against the old files: use another --out"
         )
-    old["resumed_at"] = old.get("resumed_at", []) + [now()]
-    return old
+    return replace(old, resumed_at=[*old.resumed_at, now()])

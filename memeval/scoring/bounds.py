@@ -83,7 +83,8 @@ def dry_grade(q: Question, answer: str | Sequence[str] | None) -> DryGrade:
 
 
 def run_weight(q: Question) -> int:
-    """The weight a run gives ``q`` (``expect: no_memory`` weighs as ABSTAIN)."""
+    """The weight a run gives ``q`` (``expect: no_memory`` weighs as ABSTAIN); the runner, the audit and
+    the bounds all ask this one function."""
     return AXIS_WEIGHTS["ABSTAIN" if q.expect == "no_memory" else q.axis]
 
 
@@ -170,7 +171,7 @@ def tier_bounds(
                 unreachable["no evidence turns"] += 1
             elif _image_only(q, ev) and grades["ceiling"] < 1:
                 unreachable["IMAGE (photo only)"] += 1
-            elif q.axis in ANSWERABLE_AXES and "required_facts" not in q.extra:
+            elif q.scored_as in ANSWERABLE_AXES and "required_facts" not in q.extra:
                 c = grades["ceiling"]
                 ans[0] += w * c
                 ans[1] += w

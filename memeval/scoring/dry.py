@@ -1,10 +1,13 @@
 """Dry-mode scoring (benchmark.md §4): the eleven rules, in order, on the answer text.
 
 Dry mode is a free, offline development ruler, not a published score. A system that returns
-memories but writes no answer is graded on the *content* of its memories joined into one text
-(timestamps and speakers are fields of a ``Memory``, not text to match), and never earns IDK or
-denial credit from them; on abstention questions such a run is ungraded
-(``ungraded_without_answer``), as glasshouse's score.py leaves it.
+memories but writes no answer is graded on the *content* of its memories (timestamps and speakers
+are fields of a ``Memory``, not text to match), **one memory at a time**: a value, a number with its
+unit, a CONFLICT correction with its latest value, a named disagreement, each must be found within
+one memory, never assembled across two ("two weeks" is not "the two" in one turn and "a week" in
+another). Different parts (GATHER parts, RECONCILE sides, both CONTRADICT values) may come from
+different memories. Such a system never earns IDK or denial credit from its memories; on abstention
+questions it is ungraded (``ungraded_without_answer``), as glasshouse's score.py leaves it.
 
 Each result names the rule that decided it (``DryScore.rule``); the prefix is the axis the
 question was scored as (``Question.scored_as``: ``expect`` decides first: ``no_memory`` is scored
@@ -28,7 +31,8 @@ rule                                   score  when
 ``contradict:both-values``             1      rule 9: ``clash_a`` and ``clash_b`` both found
 ``contradict:names-disagreement``      1      rule 9: conflict/contradicts/do not match/... named
 ``contradict:idk|miss``                .5/0   rule 9
-``conflict:corrected``                 1      rule 10: correction word and the latest value
+``conflict:corrected``                 1      rule 10: correction word and the latest value (for
+                                              memories: both in one memory)
 ``conflict:value-only|miss``           .5/0   rule 10
 ``<axis>:gold`` / ``<axis>:miss``      1/0    rule 11: gold or any alt found
 =====================================  =====  ==================================================
@@ -51,7 +55,7 @@ from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, i
 from memeval.scoring.matching import contains_normalized, normalize
 from memeval.scoring.phrases import PhraseSet
 from memeval.systems.base import memory_content
-from memeval.text.normal_form import normalize_lines
+from memeval.text.normal_form import normalize_each
 
 __all__ = [
     "GRADER_VERSION",
@@ -211,8 +215,8 @@ def _golds(q: Question) -> list[str]:
 def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     """Grade one answer to one question by rules 1-11 of benchmark.md §4, in order.
 
-    ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts,
-    joined with newlines into one text, as glasshouse grades ``answer_generated: false``).
+    ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts, read
+    one memory at a time: see the module docstring).
     """
     memories_only = isinstance(answer, (list, tuple))
     lines: list[str] = []
@@ -244,14 +248,15 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
         if axis == "FALSE_MEMORY" and not memories_only and denies_premise(answer):
             return DryScore.of(1.0, f"{prefix}:denial")
         return DryScore.of(0.0, f"{prefix}:went-along")
-    # once: a memory-only system's joined memories can be long (normalised memory by memory, memoised)
-    a = normalize_lines(lines) if memories_only else normalize(answer)
+    # once: each memory of a memory-only response normalised on its own (memoised), or the answer
+    texts = lines if memories_only else [answer]
+    forms = normalize_each(lines) if memories_only else [normalize(answer)]
 
     def has(value: str | None) -> bool:
-        return contains_normalized(a, value)
+        return any(contains_normalized(a, value) for a in forms)
 
     def has_any(values: Iterable[str]) -> bool:
-        return any(contains_normalized(a, v) for v in values if v)
+        return any(contains_normalized(a, v) for a in forms for v in values if v)
 
     # Rule 5: GATHER, proportional to the parts found.
     if axis == "GATHER":
@@ -291,16 +296,17 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     if axis == "CONTRADICT":
         if q.clash_a and q.clash_b and has(q.clash_a) and has(q.clash_b):
             return DryScore.of(1.0, "contradict:both-values")
-        if names_disagreement(answer):
+        if any(names_disagreement(t) for t in texts):
             return DryScore.of(1.0, "contradict:names-disagreement")
         if idk:
             return DryScore.of(0.5, "contradict:idk")
         return DryScore.of(0.0, "contradict:miss")
     # Rule 10: CONFLICT, a correction word and the latest value.
     if axis == "CONFLICT":
-        candidates = [latest_value(g) for g in golds] + golds
-        if has_any(dict.fromkeys(candidates)):
-            if has_correction_word(answer):
+        candidates = [c for c in dict.fromkeys([latest_value(g) for g in golds] + golds) if c]
+        valued = [t for t, a in zip(texts, forms) if any(contains_normalized(a, c) for c in candidates)]
+        if valued:  # the correction must sit in a text that gives the latest value (one memory)
+            if any(has_correction_word(t) for t in valued):
                 return DryScore.of(1.0, "conflict:corrected")
             return DryScore.of(0.5, "conflict:value-only")
         return DryScore.of(0.0, "conflict:miss")

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Protocol, TypeVar, runtime_checkable
 
 from ..bench.model import Question
+from ..bench.oracle import LOCOMO_ABSTENTION, official_abstention
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash, user_message
 from .reader_images import ReaderImages
 
@@ -28,6 +29,7 @@ __all__ = [
     "Reader",
     "JUDGE_PROMPT",
     "READER_PROMPT",
+    "READER_PROMPT_FOR_BENCH",
     "NOT_GRADABLE_IN_MEMORY_MODE",
     "VERDICT_SCHEMA",
     "UNPARSEABLE",
@@ -36,6 +38,9 @@ __all__ = [
 
 JUDGE_PROMPT = "judge_v1"
 READER_PROMPT = "reader_v1"
+#: The default reader's prompt for a bench whose official metric wants set abstention words
+#: (``bench.oracle.official_abstention``): the same prompt, asking for those words.
+READER_PROMPT_FOR_BENCH = {LOCOMO_ABSTENTION.bench: "reader_locomo_v1"}
 NOT_GRADABLE_IN_MEMORY_MODE = frozenset({"ABSTAIN", "FALSE_MEMORY"})
 _SCORES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 UNPARSEABLE = "judge reply has no valid verdict"
@@ -108,7 +113,7 @@ class Judge:
         }
 
     def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict:
-        axis = "ABSTAIN" if q.expect == "no_memory" else q.axis
+        axis = q.scored_as  # the one place that says which rule grades a question
         if kind == "memory" and axis in NOT_GRADABLE_IN_MEMORY_MODE:
             return Verdict(None, None, None, NOT_GRADABLE)
         rule = _AXIS_RULES.get(axis, "").format(
@@ -144,11 +149,17 @@ class Judge:
 
 class Reader:
     """Writes an answer from the returned memories. ``images=True`` marks the reader model as accepting
-    images: the memories' images are then sent as OpenAI image content parts (``reader_images``)."""
+    images: the memories' images are then sent as OpenAI image content parts (``reader_images``).
+
+    With the default prompt, a question of a bench whose official metric wants set abstention words
+    (LoCoMo) is put with that bench's prompt (``READER_PROMPT_FOR_BENCH``), which asks for them; the
+    identity names those prompts and their hashes too. A prompt of one's own is used for every bench."""
 
     def __init__(self, client: ChatClient, prompt: str = READER_PROMPT, images: bool = False):
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
         self.images = bool(images)
+        names = READER_PROMPT_FOR_BENCH if prompt == READER_PROMPT else {}
+        self.for_bench = {bench: (name, _prompt(name)) for bench, name in names.items()}
 
     def identity(self) -> dict:
         return {
@@ -156,14 +167,30 @@ class Reader:
             **self.client.identity(),
             "prompt": self.prompt_name,
             "prompt_hash": prompt_hash(self.template),
+            **(
+                {
+                    "bench_prompts": {
+                        b: {"prompt": n, "prompt_hash": prompt_hash(t)} for b, (n, t) in self.for_bench.items()
+                    }
+                }
+                if self.for_bench
+                else {}
+            ),
             **({"images": True} if self.images else {}),
         }
+
+    def template_for(self, q: Question) -> str:
+        """The prompt ``q`` is put with: its bench's where it has one, else the reader's own."""
+        official = official_abstention(q)
+        if official is not None and official.bench in self.for_bench:
+            return self.for_bench[official.bench][1]
+        return self.template
 
     def answer(self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None) -> str:
         """Raises ``ChatError`` when the endpoint fails after retries. ``images``: what
         ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``)."""
         marks = images.marks if images is not None and images.urls else (None,) * len(memories)
-        msg = self.template.format(
+        msg = self.template_for(q).format(
             asked_at=q.asked_at or "unknown",
             question=q.text_to_ask,
             memories="\n".join(f"- {m}" + (f" {k}" if k else "") for m, k in zip(memories, marks)) or "(none)",

@@ -104,7 +104,7 @@ def _near(q: Question, group: list[Question]) -> str | None:
 
 
 def _traps(q: Question, groups: dict[str, list[Question]]) -> Iterable[tuple[str, str]]:
-    axis = (q.axis or "").upper()
+    axis = q.scored_as  # the rule the question is graded by picks its traps
     group = groups[question_shape(q.question_en)]
     if axis in ("STALE", "UPDATE") and q.stale_answer:
         yield "stale", f"It's {q.stale_answer}."
@@ -113,7 +113,7 @@ def _traps(q: Question, groups: dict[str, list[Question]]) -> Iterable[tuple[str
         yield "one_side", f"It's {q.clash_b}."
     if axis == "FALSE_MEMORY" and q.false_claim_en:
         yield "false_premise", f"Yes, I remember: {q.false_claim_en.rstrip('.')}. You told me that."
-    if axis == "ABSTAIN" and q.expect == "no_memory" and (v := _sibling(q, group) or _any_value(q, groups)):
+    if axis == "ABSTAIN" and (v := _sibling(q, group) or _any_value(q, groups)):
         yield "invented", f"It's {v}."
     if axis in _ONE_VALUE and q.gold_answer.strip() and (v := _near(q, group)):
         yield "near_miss", f"It's {v}."

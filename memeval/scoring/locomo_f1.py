@@ -25,13 +25,15 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
+from ..errors import ArgumentError
 from ..bench.model import Question
+from ..bench.oracle import LOCOMO_ABSTENTION
 from ..text.fold import drop_punct_articles
 
 __all__ = ["METRIC", "normalize_answer", "token_f1", "multi_f1", "locomo_score", "score_question"]
 
 METRIC = "locomo-f1"
-_ABSTAINS = ("no information available", "not mentioned")
+_ABSTAINS = LOCOMO_ABSTENTION.phrases  # ("no information available", "not mentioned")
 
 
 @lru_cache(maxsize=1)
@@ -82,7 +84,7 @@ def locomo_score(category: int, prediction: str, gold: str) -> float:
         gold = gold.split(";")[0].strip()
     if category in (2, 3, 4):
         return token_f1(prediction, gold)
-    raise ValueError(f"LoCoMo category must be 1..5, got {category!r}")
+    raise ArgumentError(f"LoCoMo category must be 1..5, got {category!r}")
 
 
 def score_question(q: Question, answer: str) -> float | None:

@@ -1,7 +1,7 @@
 """Retrieval hit (benchmark.md §4), scored separately from answering.
 
 * Turn ids returned: a hit when they intersect the question's ``evidence_turns``.
-* Text only: a hit when the joined text contains the gold, any alternative, any gold part, either
+* Text only: a hit when one returned memory contains the gold, any alternative, any gold part, either
   CONTRADICT value (their gold names the clash, which no turn says), or a CONFLICT gold's latest
   value (its gold reads "No, X now"). RECONCILE sides are conditions ("on weekdays"), too generic
   to show that the evidence came back, so they are not targets.
@@ -24,7 +24,12 @@ Ranked-retrieval metrics (:func:`ranking_metrics`): evidence ``recall_any@k``, `
 
 The ranking is what the system returned, in order (turn ids; or, for a system that returns only
 text, each memory mapped to the turn whose text it is -- :func:`map_memories` -- an unmapped memory
-keeps its rank as an irrelevant item). The corpus is the haystack the system ingested.
+keeps its rank as an irrelevant item), **each turn counted once**: a repeat of an id already ranked
+is dropped (the first occurrence kept) before any metric, and the record counts the repeats
+(:func:`ranking_repeats`). LongMemEval ranks corpus indices and so never sees a repeat; a system
+returning its best turn ten times would otherwise score ndcg above 1. The corpus is the haystack the
+system ingested; a gold id returned that the corpus lacks still counts in the ideal DCG, so every
+metric stays in [0, 1].
 """
 
 from __future__ import annotations
@@ -35,10 +40,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from memeval.bench.axes import ABSTENTION_AXES
 from memeval.bench.model import Question
+from memeval.bench.oracle import expects_abstention
 from memeval.scoring.dry import latest_value
-from memeval.scoring.matching import matches_any  # normalises the joined text once
+from memeval.scoring.matching import matches_any  # normalises each memory once (memoised)
 from memeval.systems.base import memory_content
 
 __all__ = [
@@ -55,12 +60,14 @@ __all__ = [
     "Corpus",
     "map_memories",
     "ranking_metrics",
+    "ranking_repeats",
+    "first_occurrences",
 ]
 
 
 def has_evidence(q: Question) -> bool:
-    """False for questions whose right answer is that nothing was ever said."""
-    return q.expect != "no_memory" and (q.axis or "").upper() not in ABSTENTION_AXES
+    """False for questions whose right answer is that nothing was ever said (``expects_abstention``)."""
+    return not expects_abstention(q)
 
 
 def retrieval_targets(q: Question) -> list[str]:
@@ -89,10 +96,9 @@ def retrieval_hit(q: Question, retrieved_turns: Iterable[int] | None, memories: 
     if ids:
         wanted = {_id_key(t) for t in q.evidence_turns}
         return any(_id_key(t) in wanted for t in ids)
-    text = "\n".join(memory_content(m) for m in (memories or ()) if m)  # content, not date stamps
-    if not text.strip():
-        return False
-    return matches_any(text, retrieval_targets(q))
+    texts = [memory_content(m) for m in (memories or ()) if m]  # content, not date stamps
+    targets = retrieval_targets(q)
+    return any(matches_any(t, targets) for t in texts)  # a target found within one memory
 
 
 # ----------------------------------------------------------------------------------------------
@@ -126,10 +132,13 @@ def _scores(ranked: Sequence[Hashable | None], gold: list, n_relevant: int, k: i
     """recall_any, recall_all, ndcg at ``k``; ``n_relevant``: relevant items in the corpus (ideal DCG)."""
     top_k = ranked[:k]
     top = set(top_k)
+    wanted = set(gold)
     r_any = float(any(g in top for g in gold))
     r_all = float(all(g in top for g in gold))
-    ideal = _ideal_dcg(min(n_relevant, k))  # the corpus's relevances sorted best first
-    actual = _binary_dcg(top_k, set(gold))
+    # the corpus's relevances sorted best first; a relevant item ranked that the corpus lacks counts too
+    hits = sum(1 for d in top_k if d is not None and d in wanted)
+    ideal = _ideal_dcg(min(max(n_relevant, hits), k))
+    actual = _binary_dcg(top_k, wanted)
     return r_any, r_all, (actual / ideal if ideal else 0.0)
 
 
@@ -172,14 +181,39 @@ def _effective_k(ranked: Sequence[Hashable | None], corpus_size: int, k: int) ->
 def evaluate_ranking(
     ranked: Sequence[Hashable | None], gold: Iterable[Hashable], corpus: Sequence[Hashable], k: int
 ) -> tuple[float, float, float]:
-    """(recall_any, recall_all, ndcg) at ``k`` of a ranking of corpus ids (None: an unmapped item).
+    """(recall_any, recall_all, ndcg) at ``k`` of a ranking of corpus ids (None: an unmapped item); an
+    id ranked twice counts once, where it first appears.
 
     >>> evaluate_ranking(["a", "x", "b"], ["a", "b"], ["a", "b", "x", "y"], 2)
     (1.0, 0.0, 0.5)
+    >>> evaluate_ranking(["a", "a", "a"], ["a"], ["a", "b"], 3)
+    (1.0, 1.0, 1.0)
     """
+    return _evaluate(first_occurrences(ranked)[0], gold, corpus, k)
+
+
+def _evaluate(ranked, gold, corpus, k) -> tuple[float, float, float]:
     gold = list(dict.fromkeys(gold))
     wanted = set(gold)
     return _scores(ranked, gold, sum(1 for c in corpus if c in wanted), k)
+
+
+def first_occurrences(ranked: Sequence[Hashable | None]) -> tuple[list[Hashable | None], int]:
+    """The ranking with each id kept where it first appears (an unmapped ``None`` is never a repeat),
+    and how many repeats were dropped.
+
+    >>> first_occurrences([3, 3, None, 1, 3, None])
+    ([3, None, 1, None], 2)
+    """
+    seen: set = set()
+    out: list[Hashable | None] = []
+    for d in ranked:
+        if d is not None:
+            if d in seen:
+                continue
+            seen.add(d)
+        out.append(d)
+    return out, len(ranked) - len(out)
 
 
 def evaluate_turn2session(
@@ -192,7 +226,7 @@ def evaluate_turn2session(
     >>> (r_any, r_all, round(ndcg, 4))  # k grew to 3; s2 at rank 3: 1/log2(3)
     (1.0, 1.0, 0.6309)
     """
-    return evaluate_ranking(ranked, gold, corpus, _effective_k(ranked, len(corpus), k))
+    return _evaluate(ranked, gold, corpus, _effective_k(ranked, len(corpus), k))
 
 
 _MEMORY_PREFIX = re.compile(r"^\[[^\]\n]{0,40}\]\s*[^:\n]{0,80}:\s*")
@@ -275,11 +309,7 @@ def ranking_metrics(
     from returned ``turn_ids`` or from ``text``; (None, None) for a question without evidence turns."""
     if not has_evidence(q) or not q.evidence_turns:
         return None, None
-    ranked: list
-    if turn_ids:
-        ranked, source = [None if t is None else _id_key(t) for t in turn_ids], "turn_ids"
-    else:
-        ranked, source = map_memories([m for m in (memories or ()) if m], corpus), "text"
+    ranked, source, _ = _ranking(turn_ids, memories, corpus)
     gold = list(dict.fromkeys(_id_key(t) for t in q.evidence_turns))
     n_turns = sum(1 for g in gold if g in corpus.session_of)
     out: dict[str, float] = {}
@@ -297,6 +327,26 @@ def ranking_metrics(
         for name, v in zip(names, _scores(sess_ranked, sess_gold, n_sess, eff)):
             out[name] = v
     return {k: out[k] for k in _ALL_NAMES}, source
+
+
+def _ranking(turn_ids: Sequence | None, memories: Sequence[str] | None, corpus: Corpus) -> tuple[list, str, int]:
+    """The system's ranking as corpus ids, each once (first occurrence), how it was read, and the repeats dropped."""
+    raw: list[Hashable | None]
+    if turn_ids:
+        raw, source = [None if t is None else _id_key(t) for t in turn_ids], "turn_ids"
+    else:
+        raw, source = map_memories([m for m in (memories or ()) if m], corpus), "text"
+    ranked, repeats = first_occurrences(raw)
+    return ranked, source, repeats
+
+
+def ranking_repeats(turn_ids: Sequence | None, memories: Sequence[str] | None, corpus: Corpus) -> int:
+    """How many entries of the system's ranking repeat a turn ranked before them (dropped from the metrics).
+
+    >>> ranking_repeats([5, 5, 2, 5], None, Corpus((), {}, {}))
+    2
+    """
+    return _ranking(turn_ids, memories, corpus)[2]
 
 
 #: per level, per k: the metric names in ``METRICS`` order; and every name in record order

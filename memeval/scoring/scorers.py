@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..errors import ArgumentError
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
@@ -42,7 +43,7 @@ __all__ = [
     "RETRIEVAL_VERSION",
 ]
 
-RETRIEVAL_VERSION = "retrieval-v1"
+RETRIEVAL_VERSION = "retrieval-v2"  # v2: each turn ranked once (repeats dropped and counted)
 _EMPTY_CORPUS = retrieval.Corpus((), {}, {})
 
 
@@ -80,17 +81,19 @@ class Scorer(Protocol):
 class RetrievalScorer:
     """Whether the evidence came back (``retrieval_hit``) and the ranked metrics of scoring/retrieval.py."""
 
-    writes = ("retrieval_hit", "retrieval_metrics", "retrieval_source")
+    writes = ("retrieval_hit", "retrieval_metrics", "retrieval_source", "retrieval_repeats")
 
     def spec(self) -> dict:
         return {"name": "retrieval", "version": RETRIEVAL_VERSION, "writes": list(self.writes)}
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
-        metrics, source = retrieval.ranking_metrics(q, r.turn_ids, list(r.memories), r.corpus)
+        memories = list(r.memories)
+        metrics, source = retrieval.ranking_metrics(q, r.turn_ids, memories, r.corpus)
         return {
-            "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, list(r.memories)),
+            "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, memories),
             "retrieval_metrics": metrics,
             "retrieval_source": source,
+            "retrieval_repeats": retrieval.ranking_repeats(r.turn_ids, memories, r.corpus),
         }
 
 
@@ -126,7 +129,7 @@ class JudgeScorer:
 
     def __init__(self, judge: Judge, kind: str = "answer", reader=None):
         if kind == "answer" and reader is None:
-            raise ValueError("an answer-mode judge scorer needs a reader")
+            raise ArgumentError("an answer-mode judge scorer needs a reader")
         self.judge, self.kind, self.reader = judge, kind, reader
 
     def grader(self) -> dict:
@@ -207,13 +210,13 @@ def scorers_for(mode: str, judge: Judge | None = None, reader=None) -> list:
     if mode == "dry":
         return [RetrievalScorer(), DryScorer()]
     if mode in ("memory", "answer") and judge is None:
-        raise ValueError(f"{mode} mode needs a judge")
+        raise ArgumentError(f"{mode} mode needs a judge")
     assert judge is not None
     if mode == "memory":
         return [RetrievalScorer(), JudgeScorer(judge, "memory")]
     if mode == "answer":
         return [RetrievalScorer(), JudgeScorer(judge, "answer", reader), OfficialScorer(judge.client)]
-    raise ValueError(f"unknown mode {mode!r}")
+    raise ArgumentError(f"unknown mode {mode!r}")
 
 
 def run_scorers(scorers: Sequence, q: Question, r: Response) -> dict:

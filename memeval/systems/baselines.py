@@ -13,11 +13,11 @@ import numpy as np
 from ..bench.model import Question, Session, Turn
 from ..bench.oracle import abstention_answer, expects_abstention
 from ..bench.tokens import count_tokens
-from ..text.tokens import word_tokens
+from ..text.tokens import bm25_tokens
 from .base import BaseMemorySystem, Capabilities, Recall, _sees_question, memory_text
 from .bm25_index import TokenCache, build_index
 
-__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "top_k_positive"]
+__all__ = ["NoMemory", "Oracle", "Recent", "BM25", "bm25_tokens", "top_k_positive"]
 
 
 class NoMemory(BaseMemorySystem):
@@ -45,7 +45,7 @@ class Oracle(BaseMemorySystem):
     the question expects none (ABSTAIN, FALSE_MEMORY, ``expect: no_memory``), no memories and an
     explicit "I don't know" answer. The ceiling, and a check of the scorer itself."""
 
-    name, version = "oracle", "2"
+    name, version = "oracle", "3"  # 3: abstains in a bench's official words (LoCoMo: "not mentioned")
     capabilities = Capabilities()  # prepare-then-query: one question at a time
 
     def __init__(self) -> None:
@@ -102,14 +102,6 @@ class Recent(BaseMemorySystem):
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
 
 
-_STOP = frozenset(bm25s.stopwords.STOPWORDS_EN) if hasattr(bm25s, "stopwords") else frozenset()
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers less English stop words; CJK runs become character bigrams."""
-    return word_tokens(text, _STOP)
-
-
 class BM25(BaseMemorySystem):
     """Top-``k`` turns by BM25 over the turns ingested so far (index rebuilt lazily after ingest).
 
@@ -117,7 +109,7 @@ class BM25(BaseMemorySystem):
     of their turns) and the index is built in bulk (``bm25_index``); the scores are bm25s's.
     """
 
-    name, version = "bm25", "1"
+    name, version = "bm25", "2"  # 2: one tokeniser with the audit probe (bm25_tokens, issue 22)
     capabilities = Capabilities()
 
     def __init__(self, k: int = 10) -> None:

@@ -23,8 +23,8 @@ import httpx
 import numpy as np
 
 from ..retry import Retryable, RetryPolicy, post_attempt
-from .base import SystemCallError
-from .http import public_url
+from ..errors import SystemCallError
+from ..text.urls import public_url
 
 __all__ = ["EmbeddingClient", "EmbeddingCache", "text_key", "DEFAULT_CACHE"]
 

@@ -14,7 +14,9 @@
   (``cinco``, ``fünf``, ``пять`` → ``5``); Chinese/Japanese numerals before a counter or unit
   (``三只`` → ``3只``, ``二十五岁`` → ``25岁``).
 * Clock times one way: ``7pm``, ``7:00 p.m.`` → ``7 pm``. An ISO date stays one token
-  (``2026-09-06`` → ``2026.09.06``): no number gold matches a part of it.
+  (``2026-09-06`` → ``2026.09.06``): no number gold matches a part of it. A day of a named month
+  one way, month first and without its ordinal suffix: ``12th of April``, ``12 April``,
+  ``the twelfth of April`` and ``April 12th`` → ``april 12``.
 * British spellings folded to American: ``neighbour`` → ``neighbor``, ``organise`` → ``organize``,
   ``analyse`` → ``analyze``, ``centre`` → ``center``, ``grey`` → ``gray``.
 * ``percent``/``per cent`` → ``%`` and ``dollar(s)`` → ``$``, ``euro(s)`` → ``€``; an amount and
@@ -33,7 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 from .number_words import (
     FOREIGN_NUMBERS,
@@ -47,7 +49,7 @@ from .number_words import (
     run_to_text,
 )
 
-__all__ = ["normalize", "normalize_lines", "CACHE_MAX_CHARS", "clear_caches"]
+__all__ = ["normalize", "normalize_each", "CACHE_MAX_CHARS", "clear_caches"]
 
 # ---------------------------------------------------------------------------------------------
 # Unicode folding
@@ -373,7 +375,33 @@ def _normalize(text: str) -> str:
     if not text:
         return ""
     s = _char_steps(_fold(text))
-    return " ".join(_words_pass(_tokens(s), "$" in s or not s.isascii()))  # "$": the one ASCII sign
+    return _dates(" ".join(_words_pass(_tokens(s), "$" in s or not s.isascii())))  # "$": the one ASCII sign
+
+
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DAY = r"0?[1-9]|[12]\d|3[01]"
+# on the words pass's output: "12th of april" / "12 april" (a day first) or "april 12th" (an ordinal)
+_DAY_OF_MONTH = re.compile(
+    rf"(?<![\w.,:])(?:({_DAY})(?:st|nd|rd|th)? (?:of )?({_MONTHS})|({_MONTHS}) ({_DAY})(?:st|nd|rd|th))(?!\w)"
+)
+_MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _day_of_month_sub(m: re.Match) -> str:
+    if m.group(1):
+        return f"{m.group(2)} {int(m.group(1))}"
+    return f"{m.group(3)} {int(m.group(4))}"
+
+
+def _dates(form: str) -> str:
+    """A day of a named month written one way: ``april 12`` (month first, no ordinal suffix).
+
+    >>> _dates("on 12th of april 2026"), _dates("april 12th"), _dates("12 may be late")
+    ('on april 12 2026', 'april 12', 'may 12 be late')
+    """
+    if any(h in form for h in _MONTH_HINTS) and any(c.isdigit() for c in form):
+        return _DAY_OF_MONTH.sub(_day_of_month_sub, form)
+    return form
 
 
 def _fold(text: str) -> str:
@@ -404,79 +432,25 @@ _normalize_cached = lru_cache(maxsize=4096)(_normalize)
 
 
 # ---------------------------------------------------------------------------------------------
-# Lines normalised one by one
+# Memories normalised one by one
 
-
-class _Line(NamedTuple):
-    form: str  # the line's normal form
-    opens_quietly: bool  # no line before it changes how it reads
-    closes_quietly: bool  # it changes nothing of how a line after it reads
-
-
-def _special(t: str) -> bool:
-    """A token the words pass handles (``_words_pass``'s marks)."""
-    return t in _SPECIAL_WORDS or t[-1] in _CURRENCY_SIGNS
-
-
-@lru_cache(maxsize=32768)
-def _line(text: str) -> _Line | None:
-    """A line's normal form, and whether it reads the same next to any other line (None: no words).
-
-    Joined by a newline, two lines read apart unless a step spans the newline: the character steps
-    that can (``_FRACTION``, ``_AM_PM``, ``_CLOCK``: through white space) need the second line to
-    begin with a digit, ``/``, or the word ``m``/``am``/``pm`` or ``a.``/``p.``; the words pass needs
-    a special token at the end of the first line (other than a dropped one) or as the first word of
-    the second that is not dropped. Every other step is a character map or a pattern that meets the
-    newline as it meets the text's edge. (``tests/test_normal_form_lines.py`` checks this.)
-    """
-    folded = _fold(text)
-    edge = folded.strip()
-    if not edge:
-        return None
-    s = _char_steps(folded)
-    toks = _tokens(s)
-    if not toks:
-        return None
-    c = edge[0]
-    if c in _ASCII_LOWER:
-        n = len(edge) - len(edge.lstrip(_ASCII_LOWER))
-        word = edge[:n]
-        starts_quietly = word not in ("m", "am", "pm") and not (word in ("a", "p") and edge[n : n + 1] == ".")
-    else:
-        starts_quietly = not c.isascii() and c.isalpha()
-    first = next((t for t in toks if t not in _DROPPED), None)
-    return _Line(
-        " ".join(_words_pass(toks, "$" in s or not s.isascii())),
-        starts_quietly and (first is None or not _special(first)),
-        toks[-1] in _DROPPED or not _special(toks[-1]),
-    )
-
-
-_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
-#: Longer lines are not memoised one by one (their text is normalised whole)
+#: Longer memories are not memoised one by one
 LINE_MAX_CHARS = 2048
+_line_form = lru_cache(maxsize=32768)(_normalize)
 
 
-def normalize_lines(lines: Sequence[str]) -> str:
-    """``normalize("\\n".join(lines))``, put together from each line's own normal form (memoised: a
-    system returns the same memories for question after question) where no line changes how the
-    next one reads (see ``_line``); else the joined text, normalised whole.
+def normalize_each(lines: Sequence[str]) -> list[str]:
+    """Each text's own normal form, in order (memoised per text: a system returns the same memories
+    question after question). Dry rules read a memory-only response memory by memory, so that a
+    value is found in one memory, never assembled across two.
 
-    >>> normalize_lines(["I have two cats.", "My car is blue"]) == normalize("I have two cats.\\nMy car is blue")
-    True
+    >>> normalize_each(["I have two cats.", "My car is blue"])
+    ['have 2 cats', 'car is blue']
     """
-    forms = []
-    closes_quietly = True
-    for i, text in enumerate(lines):
-        line = _line(text) if len(text) <= LINE_MAX_CHARS else None
-        if line is None or (i and not (closes_quietly and line.opens_quietly)):
-            return normalize("\n".join(lines))
-        forms.append(line.form)
-        closes_quietly = line.closes_quietly
-    return " ".join(f for f in forms if f)
+    return [_line_form(t) if len(t) <= LINE_MAX_CHARS else normalize(t) for t in lines]
 
 
 def clear_caches() -> None:
     """Forget memoised normal forms (for benchmarks)."""
     _normalize_cached.cache_clear()
-    _line.cache_clear()
+    _line_form.cache_clear()

@@ -16,7 +16,7 @@ from ...errors import InputError, MemevalError
 from ..model import Tier, Turn
 from ..tokens import TokenMemo, count_tokens
 
-__all__ = ["staged_output", "clean_stale", "TierCounter", "link_or_copy", "SourceRecord"]
+__all__ = ["staged_output", "clean_stale", "TierCounter", "copy_source", "SourceRecord"]
 
 
 class SourceRecord:
@@ -107,14 +107,12 @@ def staged_output(out, force: bool = False) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def link_or_copy(src, dst) -> None:
-    """Hard-link ``src`` to ``dst`` (same file system), else copy it."""
+def copy_source(src, dst) -> None:
+    """Copy ``src``'s bytes to ``dst`` (a new file, never a link: editing the bench folder's file must
+    not edit the published original, nor the bench a padded bench was made from)."""
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
+    shutil.copyfile(src, dst)
 
 
 class TierCounter:

@@ -17,16 +17,16 @@ from pathlib import Path
 from ...errors import InputError, MemevalError
 from ...atomic import dumps_line
 from ..images import image_ref_kind
-from ..io import confined, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
+from ..io import confined, file_sha256, is_file, iter_jsonl_lines, question_from_dict, read_turns, save_bench
 from ..model import SESSION_FIELD_KEY, Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER
-from ._common import TierCounter, link_or_copy, staged_output
+from ._common import TierCounter, copy_source, staged_output
 
 __all__ = [
     "TIER_ORDER",
     "XLING_MIN_TIER",
     "PROBES_SET",
-    "load_glasshouse",
+    "import_glasshouse",
     "read_question_lines",
     "check_pairing",
     "find_tier_files",
@@ -167,7 +167,7 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     return images
 
 
-def load_glasshouse(
+def import_glasshouse(
     folder, out, *, name: str = "glasshouse", force: bool = False, pairs: dict[str, list[str]] | None = None
 ) -> Bench:
     """Turn a glasshouse folder into a bench folder at ``out`` (original files linked or copied).
@@ -267,15 +267,15 @@ def load_glasshouse(
 
     with staged_output(out, force) as root:
         for p in tier_files.values():
-            link_or_copy(p, root / p.name)
+            copy_source(p, root / p.name)
         for img in sorted(images):
-            link_or_copy(folder / img, root / img)
+            copy_source(folder / img, root / img)
 
         def place(fname: str, rows: list, rewritten_name: str) -> str:
             """The original file when its lines are kept as they are, else a rewritten copy."""
             if all(line == raw for raw, (_, _, line) in zip(_raw_lines(folder / fname), rows)):
                 if not (root / fname).exists():
-                    link_or_copy(folder / fname, root / fname)
+                    copy_source(folder / fname, root / fname)
                 return fname
             if not (root / rewritten_name).exists():
                 with open(root / rewritten_name, "w", encoding="utf-8", newline="") as fh:
@@ -302,7 +302,7 @@ def load_glasshouse(
                         fh.writelines(line for _, _, line in rows)
             for fname, _ in files[1:]:
                 if not (root / fname).exists():
-                    link_or_copy(folder / fname, root / fname)  # kept for reference
+                    copy_source(folder / fname, root / fname)  # kept for reference
             n_q = sum(len(rows) for _, rows in files)
             named = {k: place(f, rows, f"bench_{k}.jsonl") for k, (f, rows) in sets[t].items()}
             counted = TierCounter().add_all(turns_by_tier[t]).tier(t, p.name, q_name, n_q)
@@ -322,6 +322,14 @@ def load_glasshouse(
             axis_map={a: a for a in axes},
             extra={
                 "format": "glasshouse",
+                "source_files": {
+                    f: {"file": f, "sha256": file_sha256(folder / f)}
+                    for f in sorted(
+                        {p.name for p in tier_files.values()}
+                        | {f for v in attached.values() for f, _ in v}
+                        | {f for v in sets.values() for f, _ in v.values()}
+                    )
+                },
                 SESSION_FIELD_KEY: session_field,
                 "evidence_session_mismatches": {f: v for f, v in session_mismatches.items() if v},
                 "question_files": {t: [f for f, _ in v] for t, v in attached.items()},

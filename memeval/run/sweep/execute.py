@@ -19,7 +19,7 @@ from ...errors import MemevalError
 from ...llm import ChatClient
 from ...scoring.judge import Judge, Reader
 from ...workspace import anchored
-from ..records import RunLock, read_manifest
+from ..folder import RunLock, read_manifest
 from ..runner import run_system
 from .plan import Shard, plan_shards, resolve_benches, write_sweep
 from .spec import ModelRef, SweepSpec
@@ -59,9 +59,9 @@ def run_shard(shard: Shard, judge: ModelRef | None = None, reader: ModelRef | No
         run_system(
             shard.bench_dir,
             shard.system,
-            [shard.tier],
-            shard.mode,
-            shard.epochs,
+            tiers=[shard.tier],
+            mode=shard.mode,
+            epochs=shard.epochs,
             out=shard.run_dir,
             progress=False,
             judge=j,
