@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import httpx
-from .errors import EndpointError
+from .errors import ArgumentError, EndpointError, MemevalError
 from .retry import Retryable, RetryPolicy, post_attempt
 from .text.urls import public_url
 
@@ -179,7 +179,7 @@ class ChatClient:
         self.max_tokens = int(max_tokens if max_tokens is not None else limits.max_tokens)
         self.timeout = float(timeout if timeout is not None else limits.timeout)
         if self.max_tokens <= 0 or self.timeout <= 0:
-            raise ValueError(f"{role}: max_tokens and timeout must be positive")
+            raise ArgumentError(f"{role}: max_tokens and timeout must be positive")
         self._headers = {"content-type": "application/json"}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
@@ -284,7 +284,7 @@ class ChatClient:
         self.close()
 
 
-class _Refused(Exception):
+class _Refused(MemevalError):
     """The server refused a structured-output form (the client tries the next one)."""
 
 
