@@ -1,7 +1,13 @@
-"""Write files so that a reader never sees half of one: temp file in the same folder, then rename."""
+"""Write files so that a reader never sees half of one: temp file in the same folder, then rename.
+
+Files that are written in place (an append-only JSONL file, a writer lock) are opened with
+``O_NOFOLLOW``: a symbolic link where one of them should be is refused (:class:`LinkRefused`, one
+line), never written through. A rename replaces a link rather than writing its target.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -10,7 +16,51 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["atomic_open", "write_text", "write_jsonl", "write_lines", "dumps_line", "repair_tail", "JsonlAppender"]
+from .errors import MemevalError
+
+__all__ = [
+    "atomic_open",
+    "write_text",
+    "write_jsonl",
+    "write_lines",
+    "dumps_line",
+    "repair_tail",
+    "JsonlAppender",
+    "LinkRefused",
+    "open_nofollow",
+    "WriterLock",
+]
+
+
+class LinkRefused(MemevalError, OSError):
+    """A file memeval writes in place is a symbolic link: refused, never followed."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class LockHeld(MemevalError, BlockingIOError):
+    """Another writer holds the lock (``WriterLock.acquire``); also a :class:`BlockingIOError`."""
+
+
+def open_nofollow(path: str | os.PathLike, flags: int, mode: int = 0o666) -> int:
+    """``os.open`` with ``O_NOFOLLOW``; a symbolic link at ``path`` is :class:`LinkRefused`.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "link").symlink_to(d / "elsewhere")
+    >>> open_nofollow(d / "link", os.O_WRONLY | os.O_CREAT)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    memeval.atomic.LinkRefused: ...link: is a symbolic link; memeval never writes through one (remove it)
+    """
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP or (e.errno == errno.EEXIST and os.path.islink(path)):
+            raise LinkRefused(
+                errno.ELOOP, f"{path}: is a symbolic link; memeval never writes through one (remove it)"
+            ) from None
+        raise
 
 
 def _read_umask() -> int:
@@ -74,9 +124,13 @@ def repair_tail(path) -> int:
     """Drop a partial last line left by a killed appender (an append-only JSONL file); returns the
     number of bytes dropped. A file ending in a newline, or absent, is left alone."""
     path = Path(path)
-    if not path.exists() or path.stat().st_size == 0:
+    try:
+        fd = open_nofollow(path, os.O_RDWR)
+    except FileNotFoundError:
         return 0
-    with open(path, "rb+") as fh:
+    with os.fdopen(fd, "rb+") as fh:
+        if os.fstat(fd).st_size == 0:
+            return 0
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) == b"\n":
             return 0
@@ -105,7 +159,8 @@ class JsonlAppender:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(self.path)
-        self._fh = open(self.path, "a", encoding="utf-8")
+        fd = open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._fh = os.fdopen(fd, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
     def write(self, obj) -> None:
@@ -122,3 +177,58 @@ class JsonlAppender:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class WriterLock:
+    """One writer per file or folder: an exclusive ``flock`` on the lock file ``path`` holding the
+    writer's pid (never through a symbolic link).
+
+    The kernel drops the lock when its holder dies (even by SIGKILL); a holder that exits normally
+    empties the file, so a pid found in a lock file that could be taken belonged to a writer that died
+    (``stale_pid``). ``held_by`` is the pid of the writer holding it when :meth:`acquire` raises
+    :class:`LockHeld` (a ``BlockingIOError``).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / ".lock"
+    >>> with WriterLock(p) as lock:
+    ...     lock.stale_pid is None and p.read_text().strip() == str(os.getpid())
+    True
+    >>> p.read_text()
+    ''
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+        self.stale_pid: str | None = None
+        self.held_by = "unknown"
+
+    def acquire(self) -> "WriterLock":
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        before = os.read(fd, 64).decode("ascii", "replace").strip()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            self.held_by = before or "unknown"
+            raise LockHeld(errno.EWOULDBLOCK, f"{self.path}: held by pid {self.held_by}") from None
+        self.stale_pid = before or None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)  # a clean exit leaves no pid behind (a pid left means a dead writer)
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+    def __enter__(self) -> "WriterLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

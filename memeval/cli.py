@@ -25,6 +25,9 @@ def _command_modules():
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memeval", description="Measure long-term memory in LLM systems.")
     p.add_argument("--version", action="version", version=f"memeval {__version__}")
+    p.add_argument(
+        "--debug", action="store_true", help="with an error, print its full traceback (a system's own included)"
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, mod in _command_modules():
         sp = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
@@ -34,10 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)  # imports every command's module: seconds
+    except KeyboardInterrupt:
+        print("memeval: interrupted", file=sys.stderr)
+        return 130
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(e, file=sys.stderr)
         one_line = " ".join(str(e).splitlines())  # an error is one line, whatever a value held
         print(f"memeval {args.command}: error: {one_line}", file=sys.stderr)
         return e.exit_code
@@ -58,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        from .atomic import LinkRefused  # the command line imports on use (start-up time)
+
+        if not isinstance(e, LinkRefused):
+            raise
+        print(f"memeval {args.command}: error: {e}", file=sys.stderr)  # a symbolic link where memeval writes
+        return 1
 
 
 if __name__ == "__main__":

@@ -42,11 +42,11 @@ prices: str | None = None
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import aggregate, plots
-from memeval.analysis.fairness import compare_runs
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
-from memeval.workbench import ensure_bench, load_runs, run_folders, run_systems
+from memeval import aggregate, plots
+from memeval import setup_notebook
+from memeval import gate_html, html_table, side_by_side, with_interval_text
+from memeval import ensure_bench, load_runs, run_folders, run_systems
+from memeval import compare_runs
 
 setup_notebook()
 if run_dirs is None:
@@ -154,8 +154,8 @@ else:
 # from the endpoints and a price table (`prices` above, or `memeval run --prices`).
 
 # %%
-from memeval.analysis.costs import operating_points, with_prices
-from memeval.run.cost import load_prices
+from memeval import operating_points, with_prices
+from memeval import load_prices
 
 priced = with_prices(fair.df, load_prices(prices) if prices else None)
 if gate:
@@ -193,7 +193,7 @@ else:
 # flipped questions).
 
 # %%
-from memeval.analysis.intervals import paired_differences
+from memeval import paired_differences
 
 contenders = [
     s for s in df["system"].unique(maintain_order=True).to_list() if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)

@@ -7,7 +7,7 @@ import pytest
 
 from memeval.analysis.aggregate import load_records
 from memeval.analysis.fairness import compare_runs
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 from memeval.cli import main
 from memeval.run import read_records, run_system
 from test_loaders_locomo import _conv, _write
@@ -18,7 +18,7 @@ def locomo_runs(tmp_path_factory):
     """A LoCoMo-format bench (two conversations, category 5 included) run by bm25 (memory-only: the
     category-5 abstention questions stay ungraded) and oracle (answers: graded on them too)."""
     root = tmp_path_factory.mktemp("locomo")
-    load_locomo([_write(root, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])], root / "bench")
+    import_locomo([_write(root, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])], root / "bench")
     runs = {}
     for spec in ("bm25:k=1", "bm25:k=2", "oracle", "recent:tokens=100000"):
         out = root / "runs" / spec.replace(":", "_").replace("=", "_")

@@ -43,7 +43,8 @@ def test_bearer_token_guards_every_route_but_health_and_openapi():
         assert httpx.get(srv.url + "/stats").status_code == 401
         assert httpx.get(srv.url + "/health").status_code == 200
         assert httpx.get(srv.url + "/openapi.json").status_code == 200
-        assert httpx.post(srv.url + "/reset", headers={"authorization": "Bearer tok-123"}).status_code == 204
+        reset = httpx.post(srv.url + "/reset", headers={"authorization": "Bearer tok-123"})
+        assert reset.status_code == 200 and isinstance(reset.json()["generation"], str)
         assert srv.stats()["reset"] == 1  # the refused resets never reached the system
 
 
@@ -181,7 +182,7 @@ def test_serve_cli_with_token_env(tmp_path):
         assert "bearer token required" in line and "tok-cli" not in line
         url = f"http://127.0.0.1:{port}"
         assert httpx.post(url + "/reset").status_code == 401
-        assert httpx.post(url + "/reset", headers={"authorization": "Bearer tok-cli"}).status_code == 204
+        assert httpx.post(url + "/reset", headers={"authorization": "Bearer tok-cli"}).status_code == 200
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(10)

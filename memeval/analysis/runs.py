@@ -16,6 +16,7 @@ import polars as pl
 from ..errors import InputError
 from ..run.records import read_records
 from ..run.folder import read_manifest
+from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
 __all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]
@@ -61,16 +62,19 @@ def run_info(run_dir: str | Path) -> RunInfo:
     )
 
 
-def find_runs(root: str | Path) -> list[RunInfo]:
-    """Every run folder (holding ``manifest.json``) directly under ``root`` or one level deeper, newest
-    first; folders whose manifest cannot be read are left out."""
+def find_runs(root: str | Path, unreadable: list[str] | None = None) -> list[RunInfo]:
+    """Every run folder (holding ``manifest.json``) that is ``root`` itself, directly under it or one
+    level deeper, newest first. A folder whose manifest cannot be read is left out; with
+    ``unreadable``, one line per such folder (its path and the reason) is appended to it."""
     root = Path(root)
     out = []
-    for man in sorted({*root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
+    for man in sorted({*root.glob("manifest.json"), *root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
         try:
             out.append(run_info(man.parent))
-        except (InputError, KeyError, TypeError, AttributeError):
-            continue
+        except (InputError, KeyError, TypeError, AttributeError) as e:
+            if unreadable is not None:
+                reason = " ".join(str(e).splitlines()) if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
+                unreadable.append(f"{man.parent}: unreadable manifest ({reason})")
     return sorted(out, key=lambda r: r.created_at, reverse=True)
 
 
@@ -103,7 +107,9 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
     return (
         df.group_by("system", "tier_index", "tier")
         .agg(
-            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
+            pl.when(graded.any())
+            .then((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum())
+            .alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
             pl.len().alias("n"),
             graded.sum().alias("graded"),
@@ -118,6 +124,8 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
 _HEADLINE_SCHEMA = {
     "system": pl.Utf8,
     "tier": pl.Utf8,
+    "qid": pl.Utf8,
+    "epoch": pl.Int64,
     "score": pl.Float64,
     "weight": pl.Int32,
     "error": pl.Utf8,
@@ -128,8 +136,9 @@ _HEADLINE_SCHEMA = {
 
 def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     """The headline's fields of every record: read by polars (a tenth of the time of the full check,
-    for a file this run just wrote whole), else, for a torn tail or any value polars cannot read
-    as typed, by :func:`read_records`, which names the line and field of bad input."""
+    for a file this run just wrote whole), else, for a torn tail, any value polars cannot read as
+    typed, a score outside [0, 1] (NaN included) or a repeated (tier, question, epoch), by
+    :func:`read_records`, which names the line and field of bad input."""
     path = Path(run_dir) / "records.jsonl"
     if not path.is_file() or path.stat().st_size == 0:
         return pl.DataFrame(schema=_HEADLINE_SCHEMA)
@@ -138,7 +147,14 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
         whole = fh.read(1) == b"\n"
     if whole:
         try:
-            return pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            df = pl.read_ndjson(path, schema=_HEADLINE_SCHEMA)
+            bad = df.select(
+                (~pl.col("score").is_between(0, 1) & pl.col("score").is_not_null()).any()
+                | pl.struct("tier", "qid", "epoch").is_duplicated().any()
+                | pl.col("tier").is_null().any()
+            ).item()
+            if not bad:
+                return df
         except (pl.exceptions.PolarsError, ValueError, OSError):
             pass  # the checked reader below says what is wrong
     rows = [{k: r.get(k) for k in _HEADLINE_SCHEMA} for r in read_records(run_dir)]
@@ -151,7 +167,7 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     Retries come from the records' ``attempts`` (absent for in-process systems: 0).
 
     >>> print(headline_lines(tiny_run)[1])
-      core       weighted 0.473  unweighted 0.629  n=63 graded=58 errors=0 retries=0
+      core       weighted 0.645  unweighted 0.767  n=63 graded=58 errors=0 retries=0
     """
     df = _headline_records(run_dir)
     info = run_info(run_dir)
@@ -160,13 +176,16 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     order = {t: i for i, t in enumerate(df["tier"].unique(maintain_order=True))}
     df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
     lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
+    errs = df.filter(pl.col("error").is_not_null())
     for r in headline_table(df).iter_rows(named=True):
-        w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
-        u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
+        w = "-" if r["weighted"] is None or r["weighted"] != r["weighted"] else f"{r['weighted']:.3f}"  # nan: -
+        u = "-" if r["unweighted"] is None or r["unweighted"] != r["unweighted"] else f"{r['unweighted']:.3f}"
         lines.append(
             f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
             f"errors={r['errors']} retries={r['retries']}"
         )
+    if errs.height:
+        lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..bench.axes import ANSWERABLE_AXES
-from ..bench.io import read_questions, read_turns
+from ..bench.io import read_questions, read_turns  # a glasshouse core file reads as turns as it is
 from ..bench.model import Question, Session, Turn
 from ..scoring.bounds import dry_grade, run_weight
 from ..systems.baselines import BM25

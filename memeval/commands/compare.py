@@ -104,7 +104,7 @@ def make_judge(args):
     if not args.judge_url or not args.judge_model:
         raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
     return RubricJudge(
-        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0),
+        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0, role="judge"),
         json_mode=args.judge_json_mode,
     )
 

@@ -11,7 +11,11 @@ is not a non-negative integer gets 400 and a chunked body 411 (the connection is
 line and headers must arrive within --header-timeout seconds in total and the body within
 --body-timeout; a keep-alive connection idle for --idle-timeout is closed; the listen backlog is
 --backlog. A repeated Idempotency-Key on POST /sessions is a no-op returning the first reply (keys are
-forgotten on POST /reset); GET /stats gives the counts (sessions ingested and repeated, faults).
+forgotten on POST /reset). Haystacks are fenced: POST /reset returns {"generation": G} and applies
+its own Idempotency-Key once; a /sessions or /query naming an older generation (Memory-Generation
+header) is refused with 409 and never applied; GET /stats?generation=G gives the sessions stored in G
+and their digest, GET /stats the counts too (sessions ingested and repeated, faults). --no-fencing
+serves the protocol as it was before generations (204 on reset; a control for fault tests).
 With --token-env NAME every route but /health and /openapi.json needs 'Authorization: Bearer
 $NAME'. The OpenAPI document is at /openapi.json."""
 
@@ -25,6 +29,11 @@ def add_arguments(p) -> None:
     p.epilog = EPILOG
     d = Limits()
     p.add_argument("system", help="built-in system, e.g. bm25:k=10")
+    p.add_argument(
+        "--name",
+        help="the name GET /health reports, which names the runs made against this server "
+        "(default: the system's name + '-http', e.g. bm25-http)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument(
@@ -76,6 +85,11 @@ def add_arguments(p) -> None:
         help="routes the fault rates apply to (default: query)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the fault schedule")
+    p.add_argument(
+        "--no-fencing",
+        action="store_true",
+        help="no generations: 204 on /reset, Memory-Generation ignored (the protocol before fencing; a control)",
+    )
 
 
 def run(args) -> int:
@@ -86,6 +100,10 @@ def run(args) -> int:
     from ..systems.registry import make_system
     from ..systems.server import Faults, Limits, ReferenceServer
 
+    from ..systems.http import valid_name
+
+    if args.name is not None and not valid_name(args.name):
+        raise MemevalError(f"--name {args.name!r}: 1-64 characters of A-Z a-z 0-9 . _ + @ -")
     system = make_system(args.system)
     if declared(system).prepare is not None:
         raise MemevalError(f"{args.system!r} needs the bench question itself and cannot be served over HTTP")
@@ -112,12 +130,16 @@ def run(args) -> int:
     )
     limits = Limits(args.max_body_bytes, args.header_timeout, args.body_timeout, args.idle_timeout, args.backlog)
     try:
-        srv = ReferenceServer(system, args.host, args.port, faults, limits, token)
+        srv = ReferenceServer(
+            system, args.host, args.port, faults, limits, token, fencing=not args.no_fencing, name=args.name
+        )
     except OSError as e:
         raise MemevalError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e})") from None
-    auth = "bearer token required" if token else "no auth"
+    auth = ("bearer token required" if token else "no auth") + ("; unfenced" if args.no_fencing else "")
     print(
-        f"serving {system.name} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)", file=sys.stderr, flush=True
+        f"serving {srv.state.info['name']} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)",
+        file=sys.stderr,
+        flush=True,
     )
     try:
         srv.serve_forever()

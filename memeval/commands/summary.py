@@ -14,14 +14,14 @@ NARROW = {
         "weighted",
         "weighted_raw",
         "unweighted",
-        "n",
+        "graded",
         "graded_own",
         "errors",
         "errata_dropped",
         "floor_weighted",
         "ceiling_weighted",
     ],
-    "tier_axis": ["system", "tier", "axis", "score", "n", "graded_own", "errors", "recall_any@5"],
+    "tier_axis": ["system", "tier", "axis", "score", "graded", "graded_own", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
@@ -80,6 +80,7 @@ def run(args) -> int:
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.cost import load_prices
     from ..run.folder import read_manifest
+    from ..run.status import errors_by_reason, reasons_line
     from ..audit.validity import gate_line
 
     prices = load_prices(args.prices) if args.prices else None
@@ -103,9 +104,22 @@ def run(args) -> int:
     official = official_table(df)
     if official.height:
         tables["official"] = official.drop("tier_index")
+    errors = {
+        i.run_id: errors_by_reason(df.filter((pl.col("run_id") == i.run_id) & pl.col("error").is_not_null()).to_dicts())
+        for i in infos
+    }
     if args.format == "json":
         out = {
-            "runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
+            "runs": [
+                manifest_summary(r)
+                | {"bound": str(r) in map(str, bounds)}
+                | {
+                    "errors_by_reason": [
+                        {"reason": e.reason, "count": e.count, "first": list(e.first)} for e in errors[i.run_id]
+                    ]
+                }
+                for r, i in zip(runs, infos)
+            ],
             "question_set": sets,
             "questions": args.questions,
             "validity": gates,
@@ -130,6 +144,8 @@ def run(args) -> int:
             m = manifest_summary(r)
             tag = " (bound found beside)" if r in bounds else ""
             print(f"run {m['run_id']}: {m['system']}, mode {m['mode']}, status {m['status']}{tag}")
+            if errors[m["run_id"]]:
+                print(f"  errors by reason: {reasons_line(errors[m['run_id']])}")
         print(
             f"question set: {sets}; questions: {args.questions}"
             + (" (only those in every tier)" if args.questions == "core" else "")
@@ -141,8 +157,10 @@ def run(args) -> int:
         if gates:
             _print_retrieval(tables, head, args.wide)
         label = " -- NOT VALID on this bench, see above" if gates else ""
-        head(f"Overall dry answer scores{label} (floor = no_memory, ceiling = oracle on the same bench files)")
-        print("n: the questions every system here graded; graded_own: what each graded by itself")
+        head(
+            f"Overall {scores_title(manifest_summary(r)['mode'] for r in runs)}{label} (floor = no_memory, ceiling = oracle on the same bench files)"
+        )
+        print("graded: the questions every system here graded; graded_own: what each graded by itself")
         print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
@@ -175,6 +193,21 @@ def _wrap(line: str) -> str:
 
     indent = " " * (len(line) - len(line.lstrip()) + 4)
     return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def scores_title(modes) -> str:
+    """What the overall table's scores are, from the runs' modes (dry scores are memeval's rules on
+    the returned memories; memory and answer modes are a judge's verdicts).
+
+    >>> scores_title(["dry", "dry"]), scores_title(["answer"]), scores_title(["dry", "answer"])
+    ('dry answer scores', 'judge-graded answer scores', 'scores (modes: answer, dry)')
+    """
+    found = sorted(set(modes))
+    if found == ["dry"]:
+        return "dry answer scores"
+    if len(found) == 1:
+        return f"judge-graded {found[0]} scores"
+    return f"scores (modes: {', '.join(found)})"
 
 
 def _narrow(t, name):

@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="?",
         default=None,
         metavar="RUNS_DIR",
-        help="folder of run folders (default: runs/ under the project root)",
+        help="folder of run folders, or one run folder (default: runs/ under the project root)",
     )
     p.add_argument("--out", metavar="SITE_DIR", help="folder to write (default: reports/runs under the project root)")
     p.add_argument("--serve", action="store_true", help="then serve the site on 127.0.0.1 until Ctrl-C")
@@ -42,6 +42,8 @@ def run(args) -> int:
         print(file=sys.stderr)
     for s in res.skipped:
         print(f"memeval view: skipped {s}", file=sys.stderr)
+    if not res.pages and not res.skipped:
+        raise InputError(runs, None, None, "no run folders here (none holds a manifest.json)")
     print(f"{len(res.pages)} runs → {res.index}")
     if args.serve:
         _serve(out, args.port)

@@ -16,6 +16,7 @@ from .grade import RunGrade, SampleResult
 from .replay import RunTrace
 from ..bench.files import check_field_types
 from ..bench.io import iter_jsonl
+from ..errors import InputError
 
 __all__ = ["result_record", "read_sample_records", "check_record", "record_key", "stratum_of"]
 
@@ -139,7 +140,14 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
         "seed": s.replay.seed,
         "observed": _grade(shown)["observed"] if shown else None,
         "runs": [
-            {**_grade(g, r.config.process_weights), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
+            {
+                **_grade(g, r.config.process_weights),
+                "status": t.status,
+                "drifted": list(t.drifted),
+                "teacher_forced": t.teacher_forced,
+                "usage": list(t.usage),
+                "trace": _trace(t),
+            }
             for t, g in r.runs
         ],
         **({"extra": r.extra} if r.extra else {}),
@@ -179,4 +187,20 @@ def read_sample_records(path) -> list[dict]:
     """Every whole multi-turn record of the JSONL file ``path`` (one per sample; a partial last line
     of a run still writing, or killed, is left out). Not ``run.records.read_records``, which reads
     a run folder's question records."""
-    return [check_record(obj, path, n) for n, obj in iter_jsonl(path, skip_torn_tail=True)]
+    out: list[dict] = []
+    first: dict[tuple, int] = {}
+    for n, obj in iter_jsonl(path, skip_torn_tail=True):
+        rec = check_record(obj, path, n)
+        key = record_key(rec)
+        if rec.get("config_id") is not None:  # one record per sample, agent and grading config
+            if key in first:
+                raise InputError(
+                    path,
+                    n,
+                    "sample_id",
+                    f"duplicate record of sample {key[0]!r}, agent {key[1]!r} (first on line "
+                    f"{first[key]}): two writers, or a file appended twice",
+                )
+            first[key] = n
+        out.append(rec)
+    return out

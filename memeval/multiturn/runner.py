@@ -3,8 +3,10 @@ topic unit across sessions (:func:`run_user_topic`, :func:`run_user_topic_memory
 over a suite, one record per sample (:func:`run_suite`).
 
 Records are appended and flushed as each sample finishes (the shared JSONL store,
-:class:`memeval.atomic.JsonlAppender`); an agent's failure becomes a record with its reason
-(``incomplete``), never a crash or a dropped sample.
+:class:`memeval.atomic.JsonlAppender`, never through a symbolic link), by one writer at a time (a
+``flock`` on ``.NAME.lock`` beside the file: a second writer is refused with one line); an agent's
+failure becomes a record with its reason (``incomplete``), never a crash or a dropped sample. A memory
+system that refuses or cannot be reached stops the run with one line (:class:`MemoryUnavailable`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Sequence, TypedDict
 
-from ..atomic import JsonlAppender
+from pathlib import Path
+
+from ..atomic import JsonlAppender, LinkRefused, WriterLock
+from ..errors import MemevalError
+from ..llm import metered, usage_entries
 from ..scoring.judge import JudgeProtocol
+from ..errors import SystemCallError
 from ..systems.base import MemorySystem, Recall
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
@@ -27,13 +34,17 @@ from .crosssession import (
 )
 from .grade import RunGrade, SampleResult, combine_runs, grade_run
 from .records import read_sample_records, record_key, result_record
-from .replay import RunTrace, StateExtractor, replay_once
+from .replay import RunTrace, StateExtractor, replay_once, stopped_in_prefix, teacher_forced_prefix
 from .sample import Sample
 from .suite import Suite
 from .toolsets import fixture_tools
 from .tools import ToolSource
 
-__all__ = ["run_sample", "run_user_topic", "run_user_topic_memory", "iter_results", "run_suite"]
+__all__ = ["run_sample", "run_user_topic", "run_user_topic_memory", "iter_results", "run_suite", "MemoryUnavailable"]
+
+
+class MemoryUnavailable(MemevalError):
+    """The memory system refused a reset or an ingest, or could not be reached (one line)."""
 
 
 class _GradeKw(TypedDict):
@@ -54,8 +65,14 @@ def run_sample(
     extractor: StateExtractor | None = None,
     extractor_trusted: bool = True,
     prior_messages: Sequence[dict] = (),
+    forced_prefix: Sequence[dict] | None = None,
 ) -> SampleResult:
-    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
+    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine.
+
+    ``forced_prefix``: the recorded shared prefix (``replay.teacher_forced_prefix``). A run that stops
+    inside the prefix is replayed again from ``graded_from`` on that recording (teacher forcing), so
+    the sample is graded on its own part rather than dropped as incomplete; its trace says so.
+    """
 
     def grade(trace: RunTrace) -> RunGrade:
         try:
@@ -68,8 +85,19 @@ def run_sample(
     for i in range(cfg.runs):
         if begin is not None:
             begin(sample.sample_id, i)
-        trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
-        runs.append((trace, grade(trace)))
+        with metered() as calls:  # the agent's, the extractor's and the judge's model calls, by role
+            trace = replay_once(
+                sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages
+            )
+            if forced_prefix and stopped_in_prefix(sample, trace):
+                rest = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= (sample.graded_from or 0)))
+                msgs = [*prior_messages, *forced_prefix]
+                trace = replace(
+                    replay_once(rest, agent, tools_factory(sample), extractor=extractor, prior_messages=msgs),
+                    teacher_forced=True,
+                )
+            graded = grade(trace)
+        runs.append((replace(trace, usage=tuple(usage_entries(calls))), graded))
     verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
     return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)
 
@@ -127,7 +155,11 @@ def run_user_topic_memory(
     first), and the later session's agent starts from what ``memory`` returns for its first user
     turn -- never from the pasted transcript. Remembered vs guessed right is decided by whether the
     sample's ``memory_needs`` were among the returned memories."""
-    memory.reset()
+    name = getattr(memory, "name", type(memory).__name__)
+    try:
+        memory.reset()
+    except SystemCallError as e:
+        raise MemoryUnavailable(f"memory system {name}: {e}") from None
     traces, status = _replay_priors(priors, agent, tools_factory, chained=False)
     next_id = 0
     for p, tr in zip(priors, traces):
@@ -135,13 +167,15 @@ def run_user_topic_memory(
             break
         sess = session_from_messages(tr.messages, p.session_ref, next_id)
         next_id += len(sess.turns)
-        memory.ingest(sess)
+        try:
+            memory.ingest(sess)
+        except SystemCallError as e:
+            raise MemoryUnavailable(f"memory system {name}: {e}") from None
     first = sample.user_text[sample.turn_index[0]]
     try:
         recall = memory.query(first, None) if status == "done" else Recall()
     except Exception as e:  # a memory failure is a record with its reason
         status, recall = f"memory_error: {type(e).__name__}: {e}", Recall()
-    name = getattr(memory, "name", type(memory).__name__)
     msg = memory_message(recall, name)
     with_ = run_sample(sample, agent, tools_factory, cfg, prior_messages=[msg] if msg else [], **kw)
     without = run_sample(sample, agent, tools_factory, cfg, **kw)
@@ -181,6 +215,7 @@ def iter_results(
     for s in suite.samples:
         by_session.setdefault(s.session_ref, []).append(s)
     kw = _GradeKw(judge=judge, extractor=extractor, extractor_trusted=extractor_trusted)
+    sessions = {str(x.get("session_id")): x for x in suite.sessions}
     for s in suite.samples:
         if wanted is not None and s.sample_id not in wanted:
             continue
@@ -196,7 +231,10 @@ def iter_results(
             else:
                 yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
         else:
-            yield run_sample(s, agent, tools_factory, cfg, **kw)
+            forced = None
+            if s.graded_from is not None and s.session_ref in sessions:
+                forced = teacher_forced_prefix(s, sessions[s.session_ref], suite.fixtures.get(s.replay.tool_fixture))
+            yield run_sample(s, agent, tools_factory, cfg, forced_prefix=forced, **kw)
 
 
 def run_suite(
@@ -215,8 +253,36 @@ def run_suite(
     record for this agent and grading config are not run again (their records are returned as read).
     """
     tools_factory = tools_factory or fixture_tools(suite)
-    records = []
-    writer = JsonlAppender(out_path) if out_path else None
+    records: list[dict] = []
+    lock = _lock(Path(out_path)) if out_path else None
+    try:
+        return _run_suite(suite, agent, out_path, cfg, tools_factory, run_id, records, **kw)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _lock(out: Path) -> WriterLock:
+    """The one-writer lock of a records file (``.NAME.lock`` beside it), or one line naming the holder."""
+    lock = WriterLock(out.parent / f".{out.name}.lock")
+    try:
+        return lock.acquire()
+    except LinkRefused as e:
+        raise MemevalError(str(e)) from None
+    except BlockingIOError:
+        raise MemevalError(
+            f"{out}: another memeval process (pid {lock.held_by}) is writing these records; wait for it or "
+            "use another -o"
+        ) from None
+    except OSError as e:
+        raise MemevalError(f"{out}: cannot write records here ({e.strerror or e})") from None
+
+
+def _run_suite(suite, agent, out_path, cfg, tools_factory, run_id, records, **kw) -> list[dict]:
+    try:
+        writer = JsonlAppender(out_path) if out_path else None
+    except LinkRefused as e:
+        raise MemevalError(str(e)) from None
     name = getattr(agent, "name", type(agent).__name__)  # as result records name it
     done: dict[tuple, dict] = {}
     if writer and writer.path.stat().st_size:

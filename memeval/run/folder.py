@@ -11,7 +11,7 @@ from typing import Any
 
 StrPath = str | os.PathLike[str]
 
-from ..atomic import write_text
+from ..atomic import LinkRefused, WriterLock, write_text
 from ..bench.io import read_json
 from ..errors import InputError, MemevalError
 from .manifest import Manifest, migrate
@@ -87,49 +87,34 @@ def write_manifest(run_dir: StrPath, manifest: Manifest) -> None:
 LOCK_NAME = ".lock"
 
 
-class RunLock:
-    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid.
+class RunLock(WriterLock):
+    """One writer per run folder: an exclusive ``flock`` on ``RUN/.lock`` holding the writer's pid
+    (:class:`memeval.atomic.WriterLock`; never through a symbolic link).
 
-    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks.
-    A second writer is refused with one line naming the holder's pid.
+    The kernel drops the lock when its holder dies (even by SIGKILL), so a stale lock file never blocks
+    (``stale_pid`` names the dead holder). A second writer is refused with one line naming the
+    holder's pid.
     """
 
     def __init__(self, run_dir: StrPath) -> None:
-        self.path = Path(run_dir) / LOCK_NAME
-        self._fd: int | None = None
+        super().__init__(Path(run_dir) / LOCK_NAME)
 
     def acquire(self) -> "RunLock":
-        import fcntl
-
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
+            super().acquire()
+        except LinkRefused as e:
+            raise MemevalError(e.strerror) from None
+        except BlockingIOError:
             raise MemevalError(
-                f"{self.path.parent}: another memeval process (pid {holder}) is writing this run "
+                f"{self.path.parent}: another memeval process (pid {self.held_by}) is writing this run "
                 "folder; wait for it to finish or use another --out"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        except OSError as e:
+            raise MemevalError(f"{self.path.parent}: cannot write a run folder here ({e.strerror or e})") from None
         return self
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
 
     def __enter__(self) -> "RunLock":
         return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 def run_identity(run_dir: StrPath) -> tuple[dict[str, Any], str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .._version import __version__
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import haystacks_of
-from ..errors import InputError, MemevalError
+from ..errors import InputError, MemevalError, StateError
 from ..audit import validity
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
@@ -175,7 +175,7 @@ class _NoReader:
         return {"role": "reader", "model": None, "prompt": None, "note": "stored answers reused"}
 
     def answer(self, q, memories):
-        raise AssertionError("no reader: every record was checked to hold an answer")
+        raise StateError("no reader: every record was checked to hold an answer")
 
 
 def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_list, run_id, store) -> None:

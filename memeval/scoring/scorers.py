@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..errors import ArgumentError
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
@@ -129,7 +130,7 @@ class JudgeScorer:
 
     def __init__(self, judge: Judge, kind: str = "answer", reader=None):
         if kind == "answer" and reader is None:
-            raise ValueError("an answer-mode judge scorer needs a reader")
+            raise ArgumentError("an answer-mode judge scorer needs a reader")
         self.judge, self.kind, self.reader = judge, kind, reader
 
     def grader(self) -> dict:
@@ -213,13 +214,13 @@ def scorers_for(mode: str, judge: Judge | None = None, reader=None, errata=None)
     if mode == "dry":
         return [RetrievalScorer(), wrap(DryScorer())]
     if mode in ("memory", "answer") and judge is None:
-        raise ValueError(f"{mode} mode needs a judge")
+        raise ArgumentError(f"{mode} mode needs a judge")
     assert judge is not None
     if mode == "memory":
         return [RetrievalScorer(), wrap(JudgeScorer(judge, "memory"))]
     if mode == "answer":
         return [RetrievalScorer(), wrap(JudgeScorer(judge, "answer", reader)), OfficialScorer(judge.client)]
-    raise ValueError(f"unknown mode {mode!r}")
+    raise ArgumentError(f"unknown mode {mode!r}")
 
 
 def run_scorers(scorers: Sequence, q: Question, r: Response) -> dict:

@@ -20,10 +20,14 @@ from typing import (
 )
 
 from ..bench.model import Question, Session, Turn
-from ..errors import SystemCallError, SystemContractError
+from ..errors import ProtocolError, SystemContractError
+from ..errors import (
+    SystemCallError as SystemCallError,
+)  # transitional: importable here while branches written before errors.py held it merge (not in __all__)
 
 __all__ = [
     "Recall",
+    "IngestCheck",
     "MemorySystem",
     "BaseMemorySystem",
     "Capabilities",
@@ -31,7 +35,6 @@ __all__ = [
     "declared",
     "CAPABILITY_METHODS",
     "NeedsQuestion",
-    "SystemCallError",
     "memory_text",
     "Memory",
     "memory_content",
@@ -94,10 +97,10 @@ def memory_from_json(x: object) -> str:
     if isinstance(x, dict):
         text = x.get("text")
         if not isinstance(text, str):
-            raise TypeError("a memory object needs a string 'text'")
+            raise ProtocolError("a memory object needs a string 'text'")
         ts, sp, img = x.get("timestamp"), x.get("speaker"), x.get("image")
         if img is not None and not isinstance(img, str):
-            raise TypeError("a memory's 'image' must be a string (a bench path or a data: URL)")
+            raise ProtocolError("a memory's 'image' must be a string (a bench path or a data: URL)")
         return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp), img or None)
     return str(x)
 
@@ -122,6 +125,10 @@ class Recall:
     for in-process systems the runner times the call. ``usage``: the system's own model calls for
     this query where it knows them (``llm_calls``, ``embedding_calls``, ``prompt_tokens``,
     ``completion_tokens``).
+
+    >>> r = Recall(memories=(Memory("My dentist is Dr Okafor.", "2026-01-05", "user"),), turn_ids=(1,))
+    >>> str(r.memories[0]), r.answer
+    ('[2026-01-05] user: My dentist is Dr Okafor.', None)
     """
 
     memories: tuple[str, ...] = ()  # plain strings or ``Memory`` (content + timestamp + speaker)
@@ -218,6 +225,26 @@ _FLAG_VALUES: dict[str, tuple[str, ...] | None] = {
 }
 
 
+@dataclass(frozen=True)
+class IngestCheck:
+    """What a system was found to hold after a haystack's ingest (the ``verify_ingest`` capability; the
+    HTTP adapter's compares the server's session count and digest for the fenced generation).
+
+    ``fenced``: the memory is fenced against late requests (memory-api.md: the server returned a
+    generation); ``checked``: ``"count+digest"``, ``"count"`` or ``"none"`` (nothing could be checked);
+    ``problem``: one line when what it holds is not what was sent, else None; ``retried_reset``: the
+    reset needed more than one attempt.
+
+    >>> IngestCheck(True, "count+digest").problem is None
+    True
+    """
+
+    fenced: bool
+    checked: str
+    problem: str | None = None
+    retried_reset: bool = False
+
+
 class BaseMemorySystem(ABC):
     """A memory system with every optional capability declared, each with its default (subclass it and
     override what your system offers; httpx's ``BaseTransport`` is the model).
@@ -237,6 +264,9 @@ class BaseMemorySystem(ABC):
       (in process: no network)
     - ``memories(haystack)``: everything stored for the haystack ingested since the last reset, for
       inspection; default: unsupported (:class:`SystemContractError`)
+    - ``verify_ingest()``: after a haystack's ingest, what the system was found to hold against what
+      it was sent (:class:`IngestCheck`), checked before the first question; default: None (it cannot
+      say)
 
     A system need not subclass this: :func:`declared` reads the same names from any object, with the
     same defaults, and refuses a name that looks like a misspelled capability.
@@ -290,9 +320,21 @@ class BaseMemorySystem(ABC):
         """Everything stored for ``haystack`` (ingested since the last reset); default: unsupported."""
         raise SystemContractError(f"system {self.name!r} does not list its stored memories")
 
+    def verify_ingest(self) -> IngestCheck | None:
+        """What the system holds since the last reset, against what it was sent; None: it cannot say."""
+        return None
+
 
 #: the optional methods a system may define (their defaults are :class:`BaseMemorySystem`'s)
-CAPABILITY_METHODS: tuple[str, ...] = ("close", "cancel", "usage", "warm", "network_floor_ms", "memories")
+CAPABILITY_METHODS: tuple[str, ...] = (
+    "close",
+    "cancel",
+    "usage",
+    "warm",
+    "network_floor_ms",
+    "memories",
+    "verify_ingest",
+)
 _CAPABILITY_FLAGS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 _REQUIRED = ("name", "version", "params", "reset", "ingest", "query")
 _KNOWN = frozenset((*_REQUIRED, *CAPABILITY_METHODS, "capabilities", "prepare"))
@@ -360,6 +402,7 @@ class Declared:
     memories: Callable[[str], Sequence[str]]
     lists_memories: bool
     prepare: Callable[[Question], None] | None
+    verify_ingest: Callable[[], IngestCheck | None] = lambda: None
 
 
 def declared(system: Any) -> Declared:
@@ -411,6 +454,7 @@ def declared(system: Any) -> Declared:
         memories=own.get("memories", _unsupported(system)),
         lists_memories="memories" in own and not base_memories,
         prepare=prepare,
+        verify_ingest=own.get("verify_ingest", _none),
     )
 
 

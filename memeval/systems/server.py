@@ -8,8 +8,10 @@ bound in the constructor, so ``port=0`` works and ``url`` is known at once.
 ``Faults`` injects a fixed service delay into ``POST /query`` and 500s, stalls, dropped connections
 and replies dropped *after the work is done* into the routes it names (``reset``, ``sessions``,
 ``query``; seeded, so a test run is repeatable). A repeated ``Idempotency-Key`` on ``POST /sessions``
-is a no-op that returns the first reply; keys are forgotten on ``POST /reset``. ``GET /stats``
-reports what was received, stored and injected.
+is a no-op that returns the first reply; keys are forgotten on ``POST /reset``. Haystacks are fenced
+(:mod:`.fencing`): ``POST /reset`` returns a new generation, requests naming an older one get 409 and
+never reach the system (``fencing=False``: the protocol before generations, a control for tests).
+``GET /stats`` reports what was received, stored and injected, and what the current generation holds.
 
 ``Limits`` bounds what a client can hold: the request body size, a total deadline for the request
 line and headers and another for the body (:mod:`.server_conn`), the keep-alive idle time, and the
@@ -27,6 +29,7 @@ import time
 
 import uvicorn
 
+from ..errors import StateError
 from .http_net import new_event_loop
 from .server_app import ServerState, make_app
 from .server_conn import deadline_protocol
@@ -46,8 +49,10 @@ class ReferenceServer:
         faults: Faults = Faults(),
         limits: Limits = Limits(),
         token: str | None = None,
+        fencing: bool = True,
+        name: str | None = None,
     ):
-        self.state = ServerState(system, faults, limits, token)
+        self.state = ServerState(system, faults, limits, token, fencing, name)
         self.system, self.faults, self.limits, self.token = system, faults, limits, token
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -107,7 +112,7 @@ class ReferenceServer:
             time.sleep(0.002)
         if not self._uvicorn.started:
             self.stop()
-            raise RuntimeError(f"the reference server did not start ({self._failed!r})")
+            raise StateError(f"the reference server did not start ({self._failed!r})")
         return self
 
     def _serve(self) -> None:

@@ -3,7 +3,14 @@
 Everything here runs on the server's single event loop, so the system is called by one request at a
 time (its ``reset``/``ingest``/``query`` need no locks) while injected delays and stalls are
 ``asyncio`` sleeps that hold no other request up. ``ServerState`` keeps the idempotency keys, the
-seeded fault schedule and the counts behind ``GET /stats``.
+seeded fault schedule, the current generation and the counts behind ``GET /stats``.
+
+Fencing (:mod:`.fencing`): ``POST /reset`` starts a new generation and returns it; a reset's
+``Idempotency-Key`` is applied once (kept across resets, the last 4,096), so a reset attempt that
+lands after its retry changes nothing. A ``/sessions`` or ``/query`` naming a generation that is no
+longer current is refused with 409 *when its work would run* (after any injected stall), so work
+that outlived its client never reaches the memory. With ``fencing=False`` the server speaks the
+protocol as it was before generations (204 on reset, headers ignored): the control for tests.
 
 The guard in front of the routes refuses, before any body is read and with the connection closed:
 a missing or wrong bearer token (401), a chunked body (411), a Content-Length that is not a
@@ -17,6 +24,9 @@ import hashlib
 import hmac
 import json
 import random
+import secrets
+from collections import OrderedDict
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -26,36 +36,84 @@ from starlette.routing import Route
 
 from ..bench.io import turn_from_dict
 from ..bench.model import Session
-from ..errors import InputError
+from ..errors import InputError, ArgumentError
 from .base import memory_to_json
+from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .server_spec import OPEN_PATHS, OPENAPI, ROUTES, Faults, Limits
 
 __all__ = ["ServerState", "make_app"]
 
-_COUNTS = ("query", "reset", "sessions", "ingested", "repeated", "error", "drop", "stall", "drop_after", "rejected")
+_COUNTS = (
+    "query",
+    "reset",
+    "session_requests",
+    "ingested",
+    "repeated",
+    "repeated_reset",
+    "stale",
+    "error",
+    "drop",
+    "stall",
+    "drop_after",
+    "rejected",
+)
 _FAULTS = ("error", "drop", "stall", "drop_after")
+#: the counter of requests per route (``sessions`` in the stats is what the current generation holds)
+_ROUTE_COUNTER = {"reset": "reset", "sessions": "session_requests", "query": "query"}
+_RESET_KEYS_KEPT = 4096
+_GEN_HEADER = GENERATION_HEADER.lower()
 
 
 class ServerState:
     """The system served, its idempotency keys, the seeded fault schedule and the counts."""
 
-    def __init__(self, system, faults: Faults, limits: Limits, token: str | None):
+    def __init__(
+        self, system, faults: Faults, limits: Limits, token: str | None, fencing: bool = True, name: str | None = None
+    ):
         unknown = set(faults.routes) - set(ROUTES)
         if unknown:
-            raise ValueError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
+            raise ArgumentError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
         self.system, self.faults, self.limits = system, faults, limits
         self.bearer = None if token is None else f"Bearer {token}".encode()
         self.rng = random.Random(faults.seed)
         self.keys: dict[str, tuple[str, dict]] = {}
         self.counts = dict.fromkeys(_COUNTS, 0)
+        self.fencing = fencing
+        self._n_generations = 0
+        self.generation = self._new_generation()
+        self.reset_keys: OrderedDict[str, str] = OrderedDict()  # reset Idempotency-Key -> its generation
+        self.stored: list[str] = []  # digests of the sessions stored in the current generation
+        #: what ``GET /health`` reports: the served system's name (default ``<name>-http``: served, it is
+        #: measured over the network and is not the in-process system), version and scalar params
+        self.info = {
+            "ok": True,
+            "name": name or f"{system.name}-http",
+            "version": str(system.version),
+            "params": {k: v for k, v in dict(system.params).items() if isinstance(v, (str, int, float, bool))},
+        }
 
-    def stats(self) -> dict:
-        return dict(self.counts)
+    def _new_generation(self) -> str:
+        self._n_generations += 1
+        return f"{self._n_generations}-{secrets.token_hex(6)}"
+
+    def stats(self) -> dict[str, Any]:
+        """The counts, and what the current generation holds (``sessions``, ``digest``, ``generation``)."""
+        return {**self.counts, **self.held()}
+
+    def held(self) -> dict[str, Any]:
+        """What the current generation holds: its id, sessions stored and their digest (memory-api.md)."""
+        if not self.fencing:
+            return {"sessions": len(self.stored)}
+        return {"generation": self.generation, "sessions": len(self.stored), "digest": haystack_digest(self.stored)}
+
+    def stale(self, generation: str | None) -> bool:
+        """Whether a request naming ``generation`` must be refused (it is no longer current)."""
+        return self.fencing and generation is not None and generation != self.generation
 
     def fault(self, route: str) -> str | None:
         """Count a request on ``route`` and draw its fault (None, or one of error/drop/stall/drop_after)."""
         f = self.faults
-        self.counts[route] += 1
+        self.counts[_ROUTE_COUNTER[route]] += 1
         if route not in f.routes:
             return None
         x = self.rng.random()
@@ -79,26 +137,45 @@ class ServerState:
         reply = {"stored": len(session.turns)}
         if key is not None:
             self.keys[key] = (digest, reply)
+        self.stored.append(session_digest(raw))
         self.counts["ingested"] += 1
         return 200, reply
 
-    def reset(self) -> None:
+    def reset(self, key: str | None = None) -> str:
+        """Forget everything and start a new generation; a reset ``key`` already applied is a no-op
+        returning the generation it started."""
+        if self.fencing and key is not None and key in self.reset_keys:
+            self.counts["repeated_reset"] += 1
+            return self.reset_keys[key]
         self.system.reset()
         self.keys.clear()
+        self.stored.clear()
+        self.generation = self._new_generation()
+        if self.fencing and key is not None:
+            self.reset_keys[key] = self.generation
+            while len(self.reset_keys) > _RESET_KEYS_KEPT:
+                self.reset_keys.popitem(last=False)
+        return self.generation
 
 
 def make_app(state: ServerState):
     """The ASGI app: the guard (token and body limits) in front of Starlette's routes."""
     openapi = json.dumps(OPENAPI, ensure_ascii=False).encode()
+    info = json.dumps(state.info, ensure_ascii=False).encode()
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True})
+        return Response(info, media_type="application/json")
 
     async def openapi_json(request: Request) -> Response:
         return Response(openapi, media_type="application/json")
 
     async def stats(request: Request) -> Response:
-        return JSONResponse(state.stats())
+        asked = request.query_params.get("generation")
+        if asked is None:
+            return JSONResponse(state.stats())
+        if state.stale(asked):
+            return _stale(state)
+        return JSONResponse(state.held())
 
     async def work(request: Request) -> Response:
         route = request.scope["path"].lstrip("/")
@@ -126,9 +203,13 @@ def make_app(state: ServerState):
             await asyncio.sleep(state.faults.delay_ms / 1000)
         if fault == "error":
             return _error(500, "injected fault")
+        # from here to the reply nothing is awaited: the generation checked is the one the work sees
+        if route != "reset" and state.stale(request.headers.get(_GEN_HEADER)):
+            state.counts["stale"] += 1
+            return _stale(state)
         if route == "reset":
-            state.reset()
-            reply: Response = Response(status_code=204)
+            generation = state.reset(request.headers.get("idempotency-key"))
+            reply: Response = JSONResponse({"generation": generation}) if state.fencing else Response(status_code=204)
         elif route == "sessions":
             code, out = state.ingest(session, request.headers.get("idempotency-key"), raw)
             reply = JSONResponse(out, code)
@@ -197,6 +278,13 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes:
 
 def _error(code: int, message: str) -> Response:
     return JSONResponse({"error": message}, code)
+
+
+def _stale(state: ServerState) -> Response:
+    return JSONResponse(
+        {"error": "generation is no longer current (the memory was reset since)", "generation": state.generation},
+        409,
+    )
 
 
 async def _drop(request: Request) -> Response:

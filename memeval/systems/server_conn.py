@@ -6,7 +6,9 @@ thread per connection):
 
 - a new connection that sends nothing is closed after the idle time, like an idle keep-alive one;
 - the request line and headers must arrive within ``header_timeout_s`` of their first byte, and
-  within 64 KiB (431 above, as the standard library's server did);
+  within 64 KiB (431 above, as the standard library's server did); only the bytes up to the blank
+  line that ends the headers count, so a body sent in the same write as its headers is limited by
+  the body limit alone;
 - the body must arrive within ``body_timeout_s`` of the end of the headers.
 
 A request past a deadline has its connection closed (a slow client holds no more than a timer).
@@ -34,6 +36,7 @@ def deadline_protocol(limits: Limits) -> type[asyncio.Protocol]:
         _timer: asyncio.TimerHandle | None = None
         _in_headers = False  # between the first byte of a request and the end of its headers
         _header_bytes = 0
+        _tail = b""  # the last bytes of the headers so far (the blank line may span two reads)
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -48,10 +51,13 @@ def deadline_protocol(limits: Limits) -> type[asyncio.Protocol]:
             if self.transport.is_closing():  # refused or cut: what still arrives is not read
                 return
             if not self._in_headers and (self.cycle is None or self.cycle.response_complete):
-                self._in_headers, self._header_bytes = True, 0
+                self._in_headers, self._header_bytes, self._tail = True, 0, b""
                 self._arm(limits.header_timeout_s)
             if self._in_headers:
-                self._header_bytes += len(data)
+                seen = self._tail + data
+                end = seen.find(b"\r\n\r\n")  # the end of the headers: what follows is body
+                self._header_bytes += len(data) if end < 0 else max(0, end + 4 - len(self._tail))
+                self._tail = seen[-3:]
                 if self._header_bytes > MAX_HEADER_BYTES:
                     self._refuse_headers()
                     return

@@ -67,6 +67,37 @@ _ERROR = {
     "description": "error",
     "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}},
 }
+_GENERATION_PARAM = {
+    "name": "Memory-Generation",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "maxLength": 255},
+    "description": "the generation POST /reset returned: a request naming a generation that is no longer "
+    "current is refused (409) and never applied; memeval sends it whenever the server returned one",
+}
+_STALE = {
+    "description": "the generation named is no longer current (the memory was reset since): nothing was done",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {"error": {"type": "string"}, "generation": {"type": "string"}},
+            }
+        }
+    },
+}
+_HELD = {
+    "type": "object",
+    "properties": {
+        "generation": {"type": "string", "description": "the current generation"},
+        "sessions": {"type": "integer", "description": "sessions stored in it (a repeated key counts once)"},
+        "digest": {
+            "type": "string",
+            "description": "'sha256:' + SHA-256 of the sorted hex SHA-256 digests of the stored POST /sessions "
+            "bodies, one per line (memeval.systems.fencing.haystack_digest)",
+        },
+    },
+}
 _LIMIT_RESPONSES = {
     "400": {**_ERROR, "description": "body is not JSON, or Content-Length is not a non-negative integer"},
     "401": {**_ERROR, "description": "missing or wrong bearer token (when the server was started with one)"},
@@ -82,7 +113,14 @@ OPENAPI = {
             "What memeval's HTTP adapter speaks. Sessions arrive in chronological order. Every POST /sessions "
             "carries an Idempotency-Key header (a digest of the bench's content hash, the haystack and the "
             "session id): a server must treat a repeated key as a no-op that returns the first reply, and "
-            "forget its keys on POST /reset. The client gives every request a total deadline (connect + send "
+            'forget its keys on POST /reset. Haystacks are fenced: POST /reset returns {"generation": G}; '
+            "every /sessions and /query carries G in the Memory-Generation header; a request for a generation "
+            "that is no longer current is refused with 409 and never applied (checked when its work would run). "
+            "A /reset carries an Idempotency-Key of its own (the same on its retries): a key already applied is "
+            "a no-op returning the same generation, so a late attempt cannot empty the memory mid-haystack. "
+            "After ingest the client compares GET /stats?generation=G (sessions stored and their digest) with "
+            "what it sent before the first question. A server that returns no generation is unfenced: the "
+            "client then checks the session count only. The client gives every request a total deadline (connect + send "
             "+ receive) and caps the reply size; a /query reply that breaks the schema is an error, not a "
             "score. The reference server (memeval serve) limits the request body (default 16 MiB; 413 "
             "above), gives the request line and headers 10 s and the body 30 s in total, closes keep-alive "
@@ -94,9 +132,34 @@ OPENAPI = {
     "paths": {
         "/reset": {
             "post": {
-                "summary": "Forget everything (stored sessions and idempotency keys)",
+                "summary": "Forget everything (stored sessions and idempotency keys); start a new generation",
                 "security": [{"bearer": []}, {}],
-                "responses": {"204": {"description": "reset"}, **_LIMIT_RESPONSES},
+                "parameters": [
+                    {
+                        "name": "Idempotency-Key",
+                        "in": "header",
+                        "required": False,
+                        "schema": {"type": "string", "maxLength": 255},
+                        "description": "one per reset, the same on its retries: a key already applied is a "
+                        "no-op returning the generation it started (kept across resets)",
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "reset: the new generation",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["generation"],
+                                    "properties": {"generation": {"type": "string"}},
+                                }
+                            }
+                        },
+                    },
+                    "204": {"description": "reset, unfenced (a server before generations)"},
+                    **_LIMIT_RESPONSES,
+                },
             }
         },
         "/sessions": {
@@ -110,7 +173,8 @@ OPENAPI = {
                         "required": False,
                         "schema": {"type": "string", "maxLength": 255},
                         "description": "digest of (bench content hash, haystack, session id); memeval always sends it",
-                    }
+                    },
+                    _GENERATION_PARAM,
                 ],
                 "requestBody": {"required": True, "content": {"application/json": {"schema": _SESSION}}},
                 "responses": {
@@ -122,6 +186,7 @@ OPENAPI = {
                             }
                         },
                     },
+                    "409": _STALE,
                     "422": {**_ERROR, "description": "key reused with another session"},
                     **_LIMIT_RESPONSES,
                 },
@@ -131,6 +196,7 @@ OPENAPI = {
             "post": {
                 "summary": "What the system remembers for a question",
                 "security": [{"bearer": []}, {}],
+                "parameters": [_GENERATION_PARAM],
                 "requestBody": {
                     "required": True,
                     "content": {
@@ -184,29 +250,55 @@ OPENAPI = {
                             }
                         },
                     },
+                    "409": _STALE,
                     **_LIMIT_RESPONSES,
                 },
             }
         },
         "/health": {
             "get": {
-                "summary": "No-op, used to measure the network floor (never needs the token)",
-                "responses": {"200": {"description": "ok"}},
+                "summary": "No-op, used to measure the network floor (never needs the token); reports the "
+                "served system's name, version and params, which name the run",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "ok": {"type": "boolean"},
+                                        "name": {"type": "string", "pattern": "^[A-Za-z0-9._+@-]{1,64}$"},
+                                        "version": {"type": "string"},
+                                        "params": {"type": "object"},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
             }
         },
         "/stats": {
             "get": {
-                "summary": "Counts: requests per route, sessions stored and repeated, faults injected",
+                "summary": "What the current generation holds; without ?generation, the reference server's "
+                "counts too (requests per route, sessions ingested and repeated, faults injected)",
                 "security": [{"bearer": []}, {}],
+                "parameters": [
+                    {
+                        "name": "generation",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string"},
+                        "description": "the generation to describe: 409 when it is no longer current",
+                    }
+                ],
                 "responses": {
                     "200": {
-                        "description": "counts",
-                        "content": {
-                            "application/json": {
-                                "schema": {"type": "object", "additionalProperties": {"type": "integer"}}
-                            }
-                        },
-                    }
+                        "description": "what the generation holds (and, without ?generation, the counts)",
+                        "content": {"application/json": {"schema": {**_HELD, "additionalProperties": True}}},
+                    },
+                    "409": _STALE,
                 },
             }
         },

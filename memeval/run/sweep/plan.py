@@ -33,6 +33,8 @@ class BenchRef:
     tiers: tuple[str, ...]
     preset: str | None = None
     seed: int | None = None
+    #: the tiers that have the sweep's question set (None: every tier; the set is ``main``)
+    asked: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,9 @@ def _label(text: str) -> str:
 
 def resolve_benches(spec: SweepSpec, generate_missing: bool = True) -> list[BenchRef]:
     """The sweep's bench folders: each preset × seed generated into ``data_root`` on first use (as the
-    notebooks do), then each bench folder as given; tiers checked against every bench."""
+    notebooks do), then each bench folder as given; tiers and the question set checked against every
+    bench, before any shard runs (a tier named in ``tiers`` must have the question set; without
+    ``tiers``, the tiers that have it are run, as ``memeval run`` does, and a bench with none is refused)."""
     refs: list[BenchRef] = []
     root = anchored(spec.data_root)
     for preset in spec.presets:
@@ -76,13 +80,28 @@ def resolve_benches(spec: SweepSpec, generate_missing: bool = True) -> list[Benc
         refs.append(BenchRef(str(d.resolve()), _label(d.resolve().name), ()))
     out = []
     for r in refs:
-        tiers = load_bench(r.dir).tier_names
+        bench = load_bench(r.dir)
+        tiers = bench.tier_names
         missing = [t for t in spec.tiers or () if t not in tiers]
         if missing:
             raise InputError(
                 spec.path, None, "tiers", f"bench {r.label} has no tier {missing[0]!r} ({', '.join(tiers)})"
             )
-        out.append(BenchRef(r.dir, r.label, tuple(tiers), r.preset, r.seed))
+        asked = None
+        qs = spec.question_set
+        if qs != "main":
+            asked = tuple(t.name for t in bench.tiers if qs in t.question_sets)
+            lacking = [t for t in spec.tiers or () if t not in asked]
+            if lacking:
+                raise InputError(
+                    spec.path,
+                    None,
+                    "question_set",
+                    f"tier {lacking[0]!r} of bench {r.label} has no question set {qs!r}",
+                )
+            if not asked:
+                raise InputError(spec.path, None, "question_set", f"no tier of bench {r.label} has question set {qs!r}")
+        out.append(BenchRef(r.dir, r.label, tuple(tiers), r.preset, r.seed, asked))
     labels = [r.label for r in out]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup:
@@ -95,7 +114,7 @@ def plan_shards(spec: SweepSpec, benches: list[BenchRef], sweep_dir) -> list[Sha
     sweep_dir = Path(sweep_dir).resolve()
     shards = []
     for b in benches:
-        tiers = [t for t in b.tiers if spec.tiers is None or t in spec.tiers]
+        tiers = [t for t in b.tiers if (spec.tiers is None or t in spec.tiers) and (b.asked is None or t in b.asked)]
         for system in spec.systems:
             for mode in spec.modes:
                 label = mode if spec.question_set == "main" else f"{mode}-{_label(spec.question_set)}"
