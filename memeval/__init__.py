@@ -77,12 +77,12 @@ _NOTEBOOK = {
     "gate_html": ("memeval.analysis.tables", "gate_html"),
     "rows_table": ("memeval.analysis.tables", "rows_table"),
     "side_by_side": ("memeval.analysis.tables", "side_by_side"),
+    "compare_runs": ("memeval.analysis.fairness", "compare_runs"),
     "with_interval_text": ("memeval.analysis.tables", "with_interval_text"),
     "cost_table": ("memeval.analysis.costs", "cost_table"),
     "operating_points": ("memeval.analysis.costs", "operating_points"),
     "with_prices": ("memeval.analysis.costs", "with_prices"),
     "paired_differences": ("memeval.analysis.intervals", "paired_differences"),
-    "compare_runs": ("memeval.analysis.fairness", "compare_runs"),
     "sweep_table": ("memeval.analysis.sweeps", "sweep_table"),
     "evidence_texts": ("memeval.analysis.widgets", "evidence_texts"),
     "render_trace_html": ("memeval.analysis.widgets", "render_trace_html"),
@@ -173,12 +173,12 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.tables import gate_html
     from .analysis.tables import rows_table
     from .analysis.tables import side_by_side
+    from .analysis.fairness import compare_runs
     from .analysis.tables import with_interval_text
     from .analysis.costs import cost_table
     from .analysis.costs import operating_points
     from .analysis.costs import with_prices
     from .analysis.intervals import paired_differences
-    from .analysis.fairness import compare_runs
     from .analysis.sweeps import sweep_table
     from .analysis.widgets import evidence_texts
     from .analysis.widgets import render_trace_html

@@ -13,6 +13,10 @@ from memeval.workbench import ensure_bench, load_runs, parse_run_labels, project
 from memeval.cli import main
 
 
+# one xdist worker runs this module: the tiny project, built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("daily_loop")
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("proj")

@@ -121,7 +121,7 @@ def test_a_run_whose_judge_grades_under_half_is_failed_with_the_reason(tmp_path)
         )
     m = read_manifest(rd)
     n = len(read_records(rd))
-    assert m["status"] == "failed" and m["error"].startswith(f"the judge graded 0 of {n} questions")
+    assert m["status"] == "failed" and m["status_reasons"][0].startswith(f"the judge graded 0 of {n} questions")
     assert m["grading"]["unparseable"] == n and m["grading"]["unparseable_share"] == 1.0
 
 
@@ -135,7 +135,8 @@ def test_cli_exits_1_on_a_failed_grading_and_prints_no_nan(tmp_path, capsys):
         args += ["--reader-model", "m", "--out", str(tmp_path / "r"), "--no-progress", "--judge-max-tokens", "64"]
         assert main(args) == 1
     err = capsys.readouterr().err
-    assert "run FAILED: the judge graded 0 of" in err and "nan" not in err
+    assert "run failed: the judge graded 0 of" in err and "nan" not in err
+    assert "judge: graded 0 of 4 (0%); unparseable replies 4 (100%)" in err
     assert {r["max_tokens"] for r in srv.requests} == {64, ROLE_LIMITS["reader"].max_tokens}
 
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from memeval.bench import lifelog
@@ -35,14 +36,19 @@ AXES = ("BASIC", "PARAPHRASE", "TEMPORAL", "UPDATE", "MULTI")  # one question ea
 LIMITS = ["--agent-max-tokens", "64"]  # a 135M model rambles to its cap: keep the multi-turn run short
 
 
-@pytest.fixture(scope="module")
-def served():
-    """``memeval models serve --port 0 --threads 1`` in a child process: (base URL, chat model id)."""
+def require_local() -> None:
+    """Skip without the local extra, with the reason; under CI (``CI=1``) fail instead."""
     if GONE:
         msg = f"local models not installed (missing {', '.join(GONE)}): {INSTALL}"
         if os.environ.get("CI") == "1":
             pytest.fail(f"CI=1: {msg}")
         pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def served():
+    """``memeval models serve --port 0 --threads 1`` in a child process: (base URL, chat model id)."""
+    require_local()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "memeval", "models", "serve", "--port", "0", "--threads", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
@@ -155,10 +161,11 @@ def _recall(run_dir, axis: str, metric: str = "turn_recall_any@10") -> float:
     return sum(vals) / len(vals)
 
 
-def test_an_english_embedder_wins_on_paraphrase_and_loses_across_languages(served, bench, tmp_path):
-    """Tiny preset, largest tier: vector (in process) and hybrid (over the served /v1/embeddings) rank
-    evidence above bm25 on PARAPHRASE; vector below bm25 on XLING_QUERY (all-MiniLM-L6-v2 is English-only)."""
-    url, _ = served
+def test_an_english_embedder_wins_on_paraphrase_and_loses_across_languages(bench, tmp_path):
+    """Tiny preset, largest tier: vector and hybrid (the embedder in process; the served endpoint has its
+    own test below) rank evidence above bm25 on PARAPHRASE; vector below bm25 on XLING_QUERY
+    (all-MiniLM-L6-v2 is English-only)."""
+    require_local()
     cache = tmp_path / "emb.sqlite"
 
     def run(spec: str) -> Path:
@@ -166,8 +173,9 @@ def test_an_english_embedder_wins_on_paraphrase_and_loses_across_languages(serve
 
     bm25 = run("bm25")
     vector = run(f"vector:model=local,cache={cache}")
-    hybrid = run(f"hybrid:model={EMBEDDER.id},base_url={url},cache=none")
+    hybrid = run(f"hybrid:model=local,cache={cache}")  # the turns come back from the cache
     assert read_manifest(vector)["config"]["system"]["params"]["model"] == EMBEDDER.id
+    assert read_manifest(hybrid)["config"]["system"]["spec"] == f"hybrid:model={EMBEDDER.id}"
     # ranked (ndcg@10): on the tiny preset's 5 PARAPHRASE questions bm25's v2 tokens find as many evidence
     # turns by rank 10 as the embedder (recall@10 0.8 each); the embedder ranks them higher (0.48, 0.73 vs 0.42)
     para = {
@@ -176,3 +184,18 @@ def test_an_english_embedder_wins_on_paraphrase_and_loses_across_languages(serve
     }
     assert para["vector"] > para["bm25"] and para["hybrid"] > para["bm25"], para
     assert _recall(vector, "XLING_QUERY") < _recall(bm25, "XLING_QUERY")
+
+
+def test_the_served_embeddings_are_the_in_process_ones(served):
+    """``/v1/embeddings`` of ``memeval models serve`` through the embeddings client: one unit vector per
+    text, the same as the in-process embedder's (to float rounding), with usage."""
+    from memeval.models.embedder import OnnxEmbedder
+    from memeval.systems.embeddings import EmbeddingClient
+
+    url, _ = served
+    texts = ["Where did I park the car?", "The car is on level 3.", "Wo habe ich geparkt?"]
+    client = EmbeddingClient(url, EMBEDDER.id, api_key_env=None)
+    remote = client.embed(texts)
+    local = OnnxEmbedder().encode(texts)
+    assert remote.shape == local.shape == (3, 384) and client.prompt_tokens > 0
+    assert np.allclose(remote, local, atol=1e-5)

@@ -22,8 +22,8 @@ __all__ = ["two_gradings", "grade_leniency"]
 Endpoint = tuple[str, str]
 
 
-def _client(ep: Endpoint, key_env: str | None):
-    return ChatClient(ep[0], ep[1], api_key_env=key_env, role="judge")
+def _client(ep: Endpoint, key_env: str | None, role: str = "judge"):
+    return ChatClient(ep[0], ep[1], api_key_env=key_env, role=role)
 
 
 def two_gradings(
@@ -48,7 +48,7 @@ def two_gradings(
                 tiers=list(tiers) if tiers else None,
                 mode="answer",
                 judge=Judge(_client(ep, key_env)),
-                reader=Reader(_client(reader, key_env)),
+                reader=Reader(_client(reader, key_env, "reader")),
                 out=folder / "run",
                 progress=False,
             )

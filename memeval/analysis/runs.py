@@ -186,6 +186,13 @@ def headline_lines(run_dir: str | Path) -> list[str]:
         )
     if errs.height:
         lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
+    grading = read_manifest(run_dir).get("grading")
+    if isinstance(grading, dict) and grading.get("asked"):  # a judge-graded run: how much it could grade
+        lines.append(
+            f"  judge: graded {grading['graded']} of {grading['asked']} ({grading['graded_share']:.0%}); "
+            f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
+            f"failed calls {grading['call_failures']}"
+        )
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

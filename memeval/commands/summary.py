@@ -14,14 +14,14 @@ NARROW = {
         "weighted",
         "weighted_raw",
         "unweighted",
-        "graded",
+        "n",
         "graded_own",
         "errors",
         "errata_dropped",
         "floor_weighted",
         "ceiling_weighted",
     ],
-    "tier_axis": ["system", "tier", "axis", "score", "graded", "graded_own", "errors", "recall_any@5"],
+    "tier_axis": ["system", "tier", "axis", "score", "n", "graded_own", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
@@ -160,7 +160,7 @@ def run(args) -> int:
         head(
             f"Overall {scores_title(manifest_summary(r)['mode'] for r in runs)}{label} (floor = no_memory, ceiling = oracle on the same bench files)"
         )
-        print("graded: the questions every system here graded; graded_own: what each graded by itself")
+        print("n: the questions every system here graded; graded_own: what each graded by itself")
         print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
@@ -188,13 +188,6 @@ def run(args) -> int:
     return 0
 
 
-def _wrap(line: str) -> str:
-    import textwrap
-
-    indent = " " * (len(line) - len(line.lstrip()) + 4)
-    return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
-
-
 def scores_title(modes) -> str:
     """What the overall table's scores are, from the runs' modes (dry scores are memeval's rules on
     the returned memories; memory and answer modes are a judge's verdicts).
@@ -208,6 +201,13 @@ def scores_title(modes) -> str:
     if len(found) == 1:
         return f"judge-graded {found[0]} scores"
     return f"scores (modes: {', '.join(found)})"
+
+
+def _wrap(line: str) -> str:
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _narrow(t, name):

@@ -76,8 +76,8 @@ def model_file(model: LocalModel) -> Path:
 
 
 def tokenizer_file() -> Path:
-    """The embedder's tokenizer, vendored (Apache-2.0; see ``data/all-MiniLM-L6-v2/NOTICE.md``)."""
-    return Path(str(resources.files("memeval.models").joinpath("data/all-MiniLM-L6-v2/tokenizer.json")))
+    """The embedder's tokenizer, vendored (Apache-2.0; see ``data/minilm/NOTICE.md``)."""
+    return Path(str(resources.files("memeval.models").joinpath("data/minilm/tokenizer.json")))
 
 
 def version(distribution: str) -> str | None:

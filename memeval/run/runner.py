@@ -69,8 +69,8 @@ class RunConfig:
     earlier pass (default: ask those questions again); ``max_errors``: errors tolerated (a count, or a
     fraction as ``"10%"``/``"0.1"``) before the status is ``failed``; ``max_connection_failures``:
     consecutive connection failures before the run stops; ``messages``: called with each line the run
-    has to say (e.g. how many questions it asks again). ``errata``: a ``scoring.errata.Errata`` (or its file) whose gold
-    corrections grading applies.
+    has to say (e.g. how many questions it asks again); ``errata``: a ``scoring.errata.Errata`` (or its
+    file) whose gold corrections grading applies.
 
     >>> RunConfig(bench_dir="b", system="bm25:k=3", tiers=["core"]).tiers
     ('core',)
@@ -174,11 +174,11 @@ def run_system(
     name: str | None = None,
     context_max_tokens: int | None = None,
     prices=None,
-    errata=None,
     keep_errors: bool = False,
     max_errors: MaxErrors | str | int | None = None,
     max_connection_failures: int = 10,
     messages: Callable[[str], None] | None = None,
+    errata=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
