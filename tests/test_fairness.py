@@ -99,7 +99,7 @@ def test_compare_puts_answer_sets_side_by_side_over_the_cases_all_scored(tmp_pat
     (tmp_path / "r.json").write_text(json.dumps({"short": short, "partial": partial}))
     assert main(["compare", "--suite", str(suite), "--responses", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
-    assert "side by side over the 7 questions every run graded" in out
+    assert "side by side over the 7 questions (counted per tier) every run graded" in out
     assert "partial: 1 graded question left out" in out and "not graded by short" in out
     overall = next(line for line in out.splitlines() if line.startswith("Overall"))
     assert overall.split()[1:] == ["1.000", "1.000"]  # both over the 7 shared cases

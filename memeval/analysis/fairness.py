@@ -101,7 +101,7 @@ class Comparison:
         if systems > 1:
             counts = ", ".join(f"{s} {n}" for s, n in self.graded_own.items())
             out.append(
-                f"  side by side over the {self.n_common} questions every run graded (each run's own graded n: {counts})"
+                f"  side by side over the {self.n_common} questions (counted per tier) every run graded (each run's own graded n: {counts})"
             )
             out.extend(f"  {s}: {why}" for s, why in self.left_out.items())
         for s, share in self.whole_haystack.items():
