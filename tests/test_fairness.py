@@ -7,7 +7,7 @@ import pytest
 
 from memeval.analysis.aggregate import load_records
 from memeval.analysis.fairness import compare_runs
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 from memeval.cli import main
 from memeval.run import read_records, run_system
 from test_loaders_locomo import _conv, _write
@@ -18,7 +18,7 @@ def locomo_runs(tmp_path_factory):
     """A LoCoMo-format bench (two conversations, category 5 included) run by bm25 (memory-only: the
     category-5 abstention questions stay ungraded) and oracle (answers: graded on them too)."""
     root = tmp_path_factory.mktemp("locomo")
-    load_locomo([_write(root, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])], root / "bench")
+    import_locomo([_write(root, [_conv("conv-26"), _conv("conv-30", "Jon", "Gina")])], root / "bench")
     runs = {}
     for spec in ("bm25:k=1", "bm25:k=2", "oracle", "recent:tokens=100000"):
         out = root / "runs" / spec.replace(":", "_").replace("=", "_")
@@ -99,7 +99,7 @@ def test_compare_puts_answer_sets_side_by_side_over_the_cases_all_scored(tmp_pat
     (tmp_path / "r.json").write_text(json.dumps({"short": short, "partial": partial}))
     assert main(["compare", "--suite", str(suite), "--responses", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
-    assert "side by side over the 7 questions every run graded" in out
+    assert "side by side over the 7 questions (counted per tier) every run graded" in out
     assert "partial: 1 graded question left out" in out and "not graded by short" in out
     overall = next(line for line in out.splitlines() if line.startswith("Overall"))
     assert overall.split()[1:] == ["1.000", "1.000"]  # both over the 7 shared cases

@@ -101,7 +101,7 @@ class Comparison:
         if systems > 1:
             counts = ", ".join(f"{s} {n}" for s, n in self.graded_own.items())
             out.append(
-                f"  side by side over the {self.n_common} questions every run graded (each run's own graded n: {counts})"
+                f"  side by side over the {self.n_common} questions (counted per tier) every run graded (each run's own graded n: {counts})"
             )
             out.extend(f"  {s}: {why}" for s, why in self.left_out.items())
         for s, share in self.whole_haystack.items():
@@ -311,7 +311,7 @@ def fairness_lines(df: pl.DataFrame, run_dirs: Sequence[str | Path] = (), questi
 
 
 def with_own_counts(table: pl.DataFrame, df: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
-    """``table`` (computed on :attr:`Comparison.df`, where ``n`` is the common graded n) with each
+    """``table`` (computed on :attr:`Comparison.df`, where ``graded`` is the common graded n) with each
     row's own counts from all its records ``df``: ``graded_own`` (what it graded by itself), and
     ``ungraded``/``errors`` over everything it was asked -- a cut never hides an error."""
     own = df.group_by(*by).agg(
@@ -325,7 +325,8 @@ def with_own_counts(table: pl.DataFrame, df: pl.DataFrame, by: Sequence[str]) ->
     t = table.drop([c for c in ("graded_own", "ungraded", "errors", "errata_dropped") if c in table.columns])
     t = t.join(own, on=list(by), how="full", coalesce=True).sort(list(by), nulls_last=True)
     lead = [c for c in table.columns if c in t.columns and c not in ("ungraded", "errors", "errata_dropped")]
-    if "n" in lead:  # own counts right after the common n
-        i = lead.index("n") + 1
+    anchor = "graded" if "graded" in lead else "n"  # own counts right after the common graded n
+    if anchor in lead:
+        i = lead.index(anchor) + 1
         lead[i:i] = ["graded_own", "errors", "ungraded"]
     return t.select(*lead, *[c for c in t.columns if c not in lead])
