@@ -77,6 +77,7 @@ _NOTEBOOK = {
     "gate_html": ("memeval.analysis.tables", "gate_html"),
     "rows_table": ("memeval.analysis.tables", "rows_table"),
     "side_by_side": ("memeval.analysis.tables", "side_by_side"),
+    "compare_runs": ("memeval.analysis.fairness", "compare_runs"),
     "with_interval_text": ("memeval.analysis.tables", "with_interval_text"),
     "cost_table": ("memeval.analysis.costs", "cost_table"),
     "operating_points": ("memeval.analysis.costs", "operating_points"),
@@ -172,6 +173,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.tables import gate_html
     from .analysis.tables import rows_table
     from .analysis.tables import side_by_side
+    from .analysis.fairness import compare_runs
     from .analysis.tables import with_interval_text
     from .analysis.costs import cost_table
     from .analysis.costs import operating_points

@@ -68,6 +68,7 @@ PUBLIC = [
     "build_probes",
     "builtin_runs",
     "case_frame",
+    "compare_runs",
     "correction_breakdown",
     "cost_table",
     "default_suite_dir",

@@ -191,7 +191,8 @@ def tier_axis_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> p
 def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.DataFrame:
     """Per system × tier: weighted and unweighted mean side by side, each with its 95% bootstrap interval
     (``weighted_lo``/``weighted_hi``, ``unweighted_lo``/``unweighted_hi``; ``n_resamples``), with floor
-    and ceiling beside each system."""
+    and ceiling beside each system. Where errata were applied (records with ``score_raw``), the same
+    means against the published gold (``weighted_raw``, ``unweighted_raw``) stand beside them."""
     t = (
         df.group_by("system", "tier_index", "tier")
         .agg(
@@ -215,6 +216,17 @@ def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.
         "unweighted_lo",
         "unweighted_hi",
     ]
+    if "score_raw" in df.columns and df["score_raw"].is_not_null().any():  # errata applied: raw beside
+        raw_graded = pl.col("score_raw").is_not_null()
+        raw = df.group_by("system", "tier").agg(
+            ((pl.col("score_raw") * pl.col("weight")).sum() / pl.col("weight").filter(raw_graded).sum()).alias(
+                "weighted_raw"
+            ),
+            pl.col("score_raw").mean().alias("unweighted_raw"),
+        )
+        t = t.join(raw, on=["system", "tier"], how="left")
+        lead[6:6] = ["weighted_raw"]
+        lead.append("unweighted_raw")
     t = t.select(*lead, *[c for c in t.columns if c not in lead])
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
         ref = t.filter(pl.col("system") == name).select(

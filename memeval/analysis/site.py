@@ -20,6 +20,7 @@ import polars as pl
 from ..atomic import write_text
 from .plot_curves import degradation_curve
 from .aggregate import latency_table, load_records, overall_table, tier_axis_table
+from .fairness import compare_runs, with_own_counts
 from .intervals import bootstrap_means
 from .tables import html_table
 from .widgets import render_trace_html, worst_questions_table
@@ -136,10 +137,15 @@ def _fmt_score(h: dict) -> str:
     return f'{h["mean"]:.3f} [{h["lo"]:.3f}, {h["hi"]:.3f}] <span class="muted">n={h["n"]}</span>'
 
 
-def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, plotly_src: str) -> str:
+def _run_page(
+    info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, plotly_src: str, bounds: list[Path] | None = None
+) -> str:
 
     both = df if bounds_df is None else pl.concat([df, bounds_df], how="vertical_relaxed")
-    overall = overall_table(both).filter(pl.col("system").is_in(df["system"].unique().to_list()))
+    # the run beside its floor and ceiling over the questions all of them graded (its own n beside)
+    fair = compare_runs(both, [info.path, *(bounds or [])])
+    overall = with_own_counts(overall_table(fair.df), both, ["system", "tier_index", "tier"])
+    overall = overall.filter(pl.col("system").is_in(df["system"].unique().to_list()))
     overall = overall.select(
         [
             c
@@ -149,7 +155,7 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
                 "weighted",
                 "unweighted",
                 "n",
-                "graded",
+                "graded_own",
                 "ungraded",
                 "errors",
                 "recall_any@5",
@@ -172,14 +178,19 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
         parts.append("".join(f'<p class="status-{_e(info.status)}">{_e(w)}</p>' for w in why))
     parts.append(_errors_section(df))
     bound_note = "" if bounds_df is not None else " (no floor/ceiling runs found beside this run)"
+    parts.append('<p class="fairness">' + "<br>".join(_e(line) for line in fair.lines()) + "</p>")
     parts.append(
         '<div class="scroll">'
-        + html_table(overall, caption=f"Overall: weighted and unweighted mean per tier, floor and ceiling{bound_note}")
+        + html_table(
+            overall,
+            caption=f"Overall: weighted and unweighted mean per tier, floor and ceiling{bound_note}; n = questions "
+            "the run and its floor and ceiling all graded, graded_own = what the run graded by itself",
+        )
         + "</div>"
     )
     if df["tier"].n_unique() > 1:
         try:
-            fig = degradation_curve(both)
+            fig = degradation_curve(fair.df)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
         except (ValueError, pl.exceptions.PolarsError) as e:  # a run too small to draw: say so
             parts.append(f'<p class="muted">no degradation curve ({_e(e)})</p>')
@@ -219,7 +230,7 @@ def build_site(runs_dir: str | Path, out_dir: str | Path, progress=None) -> Site
             skipped.append(f"{info.path}: {' '.join(str(e).splitlines())}")
             continue
         name = page_name(info.path)
-        write_text(out / "runs" / name, _run_page(info, df, bounds_df, "../plotly.min.js"))
+        write_text(out / "runs" / name, _run_page(info, df, bounds_df, "../plotly.min.js", bounds))
         pages[str(info.path)] = out / "runs" / name
         rows.append((info, name, _headline(df)))
     write_text(out / "index.html", _index(rows, Path(runs_dir), skipped))

@@ -72,6 +72,12 @@ def add_arguments(p) -> None:
         help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): records get cost_usd",
     )
     add_error_arguments(p)
+    p.add_argument(
+        "--errata",
+        metavar="FILE",
+        help="gold corrections (YAML, docs: memeval.scoring.errata) applied when grading; records keep "
+        "score_raw (the published gold) beside score, the manifest the file's sha256",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -197,6 +203,7 @@ def run(args) -> int:
         max_errors=budget,
         max_connection_failures=args.max_connection_failures,
         messages=_say,
+        errata=args.errata,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,

@@ -8,8 +8,20 @@ HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ce
 FORMATS = ("table", "json", "csv", "md")
 #: Columns shown without --wide (the rest are in --wide, --format json/csv).
 NARROW = {
-    "overall": ["system", "tier", "weighted", "unweighted", "graded", "errors", "floor_weighted", "ceiling_weighted"],
-    "tier_axis": ["system", "tier", "axis", "score", "graded", "errors", "recall_any@5"],
+    "overall": [
+        "system",
+        "tier",
+        "weighted",
+        "weighted_raw",
+        "unweighted",
+        "n",
+        "graded_own",
+        "errors",
+        "errata_dropped",
+        "floor_weighted",
+        "ceiling_weighted",
+    ],
+    "tier_axis": ["system", "tier", "axis", "score", "n", "graded_own", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
@@ -64,6 +76,7 @@ def run(args) -> int:
         tier_axis_table,
     )
     from ..analysis.costs import cost_table, with_prices
+    from ..analysis.fairness import compare_runs, with_own_counts
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.cost import load_prices
     from ..run.folder import read_manifest
@@ -77,9 +90,12 @@ def run(args) -> int:
     infos = [run_info(r) for r in runs]
     sets = ", ".join(dict.fromkeys(i.question_set for i in infos))
     gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in runs) if g]
+    # scores side by side only over the questions every run graded; each row's own counts beside them
+    fair = compare_runs(df, runs, args.questions)
+    by_tier, by_axis = ["system", "tier_index", "tier"], ["system", "tier_index", "tier", "axis"]
     tables = {
-        "overall": overall_table(df).drop("tier_index"),
-        "tier_axis": tier_axis_table(df).drop("tier_index"),
+        "overall": with_own_counts(overall_table(fair.df), df, by_tier).drop("tier_index"),
+        "tier_axis": with_own_counts(tier_axis_table(fair.df), df, by_axis).drop("tier_index"),
         "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
         "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
         "retrieval_session": retrieval_table(df, "session").drop("tier_index"),
@@ -107,6 +123,8 @@ def run(args) -> int:
             "question_set": sets,
             "questions": args.questions,
             "validity": gates,
+            "fairness": fair.lines(),
+            "equal_questions": fair.n_common,
             **{k: t.to_dicts() for k, t in tables.items()},
         }
         print(json.dumps(out, indent=2, default=str))
@@ -132,6 +150,8 @@ def run(args) -> int:
             f"question set: {sets}; questions: {args.questions}"
             + (" (only those in every tier)" if args.questions == "core" else "")
         )
+        for line in fair.lines():
+            print(line if args.wide or md else _wrap(line))
         for g in gates:
             print(g)
         if gates:
@@ -140,6 +160,7 @@ def run(args) -> int:
         head(
             f"Overall {scores_title(manifest_summary(r)['mode'] for r in runs)}{label} (floor = no_memory, ceiling = oracle on the same bench files)"
         )
+        print("n: the questions every system here graded; graded_own: what each graded by itself")
         print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
@@ -180,6 +201,13 @@ def scores_title(modes) -> str:
     if len(found) == 1:
         return f"judge-graded {found[0]} scores"
     return f"scores (modes: {', '.join(found)})"
+
+
+def _wrap(line: str) -> str:
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _narrow(t, name):

@@ -139,6 +139,9 @@ class Record:
     context_dropped_tokens: int | None = _col("long")
     context_truncated: bool | None = _col("bool")
     context_limit: int | None = _col("long")
+    # with errata (scoring/errata.py): the score against the gold as published; ``score`` is against
+    # the corrected gold (None where the errata drop the question)
+    score_raw: float | None = _col("float")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":

@@ -37,6 +37,7 @@ from ..audit import validity
 from ..audit.loading import TierData
 from ..llm import metered, usage_entries
 from ..scoring import bounds, retrieval, scorers
+from ..scoring.errata import load_errata
 from ..systems.base import Declared, Recall, declared, memory_text
 from ..systems.http import HttpSystem, StaleGeneration, ingest_key
 from ..text.urls import public_url
@@ -68,7 +69,8 @@ class RunConfig:
     earlier pass (default: ask those questions again); ``max_errors``: errors tolerated (a count, or a
     fraction as ``"10%"``/``"0.1"``) before the status is ``failed``; ``max_connection_failures``:
     consecutive connection failures before the run stops; ``messages``: called with each line the run
-    has to say (e.g. how many questions it asks again).
+    has to say (e.g. how many questions it asks again); ``errata``: a ``scoring.errata.Errata`` (or its
+    file) whose gold corrections grading applies.
 
     >>> RunConfig(bench_dir="b", system="bm25:k=3", tiers=["core"]).tiers
     ('core',)
@@ -91,6 +93,7 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
+    errata: Any = field(default=None, compare=False)  # memeval.scoring.errata.Errata (or its file)
     # how and where it runs (not part of what it measures)
     name: str | None = None
     out: str | None = None  # the run folder (default: one named after bench, system, mode and config id)
@@ -122,6 +125,8 @@ class RunConfig:
         if cmt is not None and self.mode != "answer":
             raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
         put(self, "context_max_tokens", None if cmt is None else int(cmt))
+        if isinstance(self.errata, (str, Path)):  # a file: read (and checked) before anything is asked
+            put(self, "errata", load_errata(self.errata))
         if self.mode not in MODES:
             raise MemevalError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.mode != "dry" and self.judge is None:
@@ -136,7 +141,7 @@ def _slug(text: str) -> str:
 
 def _scorers(cfg: RunConfig) -> list:
     """The scorers the run's mode names (scoring/scorers.py), in the order they run."""
-    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader)
+    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader, cfg.errata)
 
 
 def _grader(cfg: RunConfig) -> dict:
@@ -173,6 +178,7 @@ def run_system(
     max_errors: MaxErrors | str | int | None = None,
     max_connection_failures: int = 10,
     messages: Callable[[str], None] | None = None,
+    errata=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
@@ -203,6 +209,7 @@ def run_system(
             reader=reader,
             context_max_tokens=context_max_tokens,
             prices=prices,
+            errata=errata,
             name=name,
             out=None if out is None else str(out),
             runs_root=str(runs_root),
@@ -388,7 +395,7 @@ def _raise_interrupt(signum, frame):
 def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None) -> str:
     """What opening an existing run folder did, in one line.
 
-    >>> _resume_line(RunConfig("b", epochs=2), [type("T", (), {"n_questions": 5})()], 3, "4242")
+    >>> _resume_line(RunConfig(bench_dir="b", epochs=2), [type("T", (), {"n_questions": 5})()], 3, "4242")
     'resumed: 3 of 10 already recorded; stale lock of pid 4242 removed (its writer had died)'
     """
     parts = []

@@ -27,6 +27,7 @@ from ..errors import ArgumentError
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
+from .errata import ErrataScorer
 from .judge import Judge, Verdict  # a JudgeProtocol[Question, str, Verdict] that also grades memories
 from .reader_images import reader_images
 
@@ -205,17 +206,20 @@ class OfficialScorer:
         return {"official_metric": ident, "official_score": v.score}
 
 
-def scorers_for(mode: str, judge: Judge | None = None, reader=None) -> list:
-    """The scorers of a mode, in the order they run (later ones read what earlier ones wrote)."""
+def scorers_for(mode: str, judge: Judge | None = None, reader=None, errata=None) -> list:
+    """The scorers of a mode, in the order they run (later ones read what earlier ones wrote).
+    ``errata`` (:class:`memeval.scoring.errata.Errata`): the grading scorer applies its corrections
+    (the bench's own official metric keeps the published gold)."""
+    wrap = (lambda s: ErrataScorer(s, errata)) if errata is not None else (lambda s: s)
     if mode == "dry":
-        return [RetrievalScorer(), DryScorer()]
+        return [RetrievalScorer(), wrap(DryScorer())]
     if mode in ("memory", "answer") and judge is None:
         raise ArgumentError(f"{mode} mode needs a judge")
     assert judge is not None
     if mode == "memory":
-        return [RetrievalScorer(), JudgeScorer(judge, "memory")]
+        return [RetrievalScorer(), wrap(JudgeScorer(judge, "memory"))]
     if mode == "answer":
-        return [RetrievalScorer(), JudgeScorer(judge, "answer", reader), OfficialScorer(judge.client)]
+        return [RetrievalScorer(), wrap(JudgeScorer(judge, "answer", reader)), OfficialScorer(judge.client)]
     raise ArgumentError(f"unknown mode {mode!r}")
 
 
