@@ -45,6 +45,10 @@ def require_local() -> None:
         pytest.skip(msg)
 
 
+# one xdist worker runs this module: the model server (a module fixture) starts once, not once per worker
+pytestmark = pytest.mark.xdist_group("real_models")
+
+
 @pytest.fixture(scope="module")
 def served():
     """``memeval models serve --port 0 --threads 1`` in a child process: (base URL, chat model id)."""
