@@ -326,7 +326,7 @@ def _raise_interrupt(signum, frame):
 def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None) -> str:
     """What opening an existing run folder did, in one line.
 
-    >>> _resume_line(RunConfig("b", epochs=2), [type("T", (), {"n_questions": 5})()], 3, "4242")
+    >>> _resume_line(RunConfig(bench_dir="b", epochs=2), [type("T", (), {"n_questions": 5})()], 3, "4242")
     'resumed: 3 of 10 already recorded; stale lock of pid 4242 removed (its writer had died)'
     """
     parts = []
