@@ -1,8 +1,8 @@
 """Names the docstring examples of the public API use (``pytest --doctest-modules``).
 
 - ``tmp``: a fresh empty folder for the example;
-- ``tiny_bench``: the ``tiny`` preset, seed 1, generated once per session;
-- ``tiny_run``: a dry ``bm25`` run over it, made once per session.
+- ``tiny_bench``: the ``tiny`` preset, seed 1, generated once per session (for every xdist worker);
+- ``tiny_run``: a dry ``bm25`` run over it, made once per session (read-only: examples write elsewhere).
 """
 
 from pathlib import Path
@@ -12,12 +12,17 @@ import pytest
 
 @pytest.fixture(scope="session")
 def _tiny(tmp_path_factory) -> tuple[Path, Path]:
-    from memeval.bench.lifelog import generate
-    from memeval.run import run_system
+    from tests.built_once import built_once
 
-    root = tmp_path_factory.mktemp("doctest-project")
-    bench = generate("tiny", 1, root / "data" / "lifelog-tiny-s1")
-    return bench, run_system(bench, "bm25", runs_root=root / "runs", progress=False)
+    def build(root: Path) -> Path:
+        from memeval.bench.lifelog import generate
+        from memeval.run import run_system
+
+        bench = generate("tiny", 1, root / "data" / "lifelog-tiny-s1")
+        return run_system(bench, "bm25", runs_root=root / "runs", progress=False)
+
+    root, run = built_once(tmp_path_factory, "doctest-project", build)  # once for all xdist workers
+    return root / "data" / "lifelog-tiny-s1", Path(run)
 
 
 @pytest.fixture(autouse=True)

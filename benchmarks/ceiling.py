@@ -75,7 +75,10 @@ def one_preset(preset: str, seed: int, tmp: Path) -> list[dict]:
 
 
 def _f(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
+    """A mean, "–" where there is none, "ungraded" where no question of the set was graded (a NaN)."""
+    if v is None:
+        return "–"
+    return "ungraded" if v != v else f"{v:.3f}"
 
 
 def main(argv=None) -> int:
@@ -104,6 +107,11 @@ def main(argv=None) -> int:
             f"{_f(r['idk'])} | {_f(r['oracle'][0])} / {_f(r['oracle'][1])} | {_f(r['abstain'])} | "
             f"{_f(r['false_memory'])} | {reach} |"
         )
+    lines += [
+        "",
+        "ungraded: no question of the set graded (no_memory answers nothing of its own, and a memory-only run is "
+        "not graded on abstention questions such as the probes).",
+    ]
     text = "\n".join(lines) + "\n"
     write_text(args.out, text)
     print(text)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from memeval.audit.difficulty import glasshouse_folder  # noqa: E402
 from memeval.bench import load_bench, read_questions, read_turns  # noqa: E402
 from memeval.bench.axes import AXIS_WEIGHTS  # noqa: E402
-from memeval.bench.loaders.glasshouse import load_glasshouse  # noqa: E402
+from memeval.bench.loaders.glasshouse import import_glasshouse  # noqa: E402
 from memeval.run.records import read_records  # noqa: E402
 from memeval.run.runner import run_system  # noqa: E402
 from memeval.scoring.bounds import dry_grade  # noqa: E402
@@ -280,7 +280,7 @@ def main() -> int:
     gh = a.glasshouse.resolve()
     tmp = Path(tempfile.mkdtemp(prefix="gh-parity-"))
     t0 = time.perf_counter()
-    load_glasshouse(gh, tmp / "bench")
+    import_glasshouse(gh, tmp / "bench")
     bench = load_bench(tmp / "bench")
     tier = bench.tier("core")
     run_dir = run_system(tmp / "bench", "bm25:k=10", tiers=["core"], out=tmp / "run", progress=False)

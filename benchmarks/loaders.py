@@ -44,8 +44,8 @@ if mode == "pad":
     b = pad(src, sizes, "haystacks", 1, out)
     info = {"tiers": {t.name: t.n_turns for t in b.tiers}}
 elif mode == "load":
-    from memeval.bench.loaders.longmemeval import load_longmemeval
-    b = load_longmemeval([src], out)
+    from memeval.bench.loaders.longmemeval import import_longmemeval
+    b = import_longmemeval([src], out)
     info = {"turns": b.tiers[0].n_turns, "tokens": b.tiers[0].n_tokens, "questions": b.tiers[0].n_questions}
 else:
     with open(src, encoding="utf-8") as fh:
@@ -214,7 +214,7 @@ def main() -> None:
             cpu = statistics.median(x["cpu_seconds"] for x in rs)
             rss = statistics.median(x["peak_rss_mib"] for x in rs)
             print(
-                f"load_longmemeval ({label}): median {secs:.1f} s wall ({size_mib / secs:.1f} MiB/s), "
+                f"import_longmemeval ({label}): median {secs:.1f} s wall ({size_mib / secs:.1f} MiB/s), "
                 f"{cpu:.1f} s CPU ({size_mib / cpu:.1f} MiB per CPU-second), "
                 f"median peak RSS {rss:.0f} MiB, {rs[0]['turns']} turns, {rs[0]['tokens']} tokens"
             )

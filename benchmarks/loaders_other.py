@@ -30,11 +30,11 @@ from pathlib import Path
 t0 = time.perf_counter()
 kind, src, out = sys.argv[1:4]
 if kind == "locomo":
-    from memeval.bench.loaders.locomo import load_locomo
-    load_locomo([src], out)
+    from memeval.bench.loaders.locomo import import_locomo
+    import_locomo([src], out)
 else:
-    from memeval.bench.loaders.glasshouse import load_glasshouse
-    load_glasshouse(src, out)
+    from memeval.bench.loaders.glasshouse import import_glasshouse
+    import_glasshouse(src, out)
 print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 

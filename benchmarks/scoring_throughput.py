@@ -4,7 +4,8 @@
 
 Answers come in three shapes, in equal shares per axis: a short answer (the gold, an old value, an
 IDK phrase in one of 11 languages, a wrong value), a one-sentence answer around the gold, and a
-system's returned memories joined as one text (~1.5 KB, as dry mode grades memory-only systems).
+system's returned memories joined as one text (~1.5 KB, graded as one long answer; a memory-only
+response itself is read one memory at a time, each memory normalised once and memoised).
 Every answer carries a unique number, so the memo caches never serve a pair twice; the caches are
 also cleared before each run. Prints questions/second (median of ``--runs``) per answer shape and
 overall, in CPU time of this process (stable on a shared machine) and in wall-clock time, plus
@@ -28,6 +29,7 @@ from memeval.atomic import write_text
 from memeval.bench.axes import AXES
 from memeval.bench.model import Question
 from memeval.scoring import idk, matching
+from memeval.text import normal_form
 from memeval.scoring.dry import score_answer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +127,7 @@ def time_pairs(pairs) -> tuple[float, float]:
 
 def time_normalize(texts, repeat: int = 200) -> float:
     """CPU microseconds per uncached ``normalize`` call."""
-    f = matching._normalize  # uncached
+    f = normal_form._normalize  # uncached
     c0 = time.process_time()
     for _ in range(repeat):
         for t in texts:

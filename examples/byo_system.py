@@ -14,8 +14,7 @@ import uuid
 
 import httpx
 
-from memeval.systems import Recall, SystemCallError
-from memeval.systems.base import BaseMemorySystem, Capabilities, Memory
+from memeval import BaseMemorySystem, Capabilities, Memory, Recall, SystemCallError
 
 
 class HostedMemory(BaseMemorySystem):

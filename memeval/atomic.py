@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+from .errors import MemevalError
+
 __all__ = [
     "atomic_open",
     "write_text",
@@ -30,11 +32,15 @@ __all__ = [
 ]
 
 
-class LinkRefused(OSError):
+class LinkRefused(MemevalError, OSError):
     """A file memeval writes in place is a symbolic link: refused, never followed."""
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+class LockHeld(MemevalError, BlockingIOError):
+    """Another writer holds the lock (``WriterLock.acquire``); also a :class:`BlockingIOError`."""
 
 
 def open_nofollow(path: str | os.PathLike, flags: int, mode: int = 0o666) -> int:
@@ -180,7 +186,7 @@ class WriterLock:
     The kernel drops the lock when its holder dies (even by SIGKILL); a holder that exits normally
     empties the file, so a pid found in a lock file that could be taken belonged to a writer that died
     (``stale_pid``). ``held_by`` is the pid of the writer holding it when :meth:`acquire` raises
-    :class:`BlockingIOError`.
+    :class:`LockHeld` (a ``BlockingIOError``).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / ".lock"
@@ -208,7 +214,7 @@ class WriterLock:
         except OSError:
             os.close(fd)
             self.held_by = before or "unknown"
-            raise BlockingIOError(errno.EWOULDBLOCK, f"{self.path}: held by pid {self.held_by}") from None
+            raise LockHeld(errno.EWOULDBLOCK, f"{self.path}: held by pid {self.held_by}") from None
         self.stale_pid = before or None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -25,6 +25,9 @@ def _command_modules():
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memeval", description="Measure long-term memory in LLM systems.")
     p.add_argument("--version", action="version", version=f"memeval {__version__}")
+    p.add_argument(
+        "--debug", action="store_true", help="with an error, print its full traceback (a system's own included)"
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, mod in _command_modules():
         sp = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
@@ -42,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(e, file=sys.stderr)
         one_line = " ".join(str(e).splitlines())  # an error is one line, whatever a value held
         print(f"memeval {args.command}: error: {one_line}", file=sys.stderr)
         return e.exit_code

@@ -1,4 +1,30 @@
-"""Errors a user can act on: each renders as one line naming file, record and field."""
+"""Errors a user can act on: each renders as one line naming file, record and field.
+
+One tree, rooted at :class:`MemevalError` (the command line prints any of them on one line and exits
+non-zero; a notebook can catch them all with one ``except``)::
+
+    MemevalError
+    ├── InputError           a bad input file (names file, record, field)        exit 2
+    ├── UsageError           a bad command-line argument or unreachable target   exit 2
+    │   └── ArgumentError    a bad argument to a library call (also a ValueError)
+    ├── UnknownName          a tier, check, agent or case that is not there (also a KeyError)
+    ├── BenchContractError   a bench or preset that breaks its own contract (also a ValueError)
+    ├── MemorySystemError    the system under test
+    │   ├── SystemCallError      a call failed for good (an error record, or a stop)
+    │   ├── SystemContractError  a misdeclared capability, a privileged method
+    │   └── ProtocolError        a reply outside the HTTP protocol's schema (also a ValueError)
+    ├── EndpointError        a model endpoint (judge, reader, embeddings, agents)
+    ├── SchemaError          a record or manifest field the type does not have
+    └── StateError           a call the object cannot serve now (also a RuntimeError)
+
+Where an error also derives from a builtin (``ValueError``, ``KeyError``, ``RuntimeError``), it is so
+that code written against the builtin keeps working.
+
+>>> issubclass(ArgumentError, ValueError) and issubclass(ArgumentError, MemevalError)
+True
+>>> str(UnknownName("bench 'x' has no tier 'big'"))
+"bench 'x' has no tier 'big'"
+"""
 
 from __future__ import annotations
 
@@ -12,18 +38,36 @@ __all__ = [
     "SystemCallError",
     "SystemContractError",
     "SchemaError",
+    "ArgumentError",
+    "UnknownName",
+    "BenchContractError",
+    "ProtocolError",
+    "EndpointError",
+    "StateError",
     "input_error_from",
 ]
 
 
 class MemevalError(Exception):
-    """Base class: the CLI prints str(err) on one line and exits non-zero."""
+    """Base class: the CLI prints str(err) on one line and exits non-zero.
+
+    >>> try:
+    ...     memeval_call = InputError("bench/turns.jsonl", 3, "date", "not a date")
+    ...     raise memeval_call
+    ... except MemevalError as e:
+    ...     print(e, "| exit", e.exit_code)
+    bench/turns.jsonl:3: field 'date': not a date | exit 2
+    """
 
     exit_code = 1
 
 
 class InputError(MemevalError):
-    """Bad input file: names the file, the line or record, and the field at fault."""
+    """Bad input file: names the file, the line or record, and the field at fault.
+
+    >>> str(InputError("questions.jsonl", "Q7", "axis", "unknown axis 'X'"))
+    "questions.jsonl record Q7: field 'axis': unknown axis 'X'"
+    """
 
     exit_code = 2
 
@@ -72,12 +116,25 @@ class MemorySystemError(MemevalError):
 
 
 class SystemCallError(MemorySystemError):
-    """A call to the system failed for good (after retries); becomes an error record with this reason."""
+    """A call to the system failed for good (after retries); becomes an error record with this reason
+    (raised by a system's ``query``), or stops the run, resumably (from ``reset`` or ``ingest``).
+
+    ``connection``: the system could not be reached at all (refused, dropped, timed out), which the
+    runner's circuit breaker counts; an HTTP error status or a malformed reply is not.
+
+    >>> isinstance(SystemCallError("POST /query: HTTP 503"), MemorySystemError)
+    True
+    """
+
+    def __init__(self, message: str, connection: bool = False) -> None:
+        super().__init__(message)
+        self.connection = connection
 
 
 class SystemContractError(MemorySystemError):
     """A system that breaks the protocol it declares (``systems.base``): a misspelled or mistyped
-    capability, a privileged method it may not have. Raised before anything is asked."""
+    capability, a privileged method it may not have, a parameter its constructor does not declare (or
+    of the wrong type), a ``query`` that returns something other than ``Recall``. One line, exit 2."""
 
     exit_code = 2
 
@@ -85,3 +142,33 @@ class SystemContractError(MemorySystemError):
 class SchemaError(MemevalError):
     """A record, manifest or config built with a field its type does not have (a misspelled ``scroe``):
     a writer's bug, refused before anything is written rather than dropped."""
+
+
+class ArgumentError(UsageError, ValueError):
+    """A bad argument to a library call (a notebook's or a script's), e.g. an unknown ``by=``."""
+
+
+class UnknownName(MemevalError, KeyError):
+    """A name that is not there (a tier, an audit check, a scripted agent, a suite case)."""
+
+    def __str__(self) -> str:  # the message itself, not KeyError's repr of it
+        return Exception.__str__(self)
+
+
+class BenchContractError(MemevalError, ValueError):
+    """A bench, or a generator preset, that breaks its own contract (a preset too small for what it
+    must hold, a question in a shape the bench format does not allow)."""
+
+
+class ProtocolError(MemorySystemError, ValueError):
+    """A system's reply (or a memory in it) outside the HTTP protocol's schema (memory-api.md)."""
+
+
+class EndpointError(MemevalError):
+    """A model endpoint (judge, reader, embeddings, a multi-turn agent) failed for good or replied
+    outside its contract."""
+
+
+class StateError(MemevalError, RuntimeError):
+    """A call the object cannot serve in its present state (the reference server did not start; a
+    blocking call on the HTTP adapter's own event loop)."""

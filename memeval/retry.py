@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
 
 import httpx
+from .errors import MemevalError
 
 if TYPE_CHECKING:
     import tenacity
@@ -40,12 +41,14 @@ __all__ = ["Retryable", "RetryPolicy", "retry_after", "post_attempt"]
 T = TypeVar("T")
 
 
-class Retryable(Exception):
+class Retryable(MemevalError):
     """An attempt that failed in a way worth trying again; ``retry_after`` is the server's wait."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, connection: bool = False):
         super().__init__(reason)
         self.reason, self.retry_after = reason, retry_after
+        #: the peer was not reached or did not reply (refused, dropped, timed out), not an error status
+        self.connection = connection
 
 
 def retry_after(resp: httpx.Response) -> float | None:
@@ -56,14 +59,23 @@ def retry_after(resp: httpx.Response) -> float | None:
         return None
 
 
-def post_attempt(client: httpx.Client, path: str, body: dict[str, object]) -> httpx.Response:
+def post_attempt(
+    client: httpx.Client,
+    path: str,
+    body: dict[str, object],
+    keep: Callable[[httpx.Response], bool] | None = None,
+) -> httpx.Response:
     """One POST of a model endpoint's JSON ``body``, for :class:`RetryPolicy` to repeat: a transport
     error or an HTTP 429/5xx reply raises :class:`Retryable` (with the server's ``Retry-After``); any
-    other reply is returned for the caller to read."""
+    other reply, or one ``keep(reply)`` accepts, is returned for the caller to read."""
     try:
         resp = client.post(path, json=body)
+    except httpx.TimeoutException as e:
+        raise Retryable(f"timed out ({type(e).__name__})") from None
     except httpx.HTTPError as e:
         raise Retryable(f"{type(e).__name__}: {e}") from None
+    if keep is not None and keep(resp):
+        return resp
     if resp.status_code == 429 or resp.status_code >= 500:
         raise Retryable(f"HTTP {resp.status_code}", retry_after(resp))
     return resp

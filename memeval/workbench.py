@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 import polars as pl
-from .errors import InputError
+from .errors import InputError, ArgumentError
 from .run import run_system
 from .systems.registry import make_system
 from .systems.server import Faults, ReferenceServer
@@ -49,7 +49,7 @@ def parse_run_labels(run_dirs: Iterable[str | Path]) -> tuple[list[Path], dict[s
         name, sep, folder = text.partition("=")
         if sep and name and "/" not in name and not Path(text).exists():
             if name in labels:
-                raise ValueError(f"label {name!r} given twice")
+                raise ArgumentError(f"label {name!r} given twice")
             labels[name] = Path(folder)
             dirs.append(Path(folder))
         else:
@@ -150,7 +150,7 @@ def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
     """
     dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
-        raise ValueError("no run folders given")
+        raise ArgumentError("no run folders given")
     found = [anchored(d) for d in dirs]
     plain = [d for d in found if not is_sweep(d)]
     frames = ([load_records(plain)] if plain else []) + [load_sweep(d) for d in found if is_sweep(d)]

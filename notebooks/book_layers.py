@@ -47,11 +47,11 @@ from pathlib import Path
 
 from IPython.display import display
 
-from memeval.analysis.booksuite import builtin_runs, case_frame, default_suite_dir, layer_figure, stored_scores
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.bench.loaders.booksuite import load_booksuite, read_responses
-from memeval.run import read_records
-from memeval.scoring.booksuite_scores import format_table, layer_table, score_answer_sets
+from memeval import builtin_runs, case_frame, default_suite_dir, layer_figure, stored_scores
+from memeval import setup_notebook
+from memeval import load_booksuite, read_booksuite_responses as read_responses
+from memeval import read_records
+from memeval import booksuite_table_text as format_table, layer_table, score_answer_sets
 
 setup_notebook()  # plotly renders in JupyterLab and in offline HTML reports (plotly.js embedded once)
 suite_dir = Path(suite_dir) if suite_dir else default_suite_dir()
@@ -102,8 +102,8 @@ if run_rows:
 
 # %%
 if judge_url and judge_model:
-    from memeval.llm import ChatClient
-    from memeval.scoring.rubric import RubricJudge
+    from memeval import ChatClient
+    from memeval import RubricJudge
 
     judge = RubricJudge(ChatClient(judge_url, judge_model, api_key_env=judge_key_env, temperature=0))
     judged = score_answer_sets(suite, canned, "judge", judge)

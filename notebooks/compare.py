@@ -18,7 +18,9 @@
 #
 # Several runs over the same bench: accuracy (weighted and unweighted, with floor and ceiling),
 # how much text each system returned (dry mode rewards returning more text: read `median_chars`
-# beside the score), retrieval hit rate, and speed.
+# beside the score), retrieval hit rate, and speed. Scores are compared over the questions every
+# system graded (the fairness line below says what that left out, what settings differ, and which
+# system returns nearly the whole haystack).
 
 # %% tags=["parameters"]
 # run_dirs: run folders (or NAME=RUN_DIR) to load; None = run `systems` on the bench below
@@ -40,10 +42,11 @@ prices: str | None = None
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import aggregate, plots
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import gate_html, html_table, side_by_side, with_interval_text
-from memeval.workbench import ensure_bench, load_runs, run_folders, run_systems
+from memeval import aggregate, plots
+from memeval import setup_notebook
+from memeval import gate_html, html_table, side_by_side, with_interval_text
+from memeval import ensure_bench, load_runs, run_folders, run_systems
+from memeval import compare_runs
 
 setup_notebook()
 if run_dirs is None:
@@ -51,7 +54,9 @@ if run_dirs is None:
 df = load_runs(run_dirs)
 run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
+fair = compare_runs(df, run_dirs)  # fair.df: the records of the questions every system graded
 print("runs:", ", ".join(str(d) for d in run_dirs))
+print("\n".join(fair.lines()))
 
 # %% [markdown]
 # ## Evidence retrieval
@@ -74,7 +79,7 @@ display(
 # ## Overall, per tier
 
 # %%
-overall = aggregate.overall_table(df)
+overall = aggregate.overall_table(fair.df)
 wide = {
     k: with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False)
     for k in ("weighted", "unweighted")
@@ -83,7 +88,10 @@ label = " (dry answer scores: NOT VALID on this bench)" if gate else ""
 display(
     HTML(
         side_by_side(
-            html_table(wide["weighted"], caption="weighted mean per tier [95% interval] n = graded" + label),
+            html_table(
+                wide["weighted"],
+                caption="weighted mean per tier [95% interval] n = questions every system graded" + label,
+            ),
             html_table(wide["unweighted"], caption="unweighted mean per tier"),
             html_table(aggregate.WEIGHT_TABLE, caption="axis weights"),
         )
@@ -94,13 +102,13 @@ display(
 if gate:
     print("dry answer-score curves are not drawn: dry scores are not valid on this bench (see above)")
 else:
-    plots.degradation_curve(df).show()
+    plots.degradation_curve(fair.df).show()
 
 # %% [markdown]
 # ## Largest tier, per axis
 
 # %%
-largest = df.filter(pl.col("tier_index") == df["tier_index"].max())
+largest = fair.df.filter(pl.col("tier_index") == fair.df["tier_index"].max())
 per_axis = with_interval_text(aggregate.tier_axis_table(largest), "score").pivot(
     on="system", index="axis", values="score", sort_columns=False
 )
@@ -108,7 +116,7 @@ display(
     HTML(
         html_table(
             per_axis,
-            caption=f"mean score per axis [95% interval] n = graded, tier {largest['tier'][0]} (all its questions)",
+            caption=f"mean score per axis [95% interval] n = graded by every system, tier {largest['tier'][0]}",
         )
     )
 )
@@ -146,10 +154,10 @@ else:
 # from the endpoints and a price table (`prices` above, or `memeval run --prices`).
 
 # %%
-from memeval.analysis.costs import operating_points, with_prices
-from memeval.run.cost import load_prices
+from memeval import operating_points, with_prices
+from memeval import load_prices
 
-priced = with_prices(df, load_prices(prices) if prices else None)
+priced = with_prices(fair.df, load_prices(prices) if prices else None)
 if gate:
     print("the frontier reads dry scores, which are not valid on this bench (see above)")
 else:
@@ -185,7 +193,7 @@ else:
 # flipped questions).
 
 # %%
-from memeval.analysis.intervals import paired_differences
+from memeval import paired_differences
 
 contenders = [
     s for s in df["system"].unique(maintain_order=True).to_list() if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)

@@ -50,11 +50,11 @@ prices: str | None = None
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import aggregate, plots
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import gate_html, html_table, side_by_side
-from memeval.workbench import run_folders, ensure_bench, load_runs, run_systems
-from memeval.bench import load_bench
+from memeval import aggregate, plots
+from memeval import setup_notebook
+from memeval import gate_html, html_table, side_by_side
+from memeval import run_folders, ensure_bench, load_runs, run_systems
+from memeval import load_bench
 
 setup_notebook()
 bench_path = None
@@ -215,8 +215,8 @@ display(HTML(html_table(aggregate.latency_table(df), caption="latency minus roun
 # taken as free. Dry runs call no model.
 
 # %%
-from memeval.analysis.costs import cost_table, with_prices
-from memeval.run.cost import load_prices
+from memeval import cost_table, with_prices
+from memeval import load_prices
 
 spend = cost_table(with_prices(df, load_prices(prices) if prices else None))
 if spend["prompt_tokens"].fill_null(0).sum() == 0 and df["usage"].list.len().fill_null(0).sum() == 0:

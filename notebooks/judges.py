@@ -52,13 +52,13 @@ import contextlib
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import judges as J
-from memeval.analysis.judges_run import grade_leniency, stub_endpoints, two_gradings
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import html_table
-from memeval.workbench import ensure_bench
-from memeval.bench.io import load_bench
-from memeval.scoring.leniency import build_probes
+from memeval import judges as J
+from memeval import grade_leniency, stub_endpoints, two_gradings
+from memeval import setup_notebook
+from memeval import html_table
+from memeval import ensure_bench
+from memeval import load_bench
+from memeval import build_probes
 
 setup_notebook()
 bench_path = ensure_bench(bench_dir, preset, seed)

@@ -43,10 +43,10 @@ target_ms = 500
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import aggregate, plots
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import gate_html, html_table
-from memeval.workbench import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
+from memeval import aggregate, plots
+from memeval import setup_notebook
+from memeval import gate_html, html_table
+from memeval import run_folders, ensure_bench, label_systems, load_runs, run_served, run_systems
 
 setup_notebook()
 labels = {}

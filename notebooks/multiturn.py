@@ -40,19 +40,19 @@ from pathlib import Path
 
 from IPython.display import HTML, display
 
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.multiturn.agents import make_agent
-from memeval.multiturn.config import DEFAULT_CONFIG
-from memeval.multiturn.extractor import RuleExtractor, extractor_accuracy
-from memeval.multiturn.rates import pass_rates, results_frame
-from memeval.multiturn.breakdown import bad_turn_histogram, correction_breakdown, latest, process_directions
-from memeval.analysis.multiturn_plots import bad_turn_figure, shares_figure, strata_figure
-from memeval.multiturn.records import read_sample_records
-from memeval.analysis.multiturn_render import failed_records, render_sample
-from memeval.analysis.tables import rows_table
-from memeval.multiturn.runner import run_suite
-from memeval.multiturn.suite import generate_suite, load_suite, save_suite
-from memeval.analysis.multiturn_widget import drilldown
+from memeval import setup_notebook
+from memeval import make_agent
+from memeval import MULTITURN_GRADER_CONFIG as DEFAULT_CONFIG
+from memeval import RuleExtractor, extractor_accuracy
+from memeval import pass_rates, results_frame
+from memeval import bad_turn_histogram, correction_breakdown, latest_sample_records as latest, process_directions
+from memeval import bad_turn_figure, shares_figure, strata_figure
+from memeval import read_sample_records
+from memeval import failed_records, render_sample
+from memeval import rows_table
+from memeval import run_suite
+from memeval import generate_suite, load_suite, save_suite
+from memeval import drilldown
 
 setup_notebook()  # plotly.js embedded once: figures render offline in the HTML report
 

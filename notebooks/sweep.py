@@ -43,11 +43,11 @@ resamples = 1000
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis import aggregate, plots
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.sweeps import sweep_table
-from memeval.analysis.tables import gate_html, html_table
-from memeval.workbench import anchored, load_runs, run_folders, sweep_systems
+from memeval import aggregate, plots
+from memeval import setup_notebook
+from memeval import sweep_table
+from memeval import gate_html, html_table
+from memeval import anchored, load_runs, run_folders, sweep_systems
 
 setup_notebook()
 if sweep_dir is None:

@@ -40,11 +40,11 @@ n_traces = 5
 import polars as pl
 from IPython.display import HTML, display
 
-from memeval.analysis.aggregate import dry_validity_gate
-from memeval.analysis.notebook_setup import setup_notebook
-from memeval.analysis.tables import gate_html
-from memeval.analysis.widgets import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
-from memeval.workbench import run_folders, bench_of_run, ensure_bench, load_runs, run_systems
+from memeval import dry_validity_gate
+from memeval import setup_notebook
+from memeval import gate_html
+from memeval import TraceBrowser, evidence_texts, render_trace_html, with_flips, worst_questions_table
+from memeval import run_folders, bench_of_run, ensure_bench, load_runs, run_systems
 
 setup_notebook()
 if run_dirs is None:

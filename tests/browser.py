@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shared_data import missing_in_env
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html", "load_pages"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -63,8 +63,31 @@ def load_html(
     ``evaluate`` maps a name to a JavaScript expression evaluated in the page after load, e.g.
     ``{"pwned": "typeof window.__pwned"}``; results come back in ``PageReport.values``.
     """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    (report,) = load_pages([(path, screenshot)], evaluate, viewport, full_page, timeout_ms)
+    return report
+
+
+def load_pages(
+    pages: list[tuple[str | Path, str | Path]],
+    evaluate: dict[str, str] | None = None,
+    viewport: tuple[int, int] = (1280, 900),
+    full_page: bool = True,
+    timeout_ms: int = 30_000,
+) -> list[PageReport]:
+    """:func:`load_html` for each (path, screenshot) in turn, in one browser launch (each page in a fresh
+    browser context: no storage or cache carries over from one page to the next)."""
     from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            return [_load(browser, path, shot, evaluate, viewport, full_page, timeout_ms) for path, shot in pages]
+        finally:
+            browser.close()
+
+
+def _load(browser, path, screenshot, evaluate, viewport, full_page, timeout_ms) -> PageReport:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     path, screenshot = Path(path).resolve(), Path(screenshot)
     console_errors: list[str] = []
@@ -79,24 +102,23 @@ def load_html(
             blocked.append(url)
             r.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page = context.new_page()
+        page.route("**/*", route)
+        page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page_errors.append(str(e)))
+        page.goto(path.as_uri(), wait_until="load", timeout=timeout_ms)
         try:
-            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-            page.route("**/*", route)
-            page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: page_errors.append(str(e)))
-            page.goto(path.as_uri(), wait_until="load", timeout=timeout_ms)
-            try:
-                page.wait_for_function(_ALL_FIGURES_DRAWN, timeout=timeout_ms)
-            except PlaywrightTimeout:
-                pass  # reported through the counts below
-            divs = page.locator(".plotly-graph-div").count()
-            svgs = page.locator(".main-svg").count()
-            text = page.inner_text("body")
-            values = {k: page.evaluate(expr) for k, expr in (evaluate or {}).items()}
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=full_page)
-        finally:
-            browser.close()
+            page.wait_for_function(_ALL_FIGURES_DRAWN, timeout=timeout_ms)
+        except PlaywrightTimeout:
+            pass  # reported through the counts below
+        divs = page.locator(".plotly-graph-div").count()
+        svgs = page.locator(".main-svg").count()
+        text = page.inner_text("body")
+        values = {k: page.evaluate(expr) for k, expr in (evaluate or {}).items()}
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot), full_page=full_page)
+    finally:
+        context.close()
     return PageReport(tuple(console_errors), tuple(page_errors), tuple(blocked), divs, svgs, text, screenshot, values)

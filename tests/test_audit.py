@@ -831,7 +831,7 @@ def test_imported_book_suite_per_question_haystacks(tmp_path):
 def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
     """LongMemEval oracle and s files (written here in the real shape): the haystack of each question
     nests across tiers; a computed gold ("3" from 2 cats and 1 dog) is named as not in its evidence."""
-    from memeval.bench.loaders.longmemeval import load_longmemeval
+    from memeval.bench.loaders.longmemeval import import_longmemeval
 
     def inst(qid, qtype, answer, sessions, dates, answer_ids):
         return {
@@ -891,7 +891,7 @@ def test_imported_longmemeval_tiers_nest_per_question_haystack(tmp_path):
         (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
         paths.append(tmp_path / name)
     out = tmp_path / "lme"
-    load_longmemeval(paths, out)
+    import_longmemeval(paths, out)
     r = audit(out)
     assert r.tiers == ("oracle", "s")
     assert r.check("tiers-nested").status == "pass"

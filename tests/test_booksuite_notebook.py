@@ -35,6 +35,10 @@ def _judge(body):
     return json.dumps(verdict)
 
 
+# one xdist worker runs this module: the executed notebook, built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("booksuite_notebook")
+
+
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     from memeval.analysis.report import execute_notebook

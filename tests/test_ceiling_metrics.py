@@ -10,8 +10,8 @@ from test_loaders_longmemeval import _sample as _lme_sample, _write as _write_lm
 from memeval.bench import load_bench, read_questions, read_turns
 from memeval.audit import audit
 from memeval.bench.lifelog import generate
-from memeval.bench.loaders.locomo import load_locomo
-from memeval.bench.loaders.longmemeval import load_longmemeval
+from memeval.bench.loaders.locomo import import_locomo
+from memeval.bench.loaders.longmemeval import import_longmemeval
 from memeval.bench.model import Question, Turn
 from memeval.cli import main
 from memeval.run.records import read_records
@@ -112,7 +112,7 @@ def _ordered(nums):
 
 def test_every_preset_bounds_are_ordered_and_the_oracle_abstains(preset):
     name, root = preset
-    rep = audit(root)
+    rep = audit(root, bounds_only=True)  # the one check read here (the other checks: test_audit.py, on tiny)
     assert rep.check("bounds").status == "pass"
     nums = rep.check("bounds").numbers
     assert {t.name for t in load_bench(root).tiers} <= set(nums)
@@ -147,8 +147,8 @@ def test_oracle_dry_run_on_tiny_abstains_on_abstain_and_false_memory(tmp_path):
 
 
 def test_imported_locomo_and_longmemeval_shapes_are_bounded(tmp_path):
-    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
-    load_longmemeval([_write_lme(tmp_path / "longmemeval_s.json", _lme_sample())], tmp_path / "lme")
+    import_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_longmemeval([_write_lme(tmp_path / "longmemeval_s.json", _lme_sample())], tmp_path / "lme")
     for root in (tmp_path / "locomo", tmp_path / "lme"):
         rep = audit(root)
         assert rep.check("bounds").status == "pass", rep.summary()
@@ -164,7 +164,7 @@ def test_imported_locomo_and_longmemeval_shapes_are_bounded(tmp_path):
 
 
 def test_abstractive_bench_is_gated_in_run_and_summary(tmp_path, capsys):
-    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
     assert (
         main(
             [
@@ -276,7 +276,7 @@ def test_validity_reads_the_dry_rules_answerable_ceiling_not_keyword_recall(tmp_
     import_booksuite(SUITE, tmp_path / "book")  # graded by its own keyword recall: no dry-rule ceiling
     v = dry_validity(tmp_path / "book")
     assert v["valid"] is None and gate_line("book", v) is None
-    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
     v = dry_validity(tmp_path / "locomo")
     # LoCoMo-shaped: "7 May 2023" for a turn saying "yesterday", "Likely yes" for a lake photo, ...
     assert v["valid"] is False and v["evidence_ceiling"]["all"] < 0.9

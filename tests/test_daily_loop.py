@@ -13,6 +13,10 @@ from memeval.workbench import ensure_bench, load_runs, parse_run_labels, project
 from memeval.cli import main
 
 
+# one xdist worker runs this module: the tiny project, built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("daily_loop")
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("proj")
@@ -92,7 +96,7 @@ def test_summary_formats(tiny, capsys):
     assert {r["system"] for r in table} == {"bm25", "no_memory", "oracle"} and "weighted" in table[0]
     md = _summary(capsys, bm25, "--format", "md")
     assert "## Per tier × axis" in md and "| system" in md and "|---" in md
-    assert _summary(capsys, bm25, "--no-bounds").count("run ") == 1
+    assert sum(line.startswith("run ") for line in _summary(capsys, bm25, "--no-bounds").splitlines()) == 1
 
 
 def test_summary_names_the_probes_question_set(tiny, capsys):

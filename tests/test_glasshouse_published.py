@@ -121,7 +121,7 @@ def _jsonl(path, rows):
 
 
 def test_evidence_sessions_by_core_session_and_session_id_for_filler(tmp_path):
-    from memeval.bench.loaders.glasshouse import load_glasshouse
+    from memeval.bench.loaders.glasshouse import import_glasshouse
 
     src = tmp_path / "gh"
     src.mkdir()
@@ -159,7 +159,7 @@ def test_evidence_sessions_by_core_session_and_session_id_for_filler(tmp_path):
             dict(q, id="F1", gold_answer="Miso", evidence_turns=[1], evidence_sessions=[500]),
         ],
     )
-    bench = load_glasshouse(src, tmp_path / "bench")
+    bench = import_glasshouse(src, tmp_path / "bench")
     assert bench.extra["evidence_session_field"] == "core_session"
     assert not bench.extra["evidence_session_mismatches"]
     assert [f for f in audit(tmp_path / "bench").findings if f.check == "evidence-resolves"] == []

@@ -7,6 +7,7 @@ import pytest
 
 from memeval.bench import read_questions
 from memeval.bench.model import Question
+from memeval.errors import ProtocolError
 from memeval.scoring.dry import score_answer, ungraded_without_answer
 from memeval.scoring.idk import denies_premise, gold_is_idk, is_idk
 from memeval.scoring.matching import contains
@@ -189,7 +190,7 @@ def test_memory_objects_over_http_round_trip():
     back = memory_from_json(wire)
     assert (back.content, back.timestamp, back.speaker, str(back)) == (m.content, m.timestamp, m.speaker, str(m))
     assert memory_from_json("plain text") == "plain text" and memory_content("plain text") == "plain text"
-    with pytest.raises(TypeError):
+    with pytest.raises(ProtocolError, match="needs a string 'text'"):
         memory_from_json({"timestamp": "2022-04-15"})
 
 

@@ -15,7 +15,7 @@ import pytest
 from memeval.bench import Session, Turn
 from memeval.errors import MemevalError
 from memeval.systems import BM25
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import Limits, ReferenceServer
 

@@ -11,7 +11,7 @@ import pytest
 
 from memeval.bench import Session, Turn
 from memeval.systems import NoMemory
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import Faults, Limits, ReferenceServer
 

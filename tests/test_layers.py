@@ -20,13 +20,14 @@ PKG = Path(__file__).resolve().parents[1] / "memeval"
 #: sibling of the same rank (run and multiturn stand beside each other).
 RANKS: dict[str, int] = {
     "text": 0,
-    "errors": 0,
+    "errors": -1,  # the one error tree: imports nothing from memeval, every layer may raise its errors
     "atomic": 0,
     "_version": 0,
     "retry": 0,
     "workspace": 0,
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
+    "models": 1,  # the local offline models (embedder, chat server): below systems, which embed with them
     "systems": 2,
     "llm": 3,
     "scoring": 4,
@@ -161,7 +162,7 @@ def test_the_checker_catches_each_kind_of_violation(module, source, expected):
         ("memeval.commands.x", "def f():\n    from ..analysis.report import render_report\n"),
         ("memeval.audit.x", "from ..scoring import dry\nfrom .report import CHECKS"),
         ("memeval.run.x", "from ..audit import validity"),
-        ("memeval.bench.loaders", "def f():\n    from .locomo import load_locomo  # on use: start-up time\n"),
+        ("memeval.bench.loaders", "def f():\n    from .locomo import import_locomo  # on use: start-up time\n"),
     ],
 )
 def test_the_checker_allows_downward_and_start_up_imports(module, source):

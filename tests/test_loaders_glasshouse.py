@@ -7,7 +7,7 @@ import yaml
 from PIL import Image
 
 from memeval.bench import load_bench, read_questions, read_turns
-from memeval.bench.loaders.glasshouse import load_glasshouse
+from memeval.bench.loaders.glasshouse import import_glasshouse
 from memeval.cli import main
 from memeval.errors import InputError, MemevalError
 
@@ -132,7 +132,7 @@ def make_folder(root):
 def test_load_pairs_files_and_keeps_bytes(tmp_path):
     src = make_folder(tmp_path / "gh")
     out = tmp_path / "bench"
-    load_glasshouse(src, out)
+    import_glasshouse(src, out)
     bench = load_bench(out)
     assert bench.tier_names == ("core", "small", "medium") and bench.version == "0.1"
     meta = yaml.safe_load((out / "bench.yaml").read_text())
@@ -182,7 +182,7 @@ def test_question_file_paired_with_another_tier_is_refused(tmp_path):
     # a small-tier question file put where the core one belongs: ids are per tier file
     (src / "questions_core.jsonl").write_bytes((src / "questions_small.jsonl").read_bytes())
     with pytest.raises(InputError) as e:
-        load_glasshouse(src, tmp_path / "bench")
+        import_glasshouse(src, tmp_path / "bench")
     msg = str(e.value)
     assert msg.startswith(
         f"{src / 'questions_core.jsonl'}:2: field 'evidence_turns': question 'Q002' cannot be "
@@ -197,19 +197,19 @@ def test_question_file_paired_with_another_tier_is_refused(tmp_path):
         match=r"questions_small.jsonl:1: field 'evidence_sessions'.*evidence turn 1 is in "
         r"session 1, not in evidence_sessions \[2\]",
     ):
-        load_glasshouse(src2, tmp_path / "bench")
+        import_glasshouse(src2, tmp_path / "bench")
 
 
 def test_explicit_pairing(tmp_path, capsys):
     src = make_folder(tmp_path / "gh")
     with pytest.raises(InputError, match=r"questions_xling.jsonl:1: .*cannot be paired with glasshouse_v0.1_medium"):
-        load_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["medium"]})
+        import_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["medium"]})
     assert (
         main(["import", "glasshouse", str(src), "--out", str(tmp_path / "b"), "--pair", "questions_xling.jsonl=medium"])
         == 2
     )
     assert "cannot be paired" in capsys.readouterr().err
-    load_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["small"]})
+    import_glasshouse(src, tmp_path / "b", pairs={"questions_xling.jsonl": ["small"]})
     meta = yaml.safe_load((tmp_path / "b" / "bench.yaml").read_text())
     assert meta["question_files"]["small"][1] == "questions_xling.jsonl"
     assert "questions_xling.jsonl" not in meta["question_files"]["medium"]
@@ -219,7 +219,7 @@ def test_xling_resolving_nowhere_and_missing_image(tmp_path):
     src = make_folder(tmp_path / "gh")
     _jsonl(src / "questions_xling.jsonl", [_q("X001", [99], [5], axis="XLING_STORE")])
     with pytest.raises(MemevalError, match="resolves in no tier"):
-        load_glasshouse(src, tmp_path / "b")
+        import_glasshouse(src, tmp_path / "b")
     src = make_folder(tmp_path / "gh2")
     (src / "img" / "img01.png").unlink()
     with pytest.raises(
@@ -227,7 +227,7 @@ def test_xling_resolving_nowhere_and_missing_image(tmp_path):
         match=r"glasshouse_v0.1_core.jsonl record turn_id 3: field 'image': "
         r"file 'img/img01.png' not found",
     ):
-        load_glasshouse(src, tmp_path / "b")
+        import_glasshouse(src, tmp_path / "b")
     assert not (tmp_path / "b").exists()
 
 
@@ -235,7 +235,7 @@ def test_probe_file_kept_as_is_and_audit(tmp_path):
     src = make_folder(tmp_path / "gh")
     rows = [json.loads(x) for x in (src / "glasshouse_v0.1_probes.jsonl").read_text().splitlines()]
     _jsonl(src / "glasshouse_v0.1_probes.jsonl", [{**r, "axis": "FALSE_MEMORY"} for r in rows])
-    load_glasshouse(src, tmp_path / "b")
+    import_glasshouse(src, tmp_path / "b")
     bench = load_bench(tmp_path / "b")
     assert bench.tier("small").question_sets == {"probes": "glasshouse_v0.1_probes.jsonl"}
     assert (tmp_path / "b" / "glasshouse_v0.1_probes.jsonl").read_bytes() == (
@@ -268,7 +268,7 @@ def test_malformed_tier_line_names_file_line_field(tmp_path):
     lines[2] = json.dumps(row) + "\n"
     p.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(InputError) as e:
-        load_glasshouse(src, tmp_path / "b")
+        import_glasshouse(src, tmp_path / "b")
     assert str(e.value) == f"{p}:3: field 'text': missing"
     assert not (tmp_path / "b").exists()
 
@@ -282,7 +282,7 @@ def test_sources_are_copied_not_linked_and_hashes_are_sha256sum(tmp_path):
 
     src = make_folder(tmp_path / "gh")
     out = tmp_path / "bench"
-    load_glasshouse(src, out)
+    import_glasshouse(src, out)
     original = (src / "glasshouse_v0.1_core.jsonl").read_bytes()
     copied = out / "glasshouse_v0.1_core.jsonl"
     assert copied.stat().st_ino != (src / "glasshouse_v0.1_core.jsonl").stat().st_ino

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from memeval.bench import load_bench, read_questions, read_turns
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 from memeval.cli import main
 from memeval.errors import InputError
 
@@ -79,7 +79,7 @@ def _write(tmp_path, data, name="locomo10.json"):
 
 def _load(tmp_path, data):
     out = tmp_path / "bench"
-    load_locomo([_write(tmp_path, data)], out)
+    import_locomo([_write(tmp_path, data)], out)
     b = load_bench(out)
     t = b.tier("all")
     return b, read_turns(out / t.turns_file), read_questions(out / t.questions_file)
@@ -158,7 +158,7 @@ def test_malformed_names_record_and_field(tmp_path, mutate, field):
     mutate(data[1])
     src = _write(tmp_path, data)
     with pytest.raises(InputError) as e:
-        load_locomo([src], tmp_path / "out")
+        import_locomo([src], tmp_path / "out")
     assert str(e.value).startswith(f"{src} record 1 (sample_id 'conv-30'): field '{field}': ")
     assert not (tmp_path / "out").exists() and [p.name for p in tmp_path.iterdir()] == ["locomo10.json"]
 
@@ -198,6 +198,6 @@ def test_source_sha256_is_the_file_bytes_hash(tmp_path):
 
     src = _write(tmp_path, [_conv("conv-26")])
     out = tmp_path / "bench"
-    load_locomo([src], out)
+    import_locomo([src], out)
     entry = yaml.safe_load((out / "bench.yaml").read_text())["source_files"]["all"]
     assert entry == {"file": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}

@@ -7,7 +7,7 @@ import yaml
 
 from memeval.bench import load_bench, read_questions, read_turns
 from memeval.bench.loaders._jsonstream import iter_json_array
-from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, load_longmemeval, tier_name_for
+from memeval.bench.loaders.longmemeval import export_hypotheses, haystack_id, import_longmemeval, tier_name_for
 from memeval.cli import main
 from memeval.errors import InputError, MemevalError
 
@@ -84,7 +84,7 @@ def _write(path, data):
 def test_mapping_haystacks_dates_and_evidence(tmp_path):
     src = _write(tmp_path / "longmemeval_s.json", _sample())
     out = tmp_path / "bench"
-    load_longmemeval([src], out)
+    import_longmemeval([src], out)
     bench = load_bench(out)
     assert bench.tier_names == ("s",)
     turns = read_turns(out / bench.tier("s").turns_file)
@@ -129,7 +129,7 @@ def test_three_files_make_three_tiers_in_size_order(tmp_path):
     data = _sample()[:2]
     paths = [_write(tmp_path / f"longmemeval_{t}.json", data) for t in ("m", "oracle", "s_cleaned")]
     assert [tier_name_for(p) for p in paths] == ["m", "oracle", "s"]
-    load_longmemeval(paths, tmp_path / "b")
+    import_longmemeval(paths, tmp_path / "b")
     bench = load_bench(tmp_path / "b")
     assert bench.tier_names == ("oracle", "s", "m")
     assert [t.n_questions for t in bench.tiers] == [2, 2, 2]
@@ -149,7 +149,7 @@ def test_malformed_instance_names_file_record_field_and_writes_nothing(tmp_path)
     src = _write(tmp_path / "longmemeval_s.json", data)
     out = tmp_path / "bench"
     with pytest.raises(InputError) as e:
-        load_longmemeval([src], out)
+        import_longmemeval([src], out)
     assert str(e.value) == (
         f"{src} record 1 (question_id 'q2_abs'): field 'haystack_sessions[0][1].role': "
         "expected 'user' or 'assistant', got 'system'"
@@ -173,7 +173,7 @@ def test_malformed_fields(tmp_path, mutate, field):
     mutate(data)
     src = _write(tmp_path / "longmemeval_m.json", data)
     with pytest.raises(InputError) as e:
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
     assert f"record 2 (question_id 'q3'): field '{field}'" in str(e.value)
     assert not (tmp_path / "out").exists()
 
@@ -183,10 +183,10 @@ def test_bad_json_names_record(tmp_path):
     src = tmp_path / "longmemeval_s.json"
     src.write_text(text[:-30] + "}}]")
     with pytest.raises(InputError, match=r"longmemeval_s.json record 1: not valid JSON"):
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
     src.write_text('{"question_id": "q"}')
     with pytest.raises(InputError, match="expected a JSON list"):
-        load_longmemeval([src], tmp_path / "out")
+        import_longmemeval([src], tmp_path / "out")
 
 
 def test_stream_reader_matches_json_load_with_tiny_chunks(tmp_path):
@@ -216,9 +216,9 @@ def test_existing_output_is_refused_unless_forced(tmp_path):
     out.mkdir()
     (out / "keep.txt").write_text("x")
     with pytest.raises(MemevalError, match="not empty"):
-        load_longmemeval([src], out)
+        import_longmemeval([src], out)
     assert (out / "keep.txt").exists()
-    load_longmemeval([src], out, force=True)
+    import_longmemeval([src], out, force=True)
     assert not (out / "keep.txt").exists() and (out / "bench.yaml").exists()
 
 

@@ -86,7 +86,8 @@ def test_mem0_runs_the_tiny_preset_against_loopback_stubs(tmp_path, loopback_onl
     assert sum(1 for r in recs if r["score"] and r["score"] > 0) >= 5
 
 
-def test_mem0_llm_down_at_ingest_stops_the_run_with_one_line(tmp_path, loopback_only):
+def test_mem0_llm_down_at_ingest_stops_the_run_with_one_line(tmp_path, loopback_only, monkeypatch):
+    monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0home"))  # not the temp folder every xdist worker shares
     bench = lifelog.generate("tiny", 1, tmp_path / "bench")
     stub = Stub()
     with ScriptedChatServer(lambda body: stub(body) if "input" in body else 400) as srv:

@@ -185,3 +185,23 @@ def test_eq_with_a_money_tolerance_is_exactly_the_half_cent_band():
             delta = cents / 1000
             c = check_state([Snapshot(0, {"total": want + delta})], [StateExpect("total", "eq", want)], schema)[0]
             assert c.status == ("pass" if abs(cents) <= 5 else "fail"), (want, delta)
+
+
+def test_a_prefix_that_does_not_replay_is_teacher_forced_and_the_goal_graded(suite):
+    """Issue 26: the same sample as above, through the suite runner: the unrecorded write stops the
+    agent's own prefix, so the prefix is the recording and the new goal's turns are graded."""
+    from memeval.multiturn.records import result_record
+    from memeval.multiturn.replay import teacher_forced_prefix
+
+    s = suite.sample("ss_20261018_0005#g2")
+    sess = next(x for x in suite.sessions if x["session_id"] == s.session_ref)
+    forced = teacher_forced_prefix(s, sess, suite.fixtures[s.replay.tool_fixture])
+    users = [m["content"] for m in forced if m["role"] == "user"]
+    assert users == [t["user_text"] for t in sess["turns"] if t["index"] < s.graded_from]
+    assert all(m["content"] == "" for m in forced if m.get("tool_calls"))
+    (res,) = iter_results(suite, UnconfirmedWrite(), fixture_tools(suite), DEFAULT_CONFIG, sample_ids=[s.sample_id])
+    assert res.verdict != "incomplete", res.reason
+    assert all(t.teacher_forced and t.turns and t.turns[0].turn == s.graded_from for t, _ in res.runs)
+    assert all(r["teacher_forced"] for r in result_record(res, "x")["runs"])
+    (ok,) = iter_results(suite, CorrectAgent(), fixture_tools(suite), DEFAULT_CONFIG, sample_ids=[s.sample_id])
+    assert ok.verdict == "pass" and not any(t.teacher_forced for t, _ in ok.runs)  # forcing only when needed

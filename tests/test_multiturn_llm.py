@@ -80,6 +80,8 @@ def test_chat_agent_replays_with_tools_and_key_stays_out_of_records(monkeypatch)
     assert tool_msg["role"] == "tool" and json.loads(tool_msg["content"])["prices"] == {"bolts": 10.0}
     assert srv.headers[0]["authorization"] == "Bearer sk-mt-secret"
     assert "sk-mt-secret" not in json.dumps(result_record(r))
+    usage = [u for run in result_record(r)["runs"] for u in run["usage"]]  # each run's own calls (issue 26)
+    assert [(u["role"], u["model"], u["calls"]) for u in usage] == [("chat", "m", len(srv.requests) // 3)] * 3
 
 
 def test_endpoint_failure_is_an_incomplete_record_with_reason():

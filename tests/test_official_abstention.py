@@ -13,7 +13,7 @@ import memeval.bench.oracle as oracle_mod
 from memeval.audit import audit
 from memeval.bench import load_bench, read_questions
 from memeval.bench.model import Question
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 from memeval.bench.oracle import IDK_ANSWERS, LOCOMO_ABSTENTION, abstention_answer
 from memeval.llm import ChatClient
 from memeval.run import read_records, run_system
@@ -25,7 +25,7 @@ from memeval.testing.chat_stub import ScriptedChatServer
 
 
 def _locomo(tmp_path):
-    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
     b = load_bench(tmp_path / "locomo")
     return tmp_path / "locomo", read_questions(tmp_path / "locomo" / b.tier("all").questions_file)
 

@@ -7,8 +7,8 @@ import pytest
 from test_loaders_locomo import _conv, _write as _write_locomo
 from test_loaders_longmemeval import _sample as _lme_sample, _write as _write_lme
 
-from memeval.bench.loaders.locomo import load_locomo
-from memeval.bench.loaders.longmemeval import load_longmemeval
+from memeval.bench.loaders.locomo import import_locomo
+from memeval.bench.loaders.longmemeval import import_longmemeval
 from memeval.llm import ChatClient
 from memeval.run import read_records, run_system
 from memeval.scoring.judge import Judge, Reader
@@ -60,7 +60,7 @@ def _client(srv):
 
 
 def test_answer_mode_on_locomo_records_its_f1(tmp_path):
-    load_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_locomo([_write_locomo(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
     answers = {
         "When did Caroline go to the support group?": "On 7 May 2023.",
         "What did the race raise awareness for?": "mental health",
@@ -99,7 +99,7 @@ def test_answer_mode_on_locomo_records_its_f1(tmp_path):
 
 
 def test_answer_mode_on_longmemeval_uses_the_prompt_of_each_question_type(tmp_path):
-    load_longmemeval([_write_lme(tmp_path / "longmemeval_s.json", _lme_sample())], tmp_path / "lme")
+    import_longmemeval([_write_lme(tmp_path / "longmemeval_s.json", _lme_sample())], tmp_path / "lme")
     seen: list[str] = []
 
     def reply(body):

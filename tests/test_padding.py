@@ -250,9 +250,9 @@ def test_pad_one_haystack_tier_with_lifelog(tmp_path):
 
 def test_pad_glasshouse_tier_keeps_named_sets_and_images(tmp_path):
     from test_loaders_glasshouse import make_folder
-    from memeval.bench.loaders.glasshouse import load_glasshouse
+    from memeval.bench.loaders.glasshouse import import_glasshouse
 
-    load_glasshouse(make_folder(tmp_path / "gh"), tmp_path / "b")
+    import_glasshouse(make_folder(tmp_path / "gh"), tmp_path / "b")
     pad(tmp_path / "b", [12, 30], source="lifelog", seed=5, out=tmp_path / "p")
     bench = load_bench(tmp_path / "p")
     assert bench.tier_names == ("core", "core_pad12", "core_pad30")

@@ -30,6 +30,10 @@ print("SECRET_SOURCE_MARKER".lower(), n * 2, label)
 """
 
 
+# one xdist worker runs this module: the rendered report, built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("report")
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")

@@ -9,7 +9,7 @@ from browser import load_html, require_chromium
 from test_loaders_locomo import _conv, _write
 
 from memeval.analysis.report import render_report
-from memeval.bench.loaders.locomo import load_locomo
+from memeval.bench.loaders.locomo import import_locomo
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -27,7 +27,7 @@ def _figure_titles(html_text: str) -> list[str]:
 def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is_not_valid(tmp_path):
     conv = _conv("conv-26")
     conv["conversation"]["session_1"][0]["text"] += " <script>window.__pwned=1</script>"
-    load_locomo([_write(tmp_path, [conv])], tmp_path / "locomo")
+    import_locomo([_write(tmp_path, [conv])], tmp_path / "locomo")
     out = tmp_path / "reports" / "degradation.html"
     render_report(
         NOTEBOOKS / "degradation.ipynb",
@@ -54,7 +54,7 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
 
 @pytest.mark.parametrize("name", ["compare", "traces", "latency"])
 def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, tmp_path):
-    load_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    import_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
     out = tmp_path / "reports" / f"{name}.html"
     params = {"bench_dir": str(tmp_path / "locomo"), "systems": ["bm25"]}
     if name == "compare":

@@ -210,11 +210,12 @@ def test_contains_across_scripts(answer, gold, expected):
 
 def test_long_texts_are_matched_but_not_memoised():
     from memeval.scoring import matching
+    from memeval.text import normal_form
 
     filler = "We talked about the garden and a film. " * 400  # ~16 KB, above CACHE_MAX_CHARS
     assert len(filler) > matching.CACHE_MAX_CHARS
-    before = matching._normalize_cached.cache_info().currsize
+    before = normal_form._normalize_cached.cache_info().currsize
     assert contains(filler + "My dentist is Dr. Lee.", "her dentist is Dr Lee") is True
     assert contains(filler, "Dr Lee") is False
     # the two long answers were not kept; only the short gold forms may have been added
-    assert matching._normalize_cached.cache_info().currsize <= before + 2
+    assert normal_form._normalize_cached.cache_info().currsize <= before + 2

@@ -43,7 +43,12 @@ def test_the_url_is_known_before_the_server_starts_and_port_0_picks_a_free_port(
     try:
         assert int(srv.url.rsplit(":", 1)[1]) > 0
         srv.start()
-        assert httpx.get(srv.url + "/health").json() == {"ok": True}
+        assert httpx.get(srv.url + "/health").json() == {
+            "ok": True,
+            "name": "no_memory-http",
+            "version": NoMemory.version,
+            "params": {},
+        }
     finally:
         srv.stop()
 

@@ -13,6 +13,10 @@ from sweep_helpers import keyed, records, sweep_records, tiny_benches, write_spe
 SYSTEMS = ["no_memory", "bm25", "oracle"]
 
 
+# one xdist worker runs this module: the sweep fixture (a Dask sweep and its reference runs), built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("sweep")
+
+
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     """Two tiny benches; the sweep (3 systems x 2 seeds x 4 tiers on 2 workers) and the reference

@@ -4,7 +4,7 @@ import pytest
 from memeval.bench.model import Question, Session, Turn
 from memeval.errors import MemevalError
 from memeval.systems import BM25, NoMemory, Oracle, Recent, make_system, parse_spec
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import Faults, ReferenceServer
 
@@ -21,7 +21,7 @@ def test_parse_spec_and_make_system():
         make_system("nope")
     with pytest.raises(MemevalError, match="not key=value"):
         make_system("bm25:k")
-    with pytest.raises(MemevalError, match="unexpected keyword"):
+    with pytest.raises(MemevalError, match="unknown parameter .z.; bm25 takes: k=integer"):
         make_system("bm25:z=1")
 
 

@@ -13,7 +13,7 @@ from memeval.bench.io import load_bench, read_questions, read_turns
 from memeval.bench.model import haystacks_of
 from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.baselines import bm25_tokens
 from memeval.systems.registry import make_system
 from memeval.testing.chat_stub import ScriptedChatServer, hashed_embedding
@@ -152,7 +152,7 @@ def test_a_failing_endpoint_stops_the_run_with_one_clear_error(tiny, tmp_path):
         ("vector:model=m,base_url=ftp://x", "base_url must be http"),
         ("vector:model=m,base_url=http://u:secret@127.0.0.1:9/v1", "no credentials in base_url"),
         ("vector:model=m,base_url=http://127.0.0.1:9/v1,index=faiss", "index must be 'exact' or 'usearch'"),
-        ("hybrid:k=3,colour=red", "unexpected keyword"),
+        ("hybrid:k=3,colour=red", "unknown parameter .colour.; hybrid takes: k=integer, rrf_k=integer"),
     ],
 )
 def test_bad_specs_are_one_clear_error(spec, message, monkeypatch):

@@ -15,9 +15,13 @@ import pytest
 from memeval.workbench import ensure_bench, run_systems
 from memeval.cli import main
 from memeval.run import run_system
-from tests.browser import load_html, require_chromium
+from tests.browser import load_html, load_pages, require_chromium
 
 EVIL = "<img src=x onerror=window.__pwned=1>"
+
+
+# one xdist worker runs this module: the site of four runs, built by a module fixture, is built once
+pytestmark = pytest.mark.xdist_group("view")
 
 
 @pytest.fixture(scope="module")
@@ -43,25 +47,39 @@ def test_index_links_every_run_and_escapes_names(site):
     assert "http://" not in index and "https://" not in index  # nothing fetched from the network
 
 
+def test_run_page_compares_with_its_bounds_over_equal_questions(site):
+    """The bm25 run's page states the fairness line and sets its floor and ceiling beside it over the
+    questions all three graded: the oracle's abstention questions are left out and said so."""
+    from memeval.analysis.site import page_name
+
+    root, runs = site
+    bm25 = next(r for r in runs if "bm25" in r.name)
+    page = (root / "site" / "runs" / page_name(bm25)).read_text()
+    assert '<p class="fairness">fairness: ' in page and "side by side over the" in page
+    assert "oracle: " in page and "graded question" in page and "left out" in page
+    assert "graded_own" in page
+
+
 @pytest.mark.timeout(300)
 def test_site_opens_offline_in_chromium(site, tmp_path):
     require_chromium()
     root, runs = site
-    index = load_html(
-        root / "site" / "index.html",
-        tmp_path / "index.png",
-        evaluate={"pwned": "typeof window.__pwned", "links": "document.querySelectorAll('#runs tbody a').length"},
+    pages = [root / "site" / "index.html", *sorted((root / "site" / "runs").glob("*.html"))]
+    links = "document.querySelectorAll('#runs tbody a').length"
+    reports = load_pages(
+        [(p, tmp_path / (p.stem + ".png")) for p in pages], {"pwned": "typeof window.__pwned", "links": links}
     )
+    index, *run_pages = reports  # one browser launch for the index and every run page
     assert not index.console_errors and not index.page_errors and not index.blocked_requests
     assert index.values == {"pwned": "undefined", "links": 4}
-    for page in sorted((root / "site" / "runs").glob("*.html")):
-        rep = load_html(page, tmp_path / (page.stem + ".png"), evaluate={"pwned": "typeof window.__pwned"})
+    assert len(run_pages) == 4
+    for page, rep in zip(pages[1:], run_pages):
         assert not rep.console_errors and not rep.page_errors and not rep.blocked_requests, page.name
         assert rep.values["pwned"] == "undefined"
         assert rep.plotly_svgs >= rep.plotly_divs  # every figure drawn
         assert "Per tier × axis" in rep.text and "all runs" in rep.text
-    bm25 = next(p for p in (root / "site" / "runs").glob("lifelog_bm25*.html"))
-    assert load_html(bm25, tmp_path / "bm25.png").plotly_divs >= 1  # the degradation curve
+    (bm25,) = [rep for page, rep in zip(pages[1:], run_pages) if page.name.startswith("lifelog_bm25")]
+    assert bm25.plotly_divs >= 1  # the degradation curve
 
 
 def test_filters_hide_rows(site, tmp_path):

@@ -13,6 +13,7 @@ from typing import Iterable
 
 import polars as pl
 
+from ..errors import ArgumentError
 from ..bench.axes import AXIS_WEIGHTS
 from ..run.records import RECORD_KINDS, read_records, record_memories
 from ..run.folder import read_manifest
@@ -133,7 +134,7 @@ def question_set(df: pl.DataFrame, which: str = "core") -> pl.DataFrame:
     if which == "all":
         return df
     if which != "core":
-        raise ValueError("question set is 'core' or 'all'")
+        raise ArgumentError("question set is 'core' or 'all'")
     return df.filter(pl.col("in_all_tiers"))
 
 
@@ -190,11 +191,14 @@ def tier_axis_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> p
 def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.DataFrame:
     """Per system × tier: weighted and unweighted mean side by side, each with its 95% bootstrap interval
     (``weighted_lo``/``weighted_hi``, ``unweighted_lo``/``unweighted_hi``; ``n_resamples``), with floor
-    and ceiling beside each system."""
+    and ceiling beside each system. Where errata were applied (records with ``score_raw``), the same
+    means against the published gold (``weighted_raw``, ``unweighted_raw``) stand beside them."""
     t = (
         df.group_by("system", "tier_index", "tier")
         .agg(
-            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum()).alias("weighted"),
+            pl.when(_graded.any())  # no graded question: no score (null), never nan
+            .then((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(_graded).sum())
+            .alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
             *_COUNTS,
         )
@@ -212,6 +216,17 @@ def overall_table(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) -> pl.
         "unweighted_lo",
         "unweighted_hi",
     ]
+    if "score_raw" in df.columns and df["score_raw"].is_not_null().any():  # errata applied: raw beside
+        raw_graded = pl.col("score_raw").is_not_null()
+        raw = df.group_by("system", "tier").agg(
+            ((pl.col("score_raw") * pl.col("weight")).sum() / pl.col("weight").filter(raw_graded).sum()).alias(
+                "weighted_raw"
+            ),
+            pl.col("score_raw").mean().alias("unweighted_raw"),
+        )
+        t = t.join(raw, on=["system", "tier"], how="left")
+        lead[6:6] = ["weighted_raw"]
+        lead.append("unweighted_raw")
     t = t.select(*lead, *[c for c in t.columns if c not in lead])
     for name, label in ((FLOOR, "floor"), (CEILING, "ceiling")):
         ref = t.filter(pl.col("system") == name).select(
@@ -251,7 +266,7 @@ def manifest_summary(run_dir) -> dict:
     return {
         "run_id": m["run_id"],
         "status": m["status"],
-        "system": c["system"]["spec"],
+        "system": c["system"].get("label") or c["system"]["spec"],  # a served system's URL: manifest only
         "mode": c["mode"],
         "bench": f"{c['bench']['name']} {c['bench']['version']}",
         "grader": json.dumps(c["grader"]),
@@ -264,7 +279,7 @@ def retrieval_table(df: pl.DataFrame, level: str = "turn") -> pl.DataFrame:
     ``level`` ("turn" or "session"), over the questions with evidence turns (``n``); questions without
     evidence are excluded for every system alike and counted (``excluded``)."""
     if level not in LEVELS:
-        raise ValueError(f"level is one of {LEVELS}")
+        raise ArgumentError(f"level is one of {LEVELS}")
     cols = [f"{level}_{m}@{k}" for m in METRICS for k in KS]
     has = pl.col(cols[0]).is_not_null()
     return (

@@ -1,14 +1,13 @@
 """What the judges notebook runs: two gradings of the same answers (``answer`` mode, one reader, two
-judges), the leniency probe graded by each judge, and — with no judge given — the two scripted
-loopback judges of ``memeval.testing.judge_stubs`` (strict and lenient) and its scripted reader, so
-that the notebook renders offline."""
+judges) and the leniency probe graded by each judge. With no judge given, the notebook uses the
+scripted loopback endpoints of ``memeval.testing.judge_stubs.stub_endpoints`` so that it renders
+offline (this module does not import them: test stubs stay out of the production path)."""
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import polars as pl
 
@@ -16,32 +15,15 @@ from ..llm import ChatClient
 from ..run import run_system
 from ..scoring.judge import Judge, Reader
 from ..scoring.leniency import grade_probes
-from ..testing.chat_stub import ScriptedChatServer
-from ..testing.judge_stubs import judge_responder, reader_responder
 
-__all__ = ["stub_endpoints", "two_gradings", "grade_leniency"]
+__all__ = ["two_gradings", "grade_leniency"]
 
 #: (base URL, model) of one OpenAI-compatible endpoint
 Endpoint = tuple[str, str]
 
 
-@contextlib.contextmanager
-def stub_endpoints() -> Iterator[dict[str, Endpoint]]:
-    """The scripted ``strict`` and ``lenient`` judges and the scripted ``reader`` on loopback."""
-    with (
-        ScriptedChatServer(judge_responder("strict")) as s,
-        ScriptedChatServer(judge_responder("lenient")) as l,
-        ScriptedChatServer(reader_responder) as r,
-    ):
-        yield {
-            "strict": (s.base_url, "strict-stub"),
-            "lenient": (l.base_url, "lenient-stub"),
-            "reader": (r.base_url, "reader-stub"),
-        }
-
-
-def _client(ep: Endpoint, key_env: str | None):
-    return ChatClient(ep[0], ep[1], api_key_env=key_env)
+def _client(ep: Endpoint, key_env: str | None, role: str = "judge"):
+    return ChatClient(ep[0], ep[1], api_key_env=key_env, role=role)
 
 
 def two_gradings(
@@ -66,7 +48,7 @@ def two_gradings(
                 tiers=list(tiers) if tiers else None,
                 mode="answer",
                 judge=Judge(_client(ep, key_env)),
-                reader=Reader(_client(reader, key_env)),
+                reader=Reader(_client(reader, key_env, "reader")),
                 out=folder / "run",
                 progress=False,
             )

@@ -33,6 +33,7 @@ def _e(x: Any) -> str:
 
 
 def failed_records(records: Iterable[Mapping], verdicts: Iterable[str] = ("fail", "env_drift")) -> list[Mapping]:
+    """The sample records whose verdict is one of ``verdicts`` (by default the failures to read first)."""
     want = set(verdicts)
     return [r for r in records if r.get("verdict") in want]
 

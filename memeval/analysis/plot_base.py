@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 from plotly.colors import qualitative
 
+from ..errors import ArgumentError
 from ..bench.axes import AXES
 from .aggregate import question_set
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
@@ -44,7 +45,7 @@ def mean_scores(
 def x_column(x: str) -> tuple[str, str]:
     """The tier-size column and axis title for ``x`` ("turns" or "tokens")."""
     if x not in _X_COLUMNS:
-        raise ValueError(f"x must be 'turns' or 'tokens', not {x!r}")
+        raise ArgumentError(f"x must be 'turns' or 'tokens', not {x!r}")
     return _X_COLUMNS[x]
 
 

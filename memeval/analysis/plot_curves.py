@@ -14,6 +14,7 @@ import math
 import plotly.graph_objects as go
 import polars as pl
 
+from ..errors import ArgumentError
 from .aggregate import CEILING as CEILING_SYSTEM
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import ceiling_gaps
@@ -57,7 +58,7 @@ def degradation_curve(
     names the question set (``core``) and the mean used.
     """
     if by not in ("system", "axis"):
-        raise ValueError(f"by must be 'system' or 'axis', not {by!r}")
+        raise ArgumentError(f"by must be 'system' or 'axis', not {by!r}")
     xcol, xlabel = x_column(x)
     rows, set_label = question_rows(df, core)
     systems = rows["system"].unique(maintain_order=True).to_list()
@@ -81,7 +82,7 @@ def degradation_curve(
     if by == "axis":
         if system is None:
             if len(lines) != 1:
-                raise ValueError(f"by='axis' needs one system; pass system= (have {lines})")
+                raise ArgumentError(f"by='axis' needs one system; pass system= (have {lines})")
             system = lines[0]
         rows = rows.filter(pl.col("system") == system)
         groups = axis_order(rows)
@@ -125,7 +126,7 @@ def _pick(systems: list[str], choice, default: str) -> str | None:
         return None
     if isinstance(choice, str):
         if choice not in systems:
-            raise ValueError(f"{choice!r} is not a system in these records ({systems})")
+            raise ArgumentError(f"{choice!r} is not a system in these records ({systems})")
         return choice
     return next((s for s in systems if is_role(s, default)), None)
 
@@ -191,7 +192,7 @@ def retrieval_curve(
     definitions) per tier against tier size, one line per system. Questions without evidence turns
     are excluded for every system alike; the hover gives n and the excluded count."""
     if metric not in df.columns:
-        raise ValueError(f"{metric!r} is not a retrieval metric column")
+        raise ArgumentError(f"{metric!r} is not a retrieval metric column")
     xcol, xlabel = x_column(x)
     rows, set_label = question_rows(df.filter(pl.col("error").is_null()), core)
     fig = go.Figure()
@@ -241,7 +242,7 @@ def seed_spread_curve(
         sizes = tier_order(rows).select("tier_index", xcol)
         per_seed.append(m.join(sizes, on="tier_index").with_columns(pl.lit(seed).alias("seed")))
     if not per_seed:
-        raise ValueError("no seeds given")
+        raise ArgumentError("no seeds given")
     allm = pl.concat(per_seed)
     systems = [
         s

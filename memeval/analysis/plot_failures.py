@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
+from ..errors import ArgumentError
 from .plot_base import TEMPLATE, axis_order, tier_order
 
 __all__ = ["failure_class", "failure_split", "FAILURE_CLASSES"]
@@ -53,7 +54,7 @@ def failure_split(df: pl.DataFrame, by: str = "tier") -> go.Figure:
     is a retrieval failure.
     """
     if by not in ("tier", "axis"):
-        raise ValueError(f"by must be 'tier' or 'axis', not {by!r}")
+        raise ArgumentError(f"by must be 'tier' or 'axis', not {by!r}")
     systems = df["system"].unique(maintain_order=True).to_list()
     if by == "tier":
         order = tier_order(df)["tier"].to_list()

@@ -170,6 +170,7 @@ def execute_notebook(
     path = Path(path)
     # papermill's parameter-cell inspection warns on lines it cannot type; the values are still used
     logging.getLogger("papermill.translators").setLevel(logging.ERROR)
+    _quiet_papermill_unknown_parameter()
     nb = _read_notebook(path)
     parameters = check_parameters(nb, parameters or {}, path)
     nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
@@ -189,7 +190,7 @@ def execute_notebook(
                 log_output=False,
                 execution_timeout=timeout,
                 # the kernel listens on loopback; keep its start-up warnings out of the command's output
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
         except PapermillExecutionError as e:
             # papermill counts its injected-parameters cell; report the cell as the author sees it
@@ -201,6 +202,22 @@ def execute_notebook(
             if type(e).__name__ == "NoSuchKernel":
                 raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
             raise ReportError(f"{path}: execution failed: {type(e).__name__}: {_one_line(str(e))}") from None
+
+
+class _KnownParameters(logging.Filter):
+    """Drops papermill's "Passed unknown parameter" warning. papermill cannot read annotated parameters
+    such as ``run_dirs: list[str] | None = None`` and calls them unknown although the notebook takes them;
+    :func:`check_parameters` has already refused every name the notebook does not take (one line, exit 2),
+    so the warning could only ever be false."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Passed unknown parameter")
+
+
+def _quiet_papermill_unknown_parameter() -> None:
+    log = logging.getLogger("papermill")
+    if not any(isinstance(f, _KnownParameters) for f in log.filters):
+        log.addFilter(_KnownParameters())
 
 
 def _one_line(text: str) -> str:

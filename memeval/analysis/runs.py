@@ -16,6 +16,7 @@ import polars as pl
 from ..errors import InputError
 from ..run.records import read_records
 from ..run.folder import read_manifest
+from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
 __all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]
@@ -106,7 +107,9 @@ def headline_table(df: pl.DataFrame) -> pl.DataFrame:
     return (
         df.group_by("system", "tier_index", "tier")
         .agg(
-            ((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum()).alias("weighted"),
+            pl.when(graded.any())
+            .then((pl.col("score") * pl.col("weight")).sum() / pl.col("weight").filter(graded).sum())
+            .alias("weighted"),
             pl.col("score").mean().alias("unweighted"),
             pl.len().alias("n"),
             graded.sum().alias("graded"),
@@ -164,7 +167,7 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     Retries come from the records' ``attempts`` (absent for in-process systems: 0).
 
     >>> print(headline_lines(tiny_run)[1])
-      core       weighted 0.473  unweighted 0.629  n=63 graded=58 errors=0 retries=0
+      core       weighted 0.645  unweighted 0.767  n=63 graded=58 errors=0 retries=0
     """
     df = _headline_records(run_dir)
     info = run_info(run_dir)
@@ -173,12 +176,22 @@ def headline_lines(run_dir: str | Path) -> list[str]:
     order = {t: i for i, t in enumerate(df["tier"].unique(maintain_order=True))}
     df = df.with_columns(pl.col("tier").replace_strict(order, return_dtype=pl.Int32).alias("tier_index"))
     lines = [f"{info.label} on {info.bench}, mode {info.mode}, question set {info.question_set}, status {info.status}"]
+    errs = df.filter(pl.col("error").is_not_null())
     for r in headline_table(df).iter_rows(named=True):
-        w = "-" if r["weighted"] is None else f"{r['weighted']:.3f}"
-        u = "-" if r["unweighted"] is None else f"{r['unweighted']:.3f}"
+        w = "-" if r["weighted"] is None or r["weighted"] != r["weighted"] else f"{r['weighted']:.3f}"  # nan: -
+        u = "-" if r["unweighted"] is None or r["unweighted"] != r["unweighted"] else f"{r['unweighted']:.3f}"
         lines.append(
             f"  {r['tier']:<10} weighted {w}  unweighted {u}  n={r['n']} graded={r['graded']} "
             f"errors={r['errors']} retries={r['retries']}"
+        )
+    if errs.height:
+        lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
+    grading = read_manifest(run_dir).get("grading")
+    if isinstance(grading, dict) and grading.get("asked"):  # a judge-graded run: how much it could grade
+        lines.append(
+            f"  judge: graded {grading['graded']} of {grading['asked']} ({grading['graded_share']:.0%}); "
+            f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
+            f"failed calls {grading['call_failures']}"
         )
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())

@@ -20,11 +20,14 @@ import polars as pl
 from ..atomic import write_text
 from .plot_curves import degradation_curve
 from .aggregate import latency_table, load_records, overall_table, tier_axis_table
+from .fairness import compare_runs, with_own_counts
 from .intervals import bootstrap_means
 from .tables import html_table
 from .widgets import render_trace_html, worst_questions_table
 from ..errors import InputError
 from .runs import RunInfo, find_runs, sibling_bounds
+from ..run.folder import read_manifest
+from ..run.status import errors_by_reason
 
 __all__ = ["build_site", "SiteResult", "page_name"]
 
@@ -32,7 +35,9 @@ _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-wi
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;
 font-size:13px}th{background:#f2f2f2}caption{text-align:left;font-weight:600;padding:4px 0}
 .scroll{overflow-x:auto}.filters label{margin-right:1em}.muted{color:#777}.status-complete{color:#176f2c}
-.status-error,.status-cancelled,.status-started{color:#a33}details{margin:.3em 0}summary{cursor:pointer}"""
+.status-complete_with_errors{color:#b86e00;background:#fff4e0}
+.status-error,.status-cancelled,.status-started,.status-failed{color:#a33}details{margin:.3em 0}summary{cursor:pointer}
+pre.exc{white-space:pre-wrap;margin:0;font-size:12px}"""
 
 _FILTER_JS = """(function(){
   var sel = document.querySelectorAll('.filters select');
@@ -103,16 +108,44 @@ def _headline(df: pl.DataFrame) -> dict:
     }
 
 
+def _status(status: str) -> str:
+    """A run's status as the browser shows it: coloured by its class (amber: complete with errors)."""
+    return f'<b class="status-{_e(status)}">{_e(status.replace("_", " "))}</b>'
+
+
+def _errors_section(df: pl.DataFrame) -> str:
+    """The run's error records by reason: count, the first question ids and one exception text."""
+    errs = df.filter(pl.col("error").is_not_null())
+    if not errs.height:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(r.reason)}</td><td>{r.count}</td><td>{_e(', '.join(r.first))}</td>"
+        f'<td><pre class="exc">{_e(r.example)}</pre></td></tr>'
+        for r in errors_by_reason(errs.iter_rows(named=True))
+    )
+    return (
+        f'<h2 id="errors">Errors</h2><p>{errs.height} of {df.height} questions are error records: they are '
+        "not scored (never 0) and a rerun or <code>memeval retry</code> asks them again.</p>"
+        '<div class="scroll"><table><thead><tr><th>reason</th><th>count</th><th>first questions</th>'
+        f"<th>exception text</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
 def _fmt_score(h: dict) -> str:
     if h["mean"] is None:
         return '<span class="muted">no graded questions</span>'
     return f'{h["mean"]:.3f} [{h["lo"]:.3f}, {h["hi"]:.3f}] <span class="muted">n={h["n"]}</span>'
 
 
-def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, plotly_src: str) -> str:
+def _run_page(
+    info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, plotly_src: str, bounds: list[Path] | None = None
+) -> str:
 
     both = df if bounds_df is None else pl.concat([df, bounds_df], how="vertical_relaxed")
-    overall = overall_table(both).filter(pl.col("system").is_in(df["system"].unique().to_list()))
+    # the run beside its floor and ceiling over the questions all of them graded (its own n beside)
+    fair = compare_runs(both, [info.path, *(bounds or [])])
+    overall = with_own_counts(overall_table(fair.df), both, ["system", "tier_index", "tier"])
+    overall = overall.filter(pl.col("system").is_in(df["system"].unique().to_list()))
     overall = overall.select(
         [
             c
@@ -122,7 +155,7 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
                 "weighted",
                 "unweighted",
                 "n",
-                "graded",
+                "graded_own",
                 "ungraded",
                 "errors",
                 "recall_any@5",
@@ -136,18 +169,28 @@ def _run_page(info: RunInfo, df: pl.DataFrame, bounds_df: pl.DataFrame | None, p
     parts = [
         f'<p><a href="../index.html">← all runs</a></p><h1>{_e(info.label)}</h1>',
         f"<p>bench <b>{_e(info.bench)}</b> · mode <b>{_e(info.mode)}</b> · question set "
-        f'<b>{_e(info.question_set)}</b> · status <b class="status-{_e(info.status)}">{_e(info.status)}</b> · '
+        f"<b>{_e(info.question_set)}</b> · status {_status(info.status)} · "
         f'created {_e(info.created_at)}<br><span class="muted">run folder {_e(info.path)}</span></p>',
     ]
+    m = read_manifest(info.path)
+    why = [*m.get("status_reasons", []), *([m["error"]] if m.get("error") else [])]
+    if why:  # why the run failed or stopped, as the run said it
+        parts.append("".join(f'<p class="status-{_e(info.status)}">{_e(w)}</p>' for w in why))
+    parts.append(_errors_section(df))
     bound_note = "" if bounds_df is not None else " (no floor/ceiling runs found beside this run)"
+    parts.append('<p class="fairness">' + "<br>".join(_e(line) for line in fair.lines()) + "</p>")
     parts.append(
         '<div class="scroll">'
-        + html_table(overall, caption=f"Overall: weighted and unweighted mean per tier, floor and ceiling{bound_note}")
+        + html_table(
+            overall,
+            caption=f"Overall: weighted and unweighted mean per tier, floor and ceiling{bound_note}; n = questions "
+            "the run and its floor and ceiling all graded, graded_own = what the run graded by itself",
+        )
         + "</div>"
     )
     if df["tier"].n_unique() > 1:
         try:
-            fig = degradation_curve(both)
+            fig = degradation_curve(fair.df)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
         except (ValueError, pl.exceptions.PolarsError) as e:  # a run too small to draw: say so
             parts.append(f'<p class="muted">no degradation curve ({_e(e)})</p>')
@@ -187,7 +230,7 @@ def build_site(runs_dir: str | Path, out_dir: str | Path, progress=None) -> Site
             skipped.append(f"{info.path}: {' '.join(str(e).splitlines())}")
             continue
         name = page_name(info.path)
-        write_text(out / "runs" / name, _run_page(info, df, bounds_df, "../plotly.min.js"))
+        write_text(out / "runs" / name, _run_page(info, df, bounds_df, "../plotly.min.js", bounds))
         pages[str(info.path)] = out / "runs" / name
         rows.append((info, name, _headline(df)))
     write_text(out / "index.html", _index(rows, Path(runs_dir), skipped))
@@ -209,7 +252,7 @@ def _index(rows, runs_dir: Path, skipped: list[str]) -> str:
             f'<tr {data}><td>{_e(info.bench)}</td><td><a href="runs/{_e(name)}">{_e(info.label)}</a></td>'
             f"<td>{_e(info.mode)}</td><td>{_e(info.question_set)}</td><td>{_e(info.created_at[:19])}</td>"
             f"<td>{_e(h['tier'] or '–')}</td><td>{_fmt_score(h)}</td><td>{h['errors']}</td>"
-            f'<td class="status-{_e(info.status)}">{_e(info.status)}</td></tr>'
+            f"<td>{_status(info.status)}</td></tr>"
         )
     head = "".join(
         f"<th>{c}</th>"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ..errors import ArgumentError
 from ..run.sweep.plan import is_sweep, read_sweep
 from .aggregate import load_records
 
@@ -27,7 +28,7 @@ def load_sweep(sweep_dir) -> pl.DataFrame:
     doc = read_sweep(sweep_dir)
     rows = [r for r in doc["shards"] if (r["run_dir"] / "manifest.json").is_file()]
     if not rows:
-        raise ValueError(f"{sweep_dir}: no shard has started yet")
+        raise ArgumentError(f"{sweep_dir}: no shard has started yet")
     info = pl.DataFrame(
         {
             "run_id": [r["run_dir"].name for r in rows],

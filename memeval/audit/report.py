@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
+from ..errors import UnknownName
 
 __all__ = ["CHECKS", "REPORTS", "IDK_FLOOR_MAX", "CEILING_MIN", "Finding", "CheckResult", "AuditReport", "short"]
 
@@ -94,7 +95,7 @@ class AuditReport:
         for c in self.checks:
             if c.name == name:
                 return c
-        raise KeyError(name)
+        raise UnknownName(name)
 
     def lines(self) -> list[str]:
         """The readable summary: one line per check, one per finding, then the verdict."""

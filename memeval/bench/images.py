@@ -15,7 +15,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import BenchContractError, InputError
 from .files import confined, is_file
 
 __all__ = [
@@ -40,7 +40,7 @@ _MAGIC = (
 _DATA_URL = re.compile(r"^data:(image/[a-zA-Z0-9.+-]+);base64,(.*)$", re.S)
 
 
-class ImageError(ValueError):
+class ImageError(BenchContractError):
     """An image reference that cannot be handed on (the message says why, in one line)."""
 
 

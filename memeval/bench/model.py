@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
+from ..errors import BenchContractError, UnknownName
 
 __all__ = [
     "Turn",
@@ -124,7 +125,7 @@ class Question:
         """The text to put to the system: ``question`` for a non-English query, never ``question_en``."""
         if self.query_lang and self.query_lang != "en":
             if not self.question:
-                raise ValueError(f"{self.id}: query_lang {self.query_lang!r} without 'question'")
+                raise BenchContractError(f"{self.id}: query_lang {self.query_lang!r} without 'question'")
             return self.question
         return self.question or self.question_en
 
@@ -186,7 +187,7 @@ class Tier:
         try:
             return self.question_sets[question_set]
         except KeyError:
-            raise KeyError(
+            raise UnknownName(
                 f"tier {self.name!r} has no question set {question_set!r} "
                 f"(sets: main{''.join(', ' + k for k in self.question_sets)})"
             ) from None
@@ -216,7 +217,7 @@ class Bench:
         for t in self.tiers:
             if t.name == name:
                 return t
-        raise KeyError(f"bench {self.name!r} has no tier {name!r} (tiers: {[t.name for t in self.tiers]})")
+        raise UnknownName(f"bench {self.name!r} has no tier {name!r} (tiers: {[t.name for t in self.tiers]})")
 
     @property
     def tier_names(self) -> tuple[str, ...]:

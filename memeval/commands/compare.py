@@ -104,7 +104,7 @@ def make_judge(args):
     if not args.judge_url or not args.judge_model:
         raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
     return RubricJudge(
-        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0),
+        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0, role="judge"),
         json_mode=args.judge_json_mode,
     )
 
@@ -131,6 +131,50 @@ def _stored_scores(run_dir, suite, name: str, known: set[str]):
     return keyword_scores_from_records(suite, records, name)
 
 
+def _fairness(scores, names, args, judge, runs: dict[str, str]):
+    """The fairness lines (``analysis.fairness``) over the answer sets, and the test ids every one of
+    them has a score for (the table compares over those; its n rows say what each scored by itself)."""
+    import polars as pl
+
+    from ..analysis.fairness import compare_runs
+
+    grader = (
+        {"name": "judge", "judge": judge.identity()} if judge is not None else {"name": KEYWORD_RECALL, "version": "1"}
+    )
+    manifests = {}
+    for name in names:
+        cfg = {}
+        if name in runs and (Path(runs[name]) / "manifest.json").is_file():
+            cfg = read_manifest(runs[name])["config"]
+        reader = (cfg.get("grader") or {}).get("reader")  # an answer-mode run's reader
+        manifests[name] = {
+            "config": {
+                "system": {"spec": name, "params": (cfg.get("system") or {}).get("params") or {}},
+                "mode": cfg.get("mode", "canned answers"),
+                "grader": grader | ({"reader": reader} if reader else {}),
+                "question_set": args.category or "all layers",
+                "bench": {"name": "booksuite", "version": ""},
+            }
+        }
+    rows = [
+        {
+            "run_id": x.system,
+            "system": x.system,
+            "tier": "suite",
+            "qid": x.test_id,
+            "axis": x.layer,
+            "score": x.reward if x.status == "scored" else None,
+            "ungraded_reason": None if x.status == "scored" else f"{x.status}: {x.reason or ''}".rstrip(": "),
+            "error": None,
+        }
+        for x in scores
+        if x.system in manifests
+    ]
+    schema = {k: pl.Utf8 for k in ("run_id", "system", "tier", "qid", "axis", "ungraded_reason", "error")}
+    fair = compare_runs(pl.DataFrame(rows, schema=schema | {"score": pl.Float64}), manifests=manifests)
+    return fair, set(fair.df["qid"].to_list())
+
+
 def _note_ungraded(score) -> None:
     if score.status != "scored":
         print(f"{score.system} {score.test_id}: ungraded ({score.reason})", file=sys.stderr)
@@ -142,6 +186,7 @@ def run(args) -> int:
     responses = read_responses(rpath, known) if args.responses or rpath.is_file() or not args.run else {}
     stored: dict[str, list] = {}  # system -> keyword-recall scores its run's records already hold
     run_names: list[str] = []  # the runs' system names, in the order given
+    run_dirs: list[str] = []
     for item in args.run:  # RUN_DIR, or NAME=RUN_DIR (two runs of one system side by side)
         label, sep, folder = item.partition("=")
         named = bool(sep) and bool(label) and not Path(item).exists()
@@ -152,6 +197,7 @@ def run(args) -> int:
                 run_dir, None, None, f"system name {name!r} is already taken (name this run: --run NAME={run_dir})"
             )
         run_names.append(name)
+        run_dirs.append(run_dir)
         held = _stored_scores(run_dir, suite, name, known) if args.metric == KEYWORD_RECALL and not args.gold else None
         if held is not None:
             stored[name] = held
@@ -176,7 +222,11 @@ def run(args) -> int:
     scores = score_answer_sets(suite, responses, args.metric, judge, progress=_note_ungraded)
     scores += [x for held in stored.values() for x in held]
     names = args.systems or [*(n for n in responses if n not in run_names), *run_names]  # runs last, as given
-    print(format_table(layer_table(scores, names), args.metric, scores))
+    fair, common = _fairness(scores, names, args, judge, dict(zip(run_names, run_dirs)))
+    for line in fair.lines():
+        print(line)
+    shown = [x for x in scores if x.test_id in common] if len(names) > 1 else scores
+    print(format_table(layer_table(shown, names), args.metric, scores))
     if judge is not None:
         print(f"judge: {judge.identity()}")
     if args.out:

@@ -31,6 +31,7 @@ def run(args) -> int:
     from ._tables import console_tables  # polars on use: start-up time of every command
 
     from ..analysis.aggregate import load_records
+    from ..analysis.fairness import compare_runs
     from ..analysis.intervals import DEFAULT_RESAMPLES, paired_differences
     from ..errors import MemevalError
     from ..run.folder import run_identity
@@ -52,6 +53,8 @@ def run(args) -> int:
     tiers = a.select("tier", "tier_index").unique().sort("tier_index")
     with console_tables(100):
         print(f"{label}; bench {ca['bench']['name']} {ca['bench']['version']}, question set {set_a}")
+        for line in compare_runs(pl.concat([a, b], how="vertical_relaxed"), [args.run_a, args.run_b]).lines():
+            print(line)
         print(
             f"difference A − B on records both runs graded; 95% paired bootstrap ({n} resamples, seed "
             f"{args.seed}); a_only/b_only = right (score 1) in one run only; p = exact McNemar\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bench.io import iter_jsonl
 from ..bench.loaders.longmemeval import export_hypotheses
+from ..run.records import read_records
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -21,7 +21,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    records = (obj for _, obj in iter_jsonl(Path(args.run_dir) / "records.jsonl", skip_torn_tail=True))
+    records = read_records(Path(args.run_dir))  # the records that count: a re-asked question's newest
     summary = export_hypotheses(records, args.out, tier=args.tier, epoch=args.epoch)
     print(json.dumps(summary))
     return 0

@@ -68,7 +68,7 @@ def _grade(args) -> int:
     probes = read_probes(args.probes)
     rows = []
     for url, model in zip(args.judge_url, args.judge_model):
-        judge = Judge(ChatClient(url, model, api_key_env=args.judge_key_env))
+        judge = Judge(ChatClient(url, model, api_key_env=args.judge_key_env, role="judge"))
         rows += grade_probes(probes, judge, f"{model} @ {judge.client.base_url}", args.concurrency)
     if args.out:
         write_jsonl(args.out, rows)

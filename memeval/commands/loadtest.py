@@ -48,8 +48,9 @@ def run(args) -> int:
     from ..atomic import write_jsonl
     from ..errors import MemevalError, UsageError
     from ..run.loadtest import open_loop, questions_of
-    from ..systems.base import SystemCallError
-    from ..systems.http import HttpSystem, ingest_key, public_url
+    from ..errors import SystemCallError
+    from ..systems.http import HttpSystem, ingest_key
+    from ..text.urls import public_url
 
     if args.max_in_flight < 1 or args.http_timeout <= 0 or any(r <= 0 for r in args.rate) or args.duration <= 0:
         raise UsageError("--rate, --duration, --max-in-flight and --http-timeout must be positive")

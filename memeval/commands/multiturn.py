@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent chat")
     r.add_argument("--model", help="model name for --agent chat")
     r.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    from .run import add_limits
+
+    add_limits(r, "agent")
     r.add_argument(
         "--extractor",
         choices=["rules", "chat"],
@@ -95,18 +98,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--threshold", type=float, default=None)
 
 
-def _client(args):
+def _client(args, role: str):
     from ..llm import ChatClient
+    from .run import limits
 
     if not args.base_url or not args.model:
         raise InputError("<command line>", None, "--base-url/--model", "needed for a chat agent, extractor or judge")
-    return ChatClient(args.base_url, args.model, api_key_env=args.api_key_env)
+    return ChatClient(args.base_url, args.model, api_key_env=args.api_key_env, **limits(args, role))
 
 
 def _extractor(args):
     from ..multiturn.extractor import ChatExtractor, RuleExtractor
 
-    return ChatExtractor(_client(args)) if args.extractor == "chat" else RuleExtractor()
+    return ChatExtractor(_client(args, "extractor")) if args.extractor == "chat" else RuleExtractor()
 
 
 def _generate(args) -> int:
@@ -148,7 +152,7 @@ def _run(args) -> int:
     agents: list[Agent] = []  # every name checked before anything runs or is written
     for name in args.agent or ["correct"]:
         if name == "chat":
-            agents.append(ChatAgent(_client(args), name=f"chat:{args.model}"))
+            agents.append(ChatAgent(_client(args, "agent"), name=f"chat:{args.model}"))
         elif name in SCRIPTED_AGENTS:
             agents.append(make_agent(name))
         else:
@@ -167,7 +171,7 @@ def _run(args) -> int:
             raise InputError("<command line>", None, "--trust-threshold", "must be between 0 and 1")
         cfg = cfg.with_(extractor_threshold=args.trust_threshold)
     extractor = _extractor(args)
-    judge = ChatJudge(_client(args)) if args.judge else None
+    judge = ChatJudge(_client(args, "judge")) if args.judge else None
     score = extractor_accuracy(extractor, suite.labels)
     trusted = score.trusted(cfg.extractor_threshold)
     print(

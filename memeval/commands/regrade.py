@@ -10,6 +10,7 @@ def add_arguments(p) -> None:
     p.add_argument("--mode", choices=["dry", "memory", "answer"], required=True)
     p.add_argument("--out", help="new run folder (default: <run>_regrade-<mode>-<grader hash> beside the source)")
     p.add_argument("--bench", help="bench folder (default: the one the source manifest names)")
+    p.add_argument("--errata", metavar="FILE", help="gold corrections applied when grading (see memeval run --errata)")
     for role in ("judge", "reader"):
         p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
         p.add_argument(f"--{role}-model", help=f"{role} model name")
@@ -30,6 +31,7 @@ def run(args) -> int:
             reader=_client(args, "reader"),
             out=args.out,
             bench_dir=args.bench,
+            errata=args.errata,
         )
     )
     return 0

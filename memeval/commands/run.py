@@ -33,17 +33,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--target-ms", type=float, default=500.0, help="memory's share of the latency budget")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="conversation fluidity budget (recorded)")
-    for role in ("judge", "reader"):
-        p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
-        p.add_argument(f"--{role}-model", help=f"{role} model name")
-        p.add_argument(
-            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
-        )
-    p.add_argument(
-        "--reader-images",
-        action="store_true",
-        help="the reader model accepts images: memories' images are sent to it as image content parts",
-    )
+    add_model_arguments(p)
     p.add_argument(
         "--http-images",
         choices=["path", "inline"],
@@ -81,7 +71,81 @@ def add_arguments(p) -> None:
         "--prices",
         help="price table (YAML: {model: {input: USD, output: USD}} per million tokens): records get cost_usd",
     )
+    add_error_arguments(p)
+    p.add_argument(
+        "--errata",
+        metavar="FILE",
+        help="gold corrections (YAML, docs: memeval.scoring.errata) applied when grading; records keep "
+        "score_raw (the published gold) beside score, the manifest the file's sha256",
+    )
     p.add_argument("--no-progress", action="store_true")
+
+
+def add_limits(p, role: str) -> None:
+    """``--<role>-max-tokens`` and ``--<role>-timeout``: the bounds of each call of that role."""
+    from ..llm import ROLE_LIMITS
+
+    d = ROLE_LIMITS[role]
+    p.add_argument(
+        f"--{role}-max-tokens",
+        type=_positive_int,
+        default=d.max_tokens,
+        help=f"most tokens the {role} may generate a call (default {d.max_tokens})",
+    )
+    p.add_argument(
+        f"--{role}-timeout",
+        type=float,
+        default=d.timeout,
+        help=f"seconds one {role} call may take before it is retried (default {d.timeout:g})",
+    )
+
+
+def limits(args, role: str) -> dict:
+    """The ``ChatClient`` keyword arguments of a role's bounds, from ``add_limits``' options."""
+    return {
+        "role": role,
+        "max_tokens": getattr(args, f"{role.replace('-', '_')}_max_tokens", None),
+        "timeout": getattr(args, f"{role.replace('-', '_')}_timeout", None),
+    }
+
+
+def add_model_arguments(p) -> None:
+    """The judge's and reader's endpoints (``run`` and ``retry``)."""
+    for role in ("judge", "reader"):
+        p.add_argument(f"--{role}-url", help=f"OpenAI-compatible base URL of the {role}")
+        p.add_argument(f"--{role}-model", help=f"{role} model name")
+        p.add_argument(
+            f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
+        )
+        add_limits(p, role)
+    p.add_argument(
+        "--reader-images",
+        action="store_true",
+        help="the reader model accepts images: memories' images are sent to it as image content parts",
+    )
+
+
+def add_error_arguments(p, keep: bool = True) -> None:
+    """The options of what a run does about errors (``run``; ``retry`` without ``--keep-errors``)."""
+    p.add_argument(
+        "--max-errors",
+        default="0",
+        help="error records tolerated before the run is 'failed' (exit 1): a count (5) or a fraction of "
+        "the questions (0.1 or 10%%); default 0",
+    )
+    if keep:
+        p.add_argument(
+            "--keep-errors",
+            action="store_true",
+            help="on a rerun, keep earlier error records instead of asking those questions again",
+        )
+    p.add_argument(
+        "--max-connection-failures",
+        type=_positive_int,
+        default=10,
+        help="stop the run after this many consecutive connection failures of a served system (default 10; "
+        "the first failure its health check confirms stops it at once)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -92,7 +156,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         n = 0
     if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number of tokens, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return n
 
 
@@ -103,7 +167,7 @@ def _client(args, role):
     from ..llm import ChatClient
     from ..scoring.judge import Judge, Reader
 
-    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"))
+    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"), **limits(args, role))
     return Judge(client) if role == "judge" else Reader(client, images=getattr(args, "reader_images", False))
 
 
@@ -112,6 +176,9 @@ def run(args) -> int:
     from ..run.runner import RunConfig, run_system
     from ..workspace import anchored  # no polars before the run: its threads must not see Ctrl-C first
 
+    from ..run.status import MaxErrors
+
+    budget = MaxErrors.parse(args.max_errors)  # a bad value stops here, before any question
     prices = load_prices(args.prices) if args.prices else None  # a bad table stops here, before any question
     config = RunConfig(
         bench_dir=args.bench,
@@ -132,6 +199,11 @@ def run(args) -> int:
         runs_root=str(anchored("runs")),
         context_max_tokens=args.context_max_tokens,
         prices=prices,
+        keep_errors=args.keep_errors,
+        max_errors=budget,
+        max_connection_failures=args.max_connection_failures,
+        messages=_say,
+        errata=args.errata,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,
@@ -143,14 +215,37 @@ def run(args) -> int:
         else None,
     )
     run_dir = run_system(config)
-    _gate(run_dir)
+    return finish(run_dir)
+
+
+def _say(line: str, command: str = "run") -> None:
+    import sys
+
+    print(f"memeval {command}: {line}", file=sys.stderr, flush=True)
+
+
+def finish(run_dir, command: str = "run") -> int:
+    """After a run: the validity gate, the headline (stderr), the folder (stdout), and the exit code:
+    1 with the error count and the three most common reasons when the run is ``failed``."""
     import sys
 
     from ..analysis.runs import headline_lines
+    from ..run.folder import read_manifest
 
+    _gate(run_dir)
     print("\n".join(headline_lines(run_dir)), file=sys.stderr)  # stdout stays the folder alone (for scripts)
-    print(run_dir)
-    return 0
+    print(run_dir, flush=True)
+    m = read_manifest(run_dir)
+    if m.get("status") != "failed":
+        return 0
+    from ..run.records import read_records
+    from ..run.status import errors_by_reason, reasons_line
+
+    reasons = errors_by_reason(read_records(run_dir))
+    why = "; ".join(m.get("status_reasons") or ["failed"])
+    top = f": {reasons_line(reasons)}" if reasons else ""
+    print(f"memeval {command}: error: run failed: {why}{top}", file=sys.stderr)
+    return 1
 
 
 def _gate(run_dir) -> None:

@@ -29,6 +29,11 @@ def add_arguments(p) -> None:
     p.epilog = EPILOG
     d = Limits()
     p.add_argument("system", help="built-in system, e.g. bm25:k=10")
+    p.add_argument(
+        "--name",
+        help="the name GET /health reports, which names the runs made against this server "
+        "(default: the system's name + '-http', e.g. bm25-http)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument(
@@ -95,6 +100,10 @@ def run(args) -> int:
     from ..systems.registry import make_system
     from ..systems.server import Faults, Limits, ReferenceServer
 
+    from ..systems.http import valid_name
+
+    if args.name is not None and not valid_name(args.name):
+        raise MemevalError(f"--name {args.name!r}: 1-64 characters of A-Z a-z 0-9 . _ + @ -")
     system = make_system(args.system)
     if declared(system).prepare is not None:
         raise MemevalError(f"{args.system!r} needs the bench question itself and cannot be served over HTTP")
@@ -121,12 +130,16 @@ def run(args) -> int:
     )
     limits = Limits(args.max_body_bytes, args.header_timeout, args.body_timeout, args.idle_timeout, args.backlog)
     try:
-        srv = ReferenceServer(system, args.host, args.port, faults, limits, token, fencing=not args.no_fencing)
+        srv = ReferenceServer(
+            system, args.host, args.port, faults, limits, token, fencing=not args.no_fencing, name=args.name
+        )
     except OSError as e:
         raise MemevalError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e})") from None
     auth = ("bearer token required" if token else "no auth") + ("; unfenced" if args.no_fencing else "")
     print(
-        f"serving {system.name} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)", file=sys.stderr, flush=True
+        f"serving {srv.state.info['name']} on {srv.url} ({auth}; OpenAPI at {srv.url}/openapi.json)",
+        file=sys.stderr,
+        flush=True,
     )
     try:
         srv.serve_forever()

@@ -8,8 +8,20 @@ HELP = "print per tier × axis scores, weighted/unweighted overall with floor/ce
 FORMATS = ("table", "json", "csv", "md")
 #: Columns shown without --wide (the rest are in --wide, --format json/csv).
 NARROW = {
-    "overall": ["system", "tier", "weighted", "unweighted", "n", "errors", "floor_weighted", "ceiling_weighted"],
-    "tier_axis": ["system", "tier", "axis", "score", "n", "errors", "recall_any@5"],
+    "overall": [
+        "system",
+        "tier",
+        "weighted",
+        "weighted_raw",
+        "unweighted",
+        "n",
+        "graded_own",
+        "errors",
+        "errata_dropped",
+        "floor_weighted",
+        "ceiling_weighted",
+    ],
+    "tier_axis": ["system", "tier", "axis", "score", "n", "graded_own", "errors", "recall_any@5"],
     "latency": ["system", "status", "n", "p50", "p95", "p99", "network_ms"],
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
@@ -64,9 +76,11 @@ def run(args) -> int:
         tier_axis_table,
     )
     from ..analysis.costs import cost_table, with_prices
+    from ..analysis.fairness import compare_runs, with_own_counts
     from ..analysis.runs import run_info, sibling_bounds
     from ..run.cost import load_prices
     from ..run.folder import read_manifest
+    from ..run.status import errors_by_reason, reasons_line
     from ..audit.validity import gate_line
 
     prices = load_prices(args.prices) if args.prices else None
@@ -76,9 +90,12 @@ def run(args) -> int:
     infos = [run_info(r) for r in runs]
     sets = ", ".join(dict.fromkeys(i.question_set for i in infos))
     gates = [g for g in dict.fromkeys(_gate(read_manifest(r), gate_line) for r in runs) if g]
+    # scores side by side only over the questions every run graded; each row's own counts beside them
+    fair = compare_runs(df, runs, args.questions)
+    by_tier, by_axis = ["system", "tier_index", "tier"], ["system", "tier_index", "tier", "axis"]
     tables = {
-        "overall": overall_table(df).drop("tier_index"),
-        "tier_axis": tier_axis_table(df).drop("tier_index"),
+        "overall": with_own_counts(overall_table(fair.df), df, by_tier).drop("tier_index"),
+        "tier_axis": with_own_counts(tier_axis_table(fair.df), df, by_axis).drop("tier_index"),
         "latency": latency_table(df).with_columns(pl.col("reasons").list.join("; ")),
         "retrieval_turn": retrieval_table(df, "turn").drop("tier_index"),
         "retrieval_session": retrieval_table(df, "session").drop("tier_index"),
@@ -87,12 +104,27 @@ def run(args) -> int:
     official = official_table(df)
     if official.height:
         tables["official"] = official.drop("tier_index")
+    errors = {
+        i.run_id: errors_by_reason(df.filter((pl.col("run_id") == i.run_id) & pl.col("error").is_not_null()).to_dicts())
+        for i in infos
+    }
     if args.format == "json":
         out = {
-            "runs": [manifest_summary(r) | {"bound": str(r) in map(str, bounds)} for r in runs],
+            "runs": [
+                manifest_summary(r)
+                | {"bound": str(r) in map(str, bounds)}
+                | {
+                    "errors_by_reason": [
+                        {"reason": e.reason, "count": e.count, "first": list(e.first)} for e in errors[i.run_id]
+                    ]
+                }
+                for r, i in zip(runs, infos)
+            ],
             "question_set": sets,
             "questions": args.questions,
             "validity": gates,
+            "fairness": fair.lines(),
+            "equal_questions": fair.n_common,
             **{k: t.to_dicts() for k, t in tables.items()},
         }
         print(json.dumps(out, indent=2, default=str))
@@ -112,16 +144,23 @@ def run(args) -> int:
             m = manifest_summary(r)
             tag = " (bound found beside)" if r in bounds else ""
             print(f"run {m['run_id']}: {m['system']}, mode {m['mode']}, status {m['status']}{tag}")
+            if errors[m["run_id"]]:
+                print(f"  errors by reason: {reasons_line(errors[m['run_id']])}")
         print(
             f"question set: {sets}; questions: {args.questions}"
             + (" (only those in every tier)" if args.questions == "core" else "")
         )
+        for line in fair.lines():
+            print(line if args.wide or md else _wrap(line))
         for g in gates:
             print(g)
         if gates:
             _print_retrieval(tables, head, args.wide)
         label = " -- NOT VALID on this bench, see above" if gates else ""
-        head(f"Overall dry answer scores{label} (floor = no_memory, ceiling = oracle on the same bench files)")
+        head(
+            f"Overall {scores_title(manifest_summary(r)['mode'] for r in runs)}{label} (floor = no_memory, ceiling = oracle on the same bench files)"
+        )
+        print("n: the questions every system here graded; graded_own: what each graded by itself")
         print(show(tables["overall"], "overall"))
         gap = ceiling_gap_line(df)
         if gap:
@@ -147,6 +186,28 @@ def run(args) -> int:
         if not args.wide and not md:
             print("\n(--wide for every column, --format json|csv|md for files)")
     return 0
+
+
+def scores_title(modes) -> str:
+    """What the overall table's scores are, from the runs' modes (dry scores are memeval's rules on
+    the returned memories; memory and answer modes are a judge's verdicts).
+
+    >>> scores_title(["dry", "dry"]), scores_title(["answer"]), scores_title(["dry", "answer"])
+    ('dry answer scores', 'judge-graded answer scores', 'scores (modes: answer, dry)')
+    """
+    found = sorted(set(modes))
+    if found == ["dry"]:
+        return "dry answer scores"
+    if len(found) == 1:
+        return f"judge-graded {found[0]} scores"
+    return f"scores (modes: {', '.join(found)})"
+
+
+def _wrap(line: str) -> str:
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _narrow(t, name):

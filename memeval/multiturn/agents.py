@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..errors import UnknownName
 from .domain import EXPORT_FORMATS, LOOKUP_TOOLS, Desk, parse_request
 from .tools import ToolCall
 
@@ -380,6 +381,7 @@ SCRIPTED_AGENTS = {
 
 
 def make_agent(name: str) -> ScriptedAgent:
+    """A new scripted agent by name (``SCRIPTED_AGENTS``); an unknown name is an :class:`UnknownName`."""
     if name not in SCRIPTED_AGENTS:
-        raise KeyError(f"unknown scripted agent '{name}' (known: {', '.join(sorted(SCRIPTED_AGENTS))})")
+        raise UnknownName(f"unknown scripted agent '{name}' (known: {', '.join(sorted(SCRIPTED_AGENTS))})")
     return SCRIPTED_AGENTS[name]()

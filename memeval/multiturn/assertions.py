@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..errors import ArgumentError
 from .sample import MODES, StateExpect
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 MONEY_TOL = 0.005  # half a cent: the default tolerance of a money key
 
 
-class UnknownModeError(ValueError):
+class UnknownModeError(ArgumentError):
     """A ``state_expect`` mode that is not one of eq, one_of, persist, absent."""
 
 
@@ -70,7 +71,7 @@ def _snap(x) -> Snapshot:
         return x
     if isinstance(x, Mapping) and "turn" in x and "state" in x:
         return Snapshot(int(x["turn"]), x["state"] or {})
-    raise TypeError(f"trace entries must be Snapshot or {{'turn', 'state'}} mappings, got {x!r}")
+    raise ArgumentError(f"trace entries must be Snapshot or {{'turn', 'state'}} mappings, got {x!r}")
 
 
 def _expect(x) -> StateExpect:

@@ -21,6 +21,7 @@ from typing import Iterable, Mapping
 
 import polars as pl
 
+from ..errors import ArgumentError
 from .config import STRATA
 from .records import stratum_of
 
@@ -70,7 +71,7 @@ def bad_turn_histogram(records: Iterable[Mapping], by: str = "stratum") -> pl.Da
     """Counts of breaking-turn positions: ``by="stratum"`` (one per failed sample, at its
     ``bad_turn``) or ``by="mode"`` (one per failed assertion). Columns: group, position, count."""
     if by not in ("stratum", "mode"):
-        raise ValueError(f"by must be 'stratum' or 'mode', not {by!r}")
+        raise ArgumentError(f"by must be 'stratum' or 'mode', not {by!r}")
     rows = []
     for r in records:
         if r.get("verdict") != "fail":

@@ -18,7 +18,7 @@ from .rules import Observed, Process, RuleCheck, Veto, coverage, final_checks, g
 from ..scoring.judge import JudgeProtocol
 from .config import DEFAULT_CONFIG, GraderConfig
 from .judge import JudgeVerdict
-from .replay import RunTrace
+from .replay import RunTrace, stopped_in_prefix
 from .sample import ProcessExpect, Sample
 from .tools import canonical
 
@@ -132,12 +132,7 @@ def grade_run(
     judge: JudgeProtocol | None = None,
     extractor_trusted: bool = True,
 ) -> RunGrade:
-    in_prefix = (
-        run.status != "done"
-        and sample.graded_from is not None
-        and (not run.turns or run.turns[-1].turn < sample.graded_from)
-    )
-    if in_prefix:  # the context could not be rebuilt: nothing of this goal was observed
+    if stopped_in_prefix(sample, run):  # the context could not be rebuilt: nothing of this goal was observed
         return RunGrade("incomplete", f"the shared prefix (context) did not replay: {run.reason}")
     if run.status == "failed":  # the agent's own fault stopped the replay (unknown tool, a loop)
         return RunGrade(

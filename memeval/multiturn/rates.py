@@ -18,6 +18,7 @@ from typing import Iterable
 
 import polars as pl
 
+from ..errors import ArgumentError
 from .config import STRATA
 from .records import stratum_of
 
@@ -48,7 +49,7 @@ _COLS = {
 }
 
 
-class MixedVersionsError(ValueError):
+class MixedVersionsError(ArgumentError):
     """Records of more than one grader version (or agent) would be mixed."""
 
 

@@ -140,7 +140,14 @@ def result_record(r: SampleResult, run_id: str = "") -> dict:
         "seed": s.replay.seed,
         "observed": _grade(shown)["observed"] if shown else None,
         "runs": [
-            {**_grade(g, r.config.process_weights), "status": t.status, "drifted": list(t.drifted), "trace": _trace(t)}
+            {
+                **_grade(g, r.config.process_weights),
+                "status": t.status,
+                "drifted": list(t.drifted),
+                "teacher_forced": t.teacher_forced,
+                "usage": list(t.usage),
+                "trace": _trace(t),
+            }
             for t, g in r.runs
         ],
         **({"extra": r.extra} if r.extra else {}),

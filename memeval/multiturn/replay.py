@@ -17,7 +17,15 @@ from .sample import Sample
 from .statechannel import STATE_TOOL, validate_state
 from .tools import MissingFixture, ToolCall, ToolSource, UnknownTool
 
-__all__ = ["TurnRecord", "RunTrace", "StateExtractor", "replay_once", "transcript_messages"]
+__all__ = [
+    "TurnRecord",
+    "RunTrace",
+    "StateExtractor",
+    "replay_once",
+    "transcript_messages",
+    "teacher_forced_prefix",
+    "stopped_in_prefix",
+]
 
 
 class StateExtractor(Protocol):
@@ -34,7 +42,7 @@ class TurnRecord:
     tool_calls: tuple[dict, ...]  # {"key", "name", "args"}
     tool_returns: Mapping[str, Any]  # key -> return the agent saw
     state: Mapping[str, Any] | None
-    state_source: str  # agent | report_state | state_block | extractor | none
+    state_source: str  # agent | report_state | state_block | state_report | extractor | none
     steps: int
     drifted: tuple[str, ...] = ()
     state_errors: tuple[str, ...] = ()  # reported values the state schema rejected
@@ -46,6 +54,8 @@ class RunTrace:
     reason: str | None
     turns: tuple[TurnRecord, ...]
     messages: tuple[dict, ...] = field(default=(), repr=False)
+    teacher_forced: bool = False  # the shared prefix was the recording, not the agent's (it did not replay)
+    usage: tuple[dict, ...] = ()  # model calls of this run per role and model (``llm.usage_entries``)
 
     @property
     def drifted(self) -> tuple[str, ...]:
@@ -55,7 +65,7 @@ class RunTrace:
 def _assistant_tool_message(step_text: str, calls: Sequence[tuple[str, ToolCall]]) -> dict:
     return {
         "role": "assistant",
-        "content": step_text or None,
+        "content": step_text or "",  # never null: llama-cpp-python's server refuses it (HTTP 500)
         "tool_calls": [
             {
                 "id": c.id or f"call_{key.replace(':', '_')}",
@@ -165,6 +175,43 @@ def replay_once(
                 "failed",
             )
     return RunTrace("done", None, tuple(done), tuple(msgs))
+
+
+def stopped_in_prefix(sample: Sample, run: RunTrace) -> bool:
+    """Whether ``run`` stopped before the sample's graded part began (in the shared prefix)."""
+    return (
+        run.status != "done"
+        and sample.graded_from is not None
+        and (not run.turns or run.turns[-1].turn < sample.graded_from)
+    )
+
+
+def teacher_forced_prefix(sample: Sample, session: Mapping[str, Any], fixture: Any = None) -> list[dict]:
+    """The recorded conversation before ``sample.graded_from`` as messages (teacher forcing): each
+    turn's user text, its recorded tool calls with their recorded returns (from ``fixture``, a
+    :class:`~.tools.Fixture`) and its recorded reply. Empty for a sample without a shared prefix."""
+    g = sample.graded_from
+    if g is None:
+        return []
+    calls = getattr(fixture, "calls", {}) or {}
+    msgs: list[dict] = []
+    for t in session.get("turns") or ():
+        if t.get("index") not in sample.turn_index or t["index"] >= g:
+            continue
+        msgs.append({"role": "user", "content": t.get("user_text") or ""})
+        made = [c for c in t.get("tool_calls") or () if isinstance(c, dict) and c.get("name")]
+        if made:
+            keyed = [
+                (str(c.get("key") or f"{t['index']}:{i}"), ToolCall(c["name"], c.get("args") or {}))
+                for i, c in enumerate(made)
+            ]
+            msgs.append(_assistant_tool_message("", keyed))
+            for (key, _), wire in zip(keyed, msgs[-1]["tool_calls"]):
+                rec = calls.get(key)
+                content = json.dumps(rec.result if rec is not None else None, ensure_ascii=False)
+                msgs.append({"role": "tool", "tool_call_id": wire["id"], "content": content})
+        msgs.append({"role": "assistant", "content": t.get("assistant_text") or ""})
+    return msgs
 
 
 def transcript_messages(trace: RunTrace) -> list[dict]:

@@ -18,8 +18,10 @@ from pathlib import Path
 
 from ..atomic import JsonlAppender, LinkRefused, WriterLock
 from ..errors import MemevalError
+from ..llm import metered, usage_entries
 from ..scoring.judge import JudgeProtocol
-from ..systems.base import MemorySystem, Recall, SystemCallError
+from ..errors import SystemCallError
+from ..systems.base import MemorySystem, Recall
 from .agents import Agent
 from .config import DEFAULT_CONFIG, GraderConfig
 from .crosssession import (
@@ -32,7 +34,7 @@ from .crosssession import (
 )
 from .grade import RunGrade, SampleResult, combine_runs, grade_run
 from .records import read_sample_records, record_key, result_record
-from .replay import RunTrace, StateExtractor, replay_once
+from .replay import RunTrace, StateExtractor, replay_once, stopped_in_prefix, teacher_forced_prefix
 from .sample import Sample
 from .suite import Suite
 from .toolsets import fixture_tools
@@ -63,8 +65,14 @@ def run_sample(
     extractor: StateExtractor | None = None,
     extractor_trusted: bool = True,
     prior_messages: Sequence[dict] = (),
+    forced_prefix: Sequence[dict] | None = None,
 ) -> SampleResult:
-    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine."""
+    """Replay ``cfg.runs`` times (fresh tools each run), grade each run, combine.
+
+    ``forced_prefix``: the recorded shared prefix (``replay.teacher_forced_prefix``). A run that stops
+    inside the prefix is replayed again from ``graded_from`` on that recording (teacher forcing), so
+    the sample is graded on its own part rather than dropped as incomplete; its trace says so.
+    """
 
     def grade(trace: RunTrace) -> RunGrade:
         try:
@@ -77,8 +85,19 @@ def run_sample(
     for i in range(cfg.runs):
         if begin is not None:
             begin(sample.sample_id, i)
-        trace = replay_once(sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages)
-        runs.append((trace, grade(trace)))
+        with metered() as calls:  # the agent's, the extractor's and the judge's model calls, by role
+            trace = replay_once(
+                sample, agent, tools_factory(sample), extractor=extractor, prior_messages=prior_messages
+            )
+            if forced_prefix and stopped_in_prefix(sample, trace):
+                rest = replace(sample, turn_index=tuple(t for t in sample.turn_index if t >= (sample.graded_from or 0)))
+                msgs = [*prior_messages, *forced_prefix]
+                trace = replace(
+                    replay_once(rest, agent, tools_factory(sample), extractor=extractor, prior_messages=msgs),
+                    teacher_forced=True,
+                )
+            graded = grade(trace)
+        runs.append((replace(trace, usage=tuple(usage_entries(calls))), graded))
     verdict, reason, cause = combine_runs(sample, runs, cfg, regrade=grade)
     return SampleResult(sample, getattr(agent, "name", type(agent).__name__), verdict, reason, tuple(runs), cfg, cause)
 
@@ -196,6 +215,7 @@ def iter_results(
     for s in suite.samples:
         by_session.setdefault(s.session_ref, []).append(s)
     kw = _GradeKw(judge=judge, extractor=extractor, extractor_trusted=extractor_trusted)
+    sessions = {str(x.get("session_id")): x for x in suite.sessions}
     for s in suite.samples:
         if wanted is not None and s.sample_id not in wanted:
             continue
@@ -211,7 +231,10 @@ def iter_results(
             else:
                 yield run_user_topic(s, priors, agent, tools_factory, cfg, **kw).with_prior
         else:
-            yield run_sample(s, agent, tools_factory, cfg, **kw)
+            forced = None
+            if s.graded_from is not None and s.session_ref in sessions:
+                forced = teacher_forced_prefix(s, sessions[s.session_ref], suite.fixtures.get(s.replay.tool_fixture))
+            yield run_sample(s, agent, tools_factory, cfg, forced_prefix=forced, **kw)
 
 
 def run_suite(

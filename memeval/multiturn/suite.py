@@ -118,6 +118,7 @@ def generate_suite(
 
 
 def save_suite(suite: Suite, folder) -> Path:
+    """Write ``suite`` into ``folder`` (its files and ``suite.yaml`` with their hashes; read by :func:`load_suite`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / "sessions.jsonl", suite.sessions)

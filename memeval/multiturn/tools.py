@@ -1,9 +1,13 @@
 """Tool returns during replay: recorded fixtures (the default) or live tools compared with them.
 
 Fixtures are keyed ``"{turn}:{call_index}"`` (``call_index`` counts every call of the turn, across
-steps). A missing key raises :class:`MissingFixture` — the replayer marks the sample ``incomplete``
-and never falls back to a live call. An identical repeat of a recorded read-only call (same tool,
-same arguments) is served the recorded return, so repeated actions stay observable offline.
+steps). A call is served the recording at its key, or else a recorded call of the same tool with the
+same arguments in their normal form (:func:`_loose`: case, blanks, 36 vs "36", null keys) not served
+yet — a real model's harmless differences in order or spelling do not stop the replay (``--live-tools``
+calls the real tools where the environment must be exact). A call with no such recording raises
+:class:`MissingFixture` — the replayer marks the sample ``incomplete`` and never falls back to a live
+call. An identical repeat of a recorded read-only call (same tool, same arguments) is served the
+recorded return, so repeated actions stay observable offline.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
-from ..errors import InputError
+from ..errors import InputError, MemevalError
 from ..bench.io import iter_jsonl
 
 __all__ = [
@@ -64,13 +68,13 @@ class ToolReturn:
     differs: bool = False  # live return differs from the recording
 
 
-class MissingFixture(Exception):
+class MissingFixture(MemevalError):
     def __init__(self, key: str, reason: str):
         super().__init__(f"{key}: {reason}")
         self.key, self.reason = key, reason
 
 
-class UnknownTool(Exception):
+class UnknownTool(MemevalError):
     """The agent called a tool the registry does not have: the agent's fault (a ``fail``), unlike a
     gap in the recording (:class:`MissingFixture`, ``incomplete``)."""
 
@@ -84,13 +88,27 @@ class ToolSource(Protocol):
 
 
 def _loose(obj: Any) -> str:
-    """Arguments compared ignoring case and surrounding blanks in strings."""
+    """Arguments in a normal form, so a model's harmless differences match the recording: strings
+    case-folded with blanks collapsed (a numeric string read as its number), numbers compared as
+    numbers (36, 36.0 and "36" alike), keys whose value is null or empty left out.
+
+    >>> _loose({"customer": " Acme  Trading", "qty": "36", "note": None}) == _loose({"qty": 36.0, "customer": "acme trading"})
+    True
+    """
 
     def norm(x):
         if isinstance(x, str):
-            return " ".join(x.split()).casefold()
+            t = " ".join(x.split()).casefold()
+            try:
+                return float(t) if t and t.lstrip("-").replace(".", "", 1).isdigit() else t
+            except ValueError:
+                return t
+        if isinstance(x, bool) or x is None:
+            return x
+        if isinstance(x, (int, float)):
+            return float(x)
         if isinstance(x, dict):
-            return {k: norm(v) for k, v in x.items()}
+            return {k: norm(v) for k, v in x.items() if v is not None and v != ""}
         if isinstance(x, (list, tuple)):
             return [norm(v) for v in x]
         return x
@@ -112,6 +130,7 @@ class FixtureTools:
     read_only: frozenset[str] = frozenset()
     match_args: frozenset[str] = frozenset()
     known: frozenset[str] = frozenset()  # the tool registry (empty: not checked)
+    served: set[str] = field(default_factory=set)  # recorded keys already served (one replay)
 
     def call(self, key: str, call: ToolCall) -> ToolReturn:
         if self.known and call.name not in self.known:
@@ -119,12 +138,18 @@ class FixtureTools:
         rec = self.fixture.calls.get(key)
         if (
             rec is not None
+            and key not in self.served
             and rec.tool == call.name
             and (call.name not in self.match_args or _loose(dict(rec.args)) == _loose(dict(call.args)))
         ):
+            self.served.add(key)
             return ToolReturn(key, rec.result, "recorded")
+        want = _loose(dict(call.args))
+        for k, r in self.fixture.calls.items():  # the same call recorded elsewhere (another order or step)
+            if k not in self.served and r.tool == call.name and _loose(dict(r.args)) == want:
+                self.served.add(k)
+                return ToolReturn(key, r.result, f"matched:{k}")
         if call.name in self.read_only:
-            want = _loose(dict(call.args))
             for k, r in self.fixture.calls.items():
                 if r.tool == call.name and _loose(dict(r.args)) == want:
                     return ToolReturn(key, r.result, f"reused:{k}")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..llm import metered
+from ..llm import metered, usage_entries
 from ..scoring import scorers, speed
 from ..systems.base import Recall
 from ..systems.context import fit_memories
-from .cost import Prices, usage_entries, usage_fields
+from .cost import Prices, usage_fields
 
 __all__ = ["Answering", "speed_fields", "context_fields"]
 

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping
 from ..bench.files import read_yaml
 from ..errors import InputError
 
-__all__ = ["Price", "Prices", "load_prices", "usage_entries", "usage_fields", "usage_entry_ok"]
+__all__ = ["Price", "Prices", "load_prices", "usage_fields", "usage_entry_ok"]
 
 
 @dataclass(frozen=True)
@@ -84,22 +84,6 @@ def load_prices(path) -> Prices:
             raise InputError(path, None, f"{name}.{extra[0]}", "unknown field (expected input and output)")
         models[name] = Price(*(_rate(rates.get(k), path, f"{name}.{k}") for k in ("input", "output")))
     return Prices(models, str(path))
-
-
-def usage_entries(calls: Iterable, role_of) -> list[dict]:
-    """``llm.CallUsage`` items summed per (role, model): ``role_of(call)`` names the role; token counts are
-    None for a role and model where any call reported none."""
-    out: dict[tuple[str, str], dict] = {}
-    for c in calls:
-        role = role_of(c)
-        e = out.setdefault(
-            (role, c.model), {"role": role, "model": c.model, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        )
-        e["calls"] += 1
-        for k in ("prompt_tokens", "completion_tokens"):
-            v = getattr(c, k)
-            e[k] = None if v is None or e[k] is None else e[k] + v
-    return list(out.values())
 
 
 def usage_fields(entries: list[dict], prices: Prices | None) -> dict:

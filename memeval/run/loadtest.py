@@ -22,7 +22,7 @@ from pathlib import Path
 from ..bench import haystacks_of, load_bench, read_questions, read_turns
 from ..errors import MemevalError, UsageError
 from ..scoring.speed import percentiles
-from ..systems.base import SystemCallError
+from ..errors import SystemCallError
 from ..systems.http import HttpSystem
 
 __all__ = ["LoadResult", "open_loop"]

@@ -47,10 +47,14 @@ class Manifest:
     host: dict[str, Any] | None = None
     created_at: str | None = None
     resumed_at: list[str] = field(default_factory=list)
-    status: str = "started"  # started | complete | cancelled | error
+    #: started | complete | complete_with_errors | failed (run.status) | cancelled | error (stopped)
+    status: str = "started"
     error: str | None = None
+    status_reasons: list[str] | None = None  # why a finished run failed (run.status.run_status)
+    max_errors: str | None = None  # the error budget the status was judged by (--max-errors)
     finished_at: str | None = None
     n_records: int | None = None
+    n_errors: int | None = None  # of the records that count, how many are errors
     #: the median no-op round trip before and after the questions (None in process)
     network_floor_ms: dict[str, float | None] = field(default_factory=lambda: {"before": None, "after": None})
     dry_validity: dict[str, Any] | None = None  # audit.validity: may dry answer scores be read here?
@@ -61,6 +65,8 @@ class Manifest:
     regraded_from: dict[str, Any] | None = None  # a regrade: the source run
     #: how haystacks were fenced and verified on the system (HTTP: generation, stats), with one line
     memory_state: dict[str, Any] | None = None
+    #: a judge-graded run: questions asked, graded, unparseable replies, failed calls (run.grading)
+    grading: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 

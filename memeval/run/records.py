@@ -1,5 +1,9 @@
 """The run record: its typed fields (``Record``), its checks on read, and ``records.jsonl`` (append-only,
-one JSON line per (tier, question, epoch), flushed per record). The manifest (written before the first
+one JSON line per (tier, question, epoch), flushed per record).
+
+Records are never rewritten: a question whose record is an error is asked again by a rerun (or
+``memeval retry``) and its newer record is appended. :func:`current_records` defines once which record
+counts (the last one per key, at the place of the first); every reader goes through it. The manifest (written before the first
 question, status updated) and the writer lock are in ``run.folder``.
 
 A process killed mid-write leaves at most one partial last line; opening the store drops it, so a
@@ -35,10 +39,8 @@ __all__ = [
     "system_usage_fields",
     "RecordStore",
     "read_records",
-    "read_manifest",
-    "write_manifest",
+    "current_records",
     "record_key",
-    "RunLock",
 ]
 
 #: element types of the typed record's fields, named so each layer maps them to its own types
@@ -137,6 +139,9 @@ class Record:
     context_dropped_tokens: int | None = _col("long")
     context_truncated: bool | None = _col("bool")
     context_limit: int | None = _col("long")
+    # with errata (scoring/errata.py): the score against the gold as published; ``score`` is against
+    # the corrected gold (None where the errata drop the question)
+    score_raw: float | None = _col("float")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":
@@ -221,8 +226,24 @@ def record_key(rec: Mapping[str, Any]) -> tuple[str, str, int]:
     return (rec["tier"], rec["qid"], rec["epoch"])
 
 
-def read_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every complete record of a run, in file order.
+def current_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records that count: per (tier, qid, epoch) the last one written (a re-asked question's
+    record supersedes its earlier error record), kept at the place of the key's first record.
+
+    >>> recs = [{"tier": "t", "qid": "a", "epoch": 0, "error": "E"}, {"tier": "t", "qid": "b", "epoch": 0},
+    ...         {"tier": "t", "qid": "a", "epoch": 0, "error": None}]
+    >>> [(r["qid"], r.get("error")) for r in current_records(recs)]
+    [('a', None), ('b', None)]
+    """
+    latest: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for r in records:
+        latest[record_key(r)] = r  # a dict keeps the first insertion's place, takes the last value
+    return list(latest.values())
+
+
+def read_records(run_dir: str | os.PathLike[str], history: bool = False) -> list[dict[str, Any]]:
+    """Every record of a run that counts (:func:`current_records`), in file order; ``history``: every
+    complete line, superseded error records included.
 
     >>> records = read_records(tiny_run)
     >>> len(records), records[0]["system"], sorted({r["tier"] for r in records})
@@ -232,7 +253,7 @@ def read_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
-    first: dict[tuple[str, str, int], int] = {}
+    latest: dict[tuple[str, str, int], tuple[int, bool]] = {}  # key -> (line, is an error record)
     try:
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
@@ -240,19 +261,19 @@ def read_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     break  # partial tail of a killed run
                 rec = check_record(loads_json(line, path, n), path, n)
                 key = record_key(rec)
-                if key in first:
+                if key in latest and not latest[key][1]:  # only an error record is ever asked again
                     raise InputError(
                         path,
                         n,
                         "qid",
                         f"duplicate record of tier {key[0]!r}, question {key[1]!r}, epoch {key[2]} (first on "
-                        f"line {first[key]}): one record per question and epoch",
+                        f"line {latest[key][0]}): one record per question and epoch, unless the earlier is an error",
                     )
-                first[key] = n
+                latest[key] = (n, rec.get("error") is not None)
                 out.append(rec)
     except UnicodeDecodeError as e:
         raise input_error_from(e, path, len(out) + 1) from None
-    return out
+    return out if history else current_records(out)
 
 
 _N = type(None)
@@ -341,12 +362,25 @@ def _memory_ok(m: Any) -> bool:
 
 
 class RecordStore:
-    """Appends records (through the one JSONL appender); knows which (tier, qid, epoch) keys are done."""
+    """Appends records (through the one JSONL appender); knows which (tier, qid, epoch) keys are done.
 
-    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
+    A key whose current record is an error is not done unless ``keep_errors``: the run asks it again
+    and the new record supersedes the error (:func:`current_records`). ``errors`` maps each key whose
+    current record is an error to that record; ``reasked`` counts the error keys reopened this way.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike[str], keep_errors: bool = True) -> None:
         self.path = Path(run_dir) / "records.jsonl"
         self._out = JsonlAppender(self.path)  # drops a torn last line first
-        self.done: set[tuple[str, str, int]] = {record_key(r) for r in read_records(run_dir)}
+        current = read_records(run_dir)
+        self.errors: dict[tuple[str, str, int], dict[str, Any]] = {
+            record_key(r): r for r in current if r.get("error") is not None
+        }
+        self.done: set[tuple[str, str, int]] = {record_key(r) for r in current}
+        self.reasked: set[tuple[str, str, int]] = set()
+        if not keep_errors:
+            self.reasked = set(self.errors)
+            self.done -= self.reasked
         self._lock = threading.Lock()
 
     def append(self, rec: "Mapping[str, Any] | Record") -> None:
@@ -359,14 +393,13 @@ class RecordStore:
                 raise SchemaError(f"{self.path}: a second record for (tier, qid, epoch) {key}")
             self._out.write(row)
             self.done.add(key)
+            if row.get("error") is not None:
+                self.errors[key] = row
+            else:
+                self.errors.pop(key, None)
 
     def close(self) -> None:
         self._out.close()
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         return iter(self.done)
-
-
-# The run folder's manifest, lock and identity are defined in ``run.folder``; re-exported here for callers
-# written before the split.
-from .folder import RunLock, check_manifest, read_manifest, run_identity, write_manifest  # noqa: E402,F401

@@ -22,9 +22,10 @@ from pathlib import Path
 from .._version import __version__
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import haystacks_of
-from ..errors import InputError, MemevalError
+from ..errors import InputError, MemevalError, StateError
 from ..audit import validity
 from ..scoring import retrieval, scorers
+from ..scoring.errata import load_errata
 from ..systems.base import Memory, memory_text
 from .records import RecordStore, read_records, record_memories
 from .folder import RunLock, read_manifest, write_manifest
@@ -87,8 +88,9 @@ def _default_out(src: Path, mode: str, grader: dict) -> Path:
     return src.parent / f"{src.name}_regrade-{mode}-{tag}"
 
 
-def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir=None) -> Path:
+def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir=None, errata=None) -> Path:
     """Grade the responses of ``run_dir`` again with the scorers of ``mode``; return the new run folder.
+    ``errata`` (an ``Errata`` or its file): gold corrections applied (``score_raw`` keeps the raw grade).
 
     >>> again = regrade_run(tiny_run, "dry", out=tmp / "again")
     >>> [r["score"] for r in read_records(again)] == [r["score"] for r in read_records(tiny_run)]
@@ -117,7 +119,9 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
             "content_hash",
             f"{have} is not the bench {src} was run on ({want}); pass the right --bench",
         )
-    scorer_list = scorers.scorers_for(mode, judge, reader or _NoReader())
+    if isinstance(errata, (str, Path)):
+        errata = load_errata(errata)
+    scorer_list = scorers.scorers_for(mode, judge, reader or _NoReader(), errata)
     grader = _grader_of(scorer_list)
     dest = Path(out) if out else _default_out(src, mode, grader)
     if dest.resolve() == src.resolve():
@@ -171,7 +175,7 @@ class _NoReader:
         return {"role": "reader", "model": None, "prompt": None, "note": "stored answers reused"}
 
     def answer(self, q, memories):
-        raise AssertionError("no reader: every record was checked to hold an answer")
+        raise StateError("no reader: every record was checked to hold an answer")
 
 
 def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_list, run_id, store) -> None:

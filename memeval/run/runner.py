@@ -5,12 +5,17 @@ ask every question not yet recorded. A system that can say what it holds (the HT
 ``verify_ingest``: session count and digest for the fenced generation) is checked before the first
 question; a haystack whose memory is not what was sent is re-ingested once, then failed: its questions
 become error records with the one-line reason. The manifest's ``memory_state`` says how haystacks were
-fenced and checked. Rerunning the same command resumes; Ctrl-C (or SIGTERM) leaves
-the manifest marked ``cancelled`` and every written record intact.
+fenced and checked. Rerunning the same command resumes, and asks again the questions whose records
+are errors (``keep_errors`` keeps them); Ctrl-C (or SIGTERM) leaves the manifest marked ``cancelled``
+and every written record intact. A finished run's status is ``complete``, ``complete_with_errors`` or
+``failed`` (``run.status``: errors against ``max_errors``). A circuit breaker stops the run (status
+``error``) when a served system stops answering: after ``max_connection_failures`` consecutive
+connection failures, or at the first one its health check confirms.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -19,7 +24,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tqdm.auto import tqdm
 
@@ -27,19 +32,22 @@ from ..text.names import slug
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError
+from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..audit import validity
 from ..audit.loading import TierData
-from ..llm import metered
+from ..llm import metered, usage_entries
 from ..scoring import bounds, retrieval, scorers
-from ..systems.base import Declared, Recall, SystemCallError, declared, memory_text
-from ..systems.http import StaleGeneration, ingest_key, public_url
-from ..systems.registry import make_system
+from ..scoring.errata import load_errata
+from ..systems.base import Declared, Recall, declared, memory_text
+from ..systems.http import HttpSystem, StaleGeneration, ingest_key
+from ..text.urls import public_url
+from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
-from .cost import usage_entries
-from .records import Record, RecordStore, memories_json, system_usage_fields
+from .grading import failure_reason, grading_summary
+from .records import Record, RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
+from .status import MaxErrors, run_status
 
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
@@ -57,7 +65,12 @@ class RunConfig:
     ``bm25-http`` for a server on a random loopback port); it names the run folder and stands for the
     URL in the config id, so the run resumes whatever the port. ``context_max_tokens``: in answer mode,
     the most memory tokens the reader reads (the cut is recorded); ``prices``: a ``run.cost.Prices``
-    turning each question's token usage into ``cost_usd``.
+    turning each question's token usage into ``cost_usd``. ``keep_errors``: keep the error records of an
+    earlier pass (default: ask those questions again); ``max_errors``: errors tolerated (a count, or a
+    fraction as ``"10%"``/``"0.1"``) before the status is ``failed``; ``max_connection_failures``:
+    consecutive connection failures before the run stops; ``messages``: called with each line the run
+    has to say (e.g. how many questions it asks again); ``errata``: a ``scoring.errata.Errata`` (or its
+    file) whose gold corrections grading applies.
 
     >>> RunConfig(bench_dir="b", system="bm25:k=3", tiers=["core"]).tiers
     ('core',)
@@ -80,6 +93,7 @@ class RunConfig:
     reader: Any = field(default=None, compare=False)  # memeval.scoring.judge.Reader
     context_max_tokens: int | None = None  # answer mode: the reader's budget of memory tokens
     prices: Any = field(default=None, compare=False)  # memeval.run.cost.Prices: cost per question
+    errata: Any = field(default=None, compare=False)  # memeval.scoring.errata.Errata (or its file)
     # how and where it runs (not part of what it measures)
     name: str | None = None
     out: str | None = None  # the run folder (default: one named after bench, system, mode and config id)
@@ -87,6 +101,10 @@ class RunConfig:
     progress: bool = True
     verify: bool = True  # check the bench's content hash before asking
     http_options: Mapping[str, Any] | None = field(default=None, compare=False)  # HttpSystem's options
+    keep_errors: bool = False  # a rerun keeps error records instead of asking their questions again
+    max_errors: MaxErrors | str | int | None = None  # errors tolerated before the status is failed
+    max_connection_failures: int = 10  # the circuit breaker: consecutive connection failures tolerated
+    messages: Callable[[str], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # normalised once, here, so every caller gets the same config
@@ -97,12 +115,18 @@ class RunConfig:
         if self.out is not None:
             put(self, "out", str(self.out))
         put(self, "runs_root", str(self.runs_root))
+        me = self.max_errors
+        put(self, "max_errors", me if isinstance(me, MaxErrors) else MaxErrors.parse(str(me or 0)))
+        if int(self.max_connection_failures) < 1:
+            raise MemevalError(f"max_connection_failures must be at least 1, got {self.max_connection_failures}")
         cmt = self.context_max_tokens
         if cmt is not None and int(cmt) <= 0:
             raise MemevalError(f"context_max_tokens must be a positive number of tokens, got {cmt}")
         if cmt is not None and self.mode != "answer":
             raise MemevalError("--context-max-tokens caps what the reader reads: it applies to --mode answer only")
         put(self, "context_max_tokens", None if cmt is None else int(cmt))
+        if isinstance(self.errata, (str, Path)):  # a file: read (and checked) before anything is asked
+            put(self, "errata", load_errata(self.errata))
         if self.mode not in MODES:
             raise MemevalError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.mode != "dry" and self.judge is None:
@@ -117,7 +141,7 @@ def _slug(text: str) -> str:
 
 def _scorers(cfg: RunConfig) -> list:
     """The scorers the run's mode names (scoring/scorers.py), in the order they run."""
-    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader)
+    return scorers.scorers_for(cfg.mode, cfg.judge, cfg.reader, cfg.errata)
 
 
 def _grader(cfg: RunConfig) -> dict:
@@ -150,6 +174,11 @@ def run_system(
     name: str | None = None,
     context_max_tokens: int | None = None,
     prices=None,
+    keep_errors: bool = False,
+    max_errors: MaxErrors | str | int | None = None,
+    max_connection_failures: int = 10,
+    messages: Callable[[str], None] | None = None,
+    errata=None,
 ) -> Path:
     """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
@@ -180,12 +209,17 @@ def run_system(
             reader=reader,
             context_max_tokens=context_max_tokens,
             prices=prices,
+            errata=errata,
             name=name,
             out=None if out is None else str(out),
             runs_root=str(runs_root),
             progress=progress,
             verify=verify,
             http_options=http_options,
+            keep_errors=keep_errors,
+            max_errors=max_errors,
+            max_connection_failures=max_connection_failures,
+            messages=messages,
         )
     )
 
@@ -210,14 +244,21 @@ def _run(config: RunConfig) -> Path:
     chosen.sort(key=lambda t: bench.tier_names.index(t.name))
     files_hash = verify_bench(bench, chosen, question_set, cfg.verify)
     sut = declared(make_system(config.system, **(cfg.http_options or {})))
+    run_dir: Path | None = None  # set once the run folder is chosen (after the system named itself)
     try:
+        served = sut.system if isinstance(sut.system, HttpSystem) else None
+        if served is not None:  # a served system names itself (GET /health); unreachable: one line, nothing written
+            served.fetch_info()
+        sys_label = name or (served.label if served is not None else public_spec(spec))
         snapshot = config_snapshot(cfg, bench, sut.system, chosen, _grader(cfg))
         if sut.prepare is not None:  # the built-in oracle (systems.base.declared refuses any other)
             snapshot["system"]["role"] = "ceiling"  # a bound shown beside systems, never ranked as one
         snapshot["bench"]["files_hash"] = files_hash
-        if name:
-            snapshot["system"]["label"] = name
-        sys_cfg = snapshot["system"]  # with a name, the URL (spec, name, params.base_url) is left out
+        if name or served is not None:
+            snapshot["system"]["label"] = sys_label
+        if served is not None:
+            snapshot["system"]["server"] = {"version": served.server_version, "params": served.server_params}
+        sys_cfg = snapshot["system"]  # a served or named system: the URL (spec, params.base_url) is left out
         config_id = _config_id(
             {
                 **snapshot,
@@ -226,19 +267,23 @@ def _run(config: RunConfig) -> Path:
                     "params": {k: v for k, v in sys_cfg["params"].items() if k != "base_url"},
                 },
             }
-            if name
+            if name or served is not None
             else snapshot
         )
         label = cfg.mode if question_set == "main" else f"{cfg.mode}-{question_set}"
-        run_dir = (
-            Path(cfg.out) if cfg.out else default_run_dir(bench.name, name or spec, label, config_id, cfg.runs_root)
-        )
+        run_dir = Path(cfg.out) if cfg.out else default_run_dir(bench.name, sys_label, label, config_id, cfg.runs_root)
         with RunLock(run_dir) as lock:
-            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress, lock.stale_pid)
+            _run_locked(cfg, bench, sut, chosen, snapshot, config_id, run_dir, progress, sys_label, lock.stale_pid)
     except SystemCallError as e:  # reset/ingest/health failed for good: stop; rerunning resumes
-        raise MemevalError(f"{spec}: {e} (run folder {run_dir}: rerun the same command to resume)") from None
+        where = (
+            f"run folder {run_dir}: rerun the same command to resume"
+            if run_dir
+            else "nothing was written: rerun the same command once it answers"
+        )
+        raise MemevalError(f"{spec}: {e} ({where})") from None
     finally:
         sut.close()
+    assert run_dir is not None  # set before the run, which returned
     return run_dir
 
 
@@ -251,6 +296,7 @@ def _run_locked(
     config_id: str,
     run_dir: Path,
     progress: bool,
+    label: str,
     stale_pid: str | None = None,
 ) -> None:
     """The run proper, with this process holding the run folder's lock."""
@@ -269,27 +315,39 @@ def _run_locked(
     )
     write_manifest(run_dir, manifest)
 
-    store = RecordStore(run_dir)
-    if resuming or stale_pid:
-        print(_resume_line(cfg, chosen, len(store.done) if resuming else None, stale_pid), file=sys.stderr)
-    runner = _Runner(cfg, sut, store, run_dir.name, progress)
+    store = RecordStore(run_dir, keep_errors=cfg.keep_errors)
+    if cfg.messages is not None and (resuming or stale_pid):
+        cfg.messages(_resume_line(cfg, chosen, len(store.done) if resuming else None, stale_pid))
+    if cfg.messages is not None and store.reasked:
+        n = len(store.reasked)
+        cfg.messages(
+            f"asking again {n} question{'s' if n > 1 else ''} whose record{'s are errors' if n > 1 else ' is an error'} "
+            "(--keep-errors keeps them)"
+        )
+    elif cfg.messages is not None and store.errors:
+        cfg.messages(f"keeping {len(store.errors)} error records (--keep-errors)")
+    runner = _Runner(cfg, sut, store, run_dir.name, progress, label)
     runner.earlier_state = manifest.memory_state
     prev = (
         signal.signal(signal.SIGTERM, _raise_interrupt)
         if threading.current_thread() is threading.main_thread()
         else None
     )
-    status, error = "started", manifest.error
+    status, error, reasons = "started", manifest.error, manifest.status_reasons
     try:
         runner.measure_floor("before")
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
-        status = "complete"
+        assert isinstance(cfg.max_errors, MaxErrors)  # RunConfig normalises it
+        grading = grading_summary(read_records(run_dir))  # a judge-graded run: did the judge grade enough?
+        verdict = run_status(len(store.done), len(store.errors), cfg.max_errors, _failure_reasons(grading))
+        status, error, reasons = verdict.status, None, list(verdict.reasons) or None
+        manifest = replace(manifest, grading=grading)
     except KeyboardInterrupt:
         status = "cancelled"
         raise
-    except SystemCallError as e:
+    except (SystemCallError, MemevalError) as e:
         status, error = "error", str(e)
         raise
     except BaseException as e:
@@ -304,6 +362,9 @@ def _run_locked(
             manifest,
             status=status,
             error=error,
+            status_reasons=reasons,
+            max_errors=str(cfg.max_errors),
+            n_errors=len(store.errors),
             network_floor_ms=dict(runner.floor),
             finished_at=now(),
             n_records=len(store.done),
@@ -317,6 +378,14 @@ def _run_locked(
         store.close()
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)
+
+
+def _failure_reasons(grading: dict | None) -> list[str]:
+    """Reasons other than error records that make a finished run ``failed`` (``run.status.run_status``),
+    in plain words; each check that judges a whole run adds its reason here: a judge that graded under
+    half its questions (``run.grading``)."""
+    reason = failure_reason(grading)
+    return [] if reason is None else [reason]
 
 
 def _raise_interrupt(signum, frame):
@@ -338,6 +407,18 @@ def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None
     if stale_pid:
         parts.append(f"stale lock of pid {stale_pid} removed (its writer had died)")
     return "; ".join(parts)
+
+
+class CircuitOpen(MemevalError):
+    """The circuit breaker stopped the run: the system stopped answering (one line; rerun resumes)."""
+
+
+def _a(value: object) -> str:
+    """``a dict``, ``an int``, ``None``: what a value is, for a one-line contract error."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 _STATE_COUNTS = ("haystacks", "fenced", "unfenced", "count+digest", "count", "unchecked", "reingested", "failed")
@@ -372,8 +453,13 @@ def _memory_state_note(state: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Runner:
-    def __init__(self, cfg: RunConfig, sut: Declared, store: RecordStore, run_id: str, progress: bool):
+    def __init__(self, cfg: RunConfig, sut: Declared, store: RecordStore, run_id: str, progress: bool, label: str = ""):
         self.cfg, self.sut, self.store, self.run_id, self.progress = cfg, sut, store, run_id, progress
+        self.label = label or cfg.system  # what records and tables call the system
+        # the error records that will count (kept ones, then each new one), shown live on the progress bar
+        self.n_errors = len(set(store.errors) - store.reasked)
+        self.failures: list[str] = []  # the current streak of connection failures (their reasons)
+        self.unreachable: set[tuple[str, str, int]] = set()  # keys whose error was a connection failure
         self.system, self.caps = sut.system, sut.capabilities
         self.floor: dict[str, float | None] = {"before": None, "after": None}
         self.ingest_usage: dict[str, list] = {}
@@ -411,28 +497,32 @@ class _Runner:
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
         haystacks = haystacks_of(data.turns if data is not None else read_turns(root / tier.turns_file))
-        n_sessions = sum(len(haystacks.get(h, [])) for h in by_hay)
-        ingest_bar = tqdm(
-            total=n_sessions, desc=f"{tier.name}: ingest", unit="session", disable=not self.progress, leave=False
-        )
-        ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
+        # one bar at a time below the questions' bar: each haystack's ingest bar is closed (and its line
+        # cleared) before questions are asked, so the closed questions' bar is the last line written
+        ask_bar = None
         try:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
-                with metered() as calls:
-                    failed = self._reset_and_ingest(haystacks.get(hay, []), ingest_bar, bench.content_hash, scope)
+                sessions = haystacks.get(hay, [])
+                with tqdm(
+                    total=len(sessions), desc=f"{scope}: ingest", unit="session", disable=not self.progress, leave=False
+                ) as ingest_bar:
+                    with metered() as calls:
+                        failed = self._reset_and_ingest(sessions, ingest_bar, bench.content_hash, scope)
                 if calls:
                     self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
+                if ask_bar is None:
+                    ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
+                    ask_bar.set_postfix(errors=self.n_errors, refresh=False)
                 if failed is not None:  # the memory is not what was sent: no question is asked of it
                     for q, e in items:
-                        self.store.append(replace(self._record(tier.name, q, e), error=failed, chars_returned=0))
-                        ask_bar.update(1)
+                        self._keep(replace(self._record(tier.name, q, e), error=failed, chars_returned=0), ask_bar)
                     continue
-                self.corpus = retrieval.Corpus.of((t for s in haystacks.get(hay, []) for t in s.turns), memory_text)
+                self.corpus = retrieval.Corpus.of((t for s in sessions for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
-            ingest_bar.close()
-            ask_bar.close()
+            if ask_bar is not None:
+                ask_bar.close()
 
     def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> str | None:
         """Reset, ingest, and where the system can say what it holds, check it: re-ingest once if it is
@@ -473,25 +563,70 @@ class _Runner:
 
     def _ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> None:
         """Reset, then ingest in order; an HTTP system gets one idempotency key per (bench, haystack, session)."""
-        self.system.reset()
+        with self._crash_is_one_line(f"reset before {scope}"):
+            self.system.reset()
         keyed = self.caps.idempotent_ingest
         inline = self.caps.image_input == "inline"  # the system takes image bytes
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
-            if keyed:  # declared idempotent_ingest: ingest takes the key
-                key = ingest_key(bench_hash, scope, s.session_id, i)
-                self.system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
-            else:
-                self.system.ingest(s)
+            with self._crash_is_one_line(f"ingest of session {s.session_id!r} ({scope})"):
+                if keyed:  # declared idempotent_ingest: ingest takes the key
+                    key = ingest_key(bench_hash, scope, s.session_id, i)
+                    self.system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
+                else:
+                    self.system.ingest(s)
             bar.update(1)
+
+    @contextlib.contextmanager
+    def _crash_is_one_line(self, what: str) -> Iterator[None]:
+        """A system that raises while being reset or fed stops the run with one line naming the system,
+        the call and the exception (the traceback stays chained, for ``memeval --debug``)."""
+        try:
+            yield
+        except (MemevalError, KeyboardInterrupt):  # SystemCallError, StaleGeneration: handled by the caller
+            raise
+        except Exception as e:
+            raise MemevalError(
+                f"system {self.label!r} raised in {what}: {type(e).__name__}: {e} (memeval --debug run ... "
+                "shows the traceback)"
+            ) from e
+
+    def _keep(self, rec: Record, bar) -> None:
+        """Append one record, count its error on the progress bar, and trip the circuit breaker when a
+        served system stops answering."""
+        self.store.append(rec)
+        bar.update(1)
+        if rec.error is None:
+            self.failures.clear()
+            return
+        self.n_errors += 1
+        bar.set_postfix(errors=self.n_errors)
+        key = (rec.tier, rec.qid, rec.epoch)
+        if key not in self.unreachable:
+            self.failures.clear()
+            return
+        self.unreachable.discard(key)
+        self.failures.append(rec.error)
+        problem = self.system.health_problem() if isinstance(self.system, HttpSystem) else None
+        if problem is None and len(self.failures) < self.cfg.max_connection_failures:
+            return
+        what = (
+            f"its health check failed ({problem}) after {rec.error}"
+            if problem is not None
+            else f"{len(self.failures)} consecutive connection failures (last: {rec.error})"
+        )
+        errors = self.store.done & set(self.store.errors)
+        raise CircuitOpen(
+            f"system {self.label!r} stopped answering: {what}; {len(self.store.done) - len(errors)} "
+            f"questions answered, {len(errors)} errors; rerun to resume"
+        )
 
     def _ask_all(self, tier: str, items, bar) -> None:
         parallel = self.cfg.concurrency > 1 and self.caps.concurrent_queries
         if not parallel:
             for q, e in items:
-                self.store.append(self._ask(tier, q, e))
-                bar.update(1)
+                self._keep(self._ask(tier, q, e), bar)
             return
         pool = ThreadPoolExecutor(self.cfg.concurrency)
         pending: set = set()
@@ -507,8 +642,7 @@ class _Runner:
                     break
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    self.store.append(f.result())
-                    bar.update(1)
+                    self._keep(f.result(), bar)
         except BaseException:  # Ctrl-C: abort the requests in flight rather than wait for them
             self.sut.cancel()
             raise
@@ -519,7 +653,7 @@ class _Runner:
         """What a record of this question says before the system is asked."""
         return Record(
             run_id=self.run_id,
-            system=self.cfg.system,
+            system=self.label,
             tier=tier,
             qid=q.id,
             axis=q.axis,
@@ -546,9 +680,16 @@ class _Runner:
                 recall: Recall = self.system.query(asked, q.asked_at)
                 wall_ms = (time.perf_counter_ns() - t0) / 1e6
         except SystemCallError as e:
+            if e.connection:  # the circuit breaker counts these (_keep)
+                self.unreachable.add((tier, q.id, epoch))
             return replace(rec, error=str(e), chars_returned=0)
         except Exception as e:  # a crashing system is an error record, not a crashed run
             return replace(rec, error=f"{type(e).__name__}: {e}", chars_returned=0)
+        if not isinstance(recall, Recall):  # a broken contract, not a failed question: stop, one line
+            raise SystemContractError(
+                f"system {self.label!r}: query returned {_a(recall)}, expected Recall "
+                "(return memeval.Recall(memories=[...]); see memeval.MemorySystem)"
+            )
         memories = list(recall.memories)
         rec = replace(
             rec,

@@ -13,6 +13,7 @@ from pathlib import Path
 from .._version import __version__
 from ..bench.io import MANIFEST, hash_files
 from ..errors import InputError, MemevalError
+from ..systems.registry import public_spec
 from .folder import load_manifest
 from .manifest import Manifest
 
@@ -22,7 +23,12 @@ __all__ = ["config_snapshot", "config_id", "verify_bench", "open_manifest", "now
 def config_snapshot(cfg, bench, system, tiers, grader: dict) -> dict:
     """The run's configuration as the manifest stores it (``config_id`` hashes it)."""
     return {
-        "system": {"spec": cfg.system, "name": system.name, "version": system.version, "params": dict(system.params)},
+        "system": {
+            "spec": public_spec(cfg.system),
+            "name": system.name,
+            "version": system.version,
+            "params": dict(system.params),
+        },
         "bench": {
             "name": bench.name,
             "version": bench.version,

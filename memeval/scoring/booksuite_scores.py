@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..errors import ArgumentError
 from ..bench.loaders.booksuite import LAYER_TITLES
 from .keyword_recall import METRIC as KEYWORD_RECALL, PASS_THRESHOLD, keyword_recall
 
@@ -166,9 +167,9 @@ def score_answer_sets(
 ) -> list[CaseScore]:
     """Score ``{system: {test_id: answer}}`` with keyword recall or the rubric ``judge``."""
     if metric not in (KEYWORD_RECALL, JUDGE):
-        raise ValueError(f"metric must be {KEYWORD_RECALL!r} or {JUDGE!r}, got {metric!r}")
+        raise ArgumentError(f"metric must be {KEYWORD_RECALL!r} or {JUDGE!r}, got {metric!r}")
     if metric == JUDGE and judge is None:
-        raise ValueError("the judge metric needs a judge")
+        raise ArgumentError("the judge metric needs a judge")
     scores: list[CaseScore] = []
     for system, answers in answer_sets.items():
         if metric == KEYWORD_RECALL:

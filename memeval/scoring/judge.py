@@ -4,6 +4,11 @@ Both are fixed per bench version: model, prompt text (versioned files in ``promp
 Their identity and the prompt hash go into every record's ``grader``. A judge call that fails after
 retries, or a verdict that cites no evidence, leaves the question ungraded (``score=None``) with a
 reason — never 0.
+
+The verdict is asked for as a JSON object matching :data:`VERDICT_SCHEMA` where the endpoint offers
+structured output (``ChatClient.chat(schema=...)``), the prompt's prose request otherwise; the reply
+is read tolerantly (``llm.parse_json_object``). A reply with no readable verdict is ungraded with
+:data:`UNPARSEABLE` as its reason (a run reports their share).
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ __all__ = [
     "READER_PROMPT",
     "READER_PROMPT_FOR_BENCH",
     "NOT_GRADABLE_IN_MEMORY_MODE",
+    "VERDICT_SCHEMA",
+    "UNPARSEABLE",
+    "NOT_GRADABLE",
 ]
 
 JUDGE_PROMPT = "judge_v1"
@@ -35,6 +43,18 @@ READER_PROMPT = "reader_v1"
 READER_PROMPT_FOR_BENCH = {LOCOMO_ABSTENTION.bench: "reader_locomo_v1"}
 NOT_GRADABLE_IN_MEMORY_MODE = frozenset({"ABSTAIN", "FALSE_MEMORY"})
 _SCORES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+UNPARSEABLE = "judge reply has no valid verdict"
+NOT_GRADABLE = "not gradable in memory mode"
+#: The verdict object; ``evidence`` is bounded so a reply cut at ``max_tokens`` is rare.
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(_SCORES)},
+        "evidence": {"type": "string", "minLength": 1, "maxLength": 300},
+    },
+    "required": ["verdict", "evidence"],
+    "additionalProperties": False,
+}
 
 _AXIS_RULES = {
     "STALE": "Rule: the current value is correct; serving the old value ({stale}) as current is wrong; saying it is not known is partial.",
@@ -95,7 +115,7 @@ class Judge:
     def grade(self, q: Question, text: str, kind: str = "answer") -> Verdict:
         axis = q.scored_as  # the one place that says which rule grades a question
         if kind == "memory" and axis in NOT_GRADABLE_IN_MEMORY_MODE:
-            return Verdict(None, None, None, "not gradable in memory mode")
+            return Verdict(None, None, None, NOT_GRADABLE)
         rule = _AXIS_RULES.get(axis, "").format(
             stale=q.stale_answer,
             clash_a=q.clash_a,
@@ -114,14 +134,14 @@ class Judge:
             text=text,
         )
         try:
-            reply = self.client.chat([{"role": "user", "content": msg}])
+            reply = self.client.chat([{"role": "user", "content": msg}], schema=VERDICT_SCHEMA, schema_name="verdict")
         except ChatError as e:
             return Verdict(None, None, None, f"judge failed: {e}")
         obj = parse_json_object(reply.text) or {}
         verdict = str(obj.get("verdict", "")).strip().lower()
         evidence = obj.get("evidence")
         if verdict not in _SCORES:
-            return Verdict(None, None, None, "judge reply has no valid verdict")
+            return Verdict(None, None, None, UNPARSEABLE)
         if not isinstance(evidence, str) or not evidence.strip():
             return Verdict(None, verdict, None, "verdict without evidence discarded")
         return Verdict(_SCORES[verdict], verdict, evidence.strip())

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..errors import ArgumentError
 from ..bench.loaders.booksuite_model import Fact, facts_as_json, facts_from_json, gold_from_mapping, read_gold_facts
 from ..text.fold import fold_case_space
 
@@ -56,7 +57,7 @@ class RecallResult:
 def keyword_recall(answer: str | None, facts: Sequence[Fact], threshold: float = PASS_THRESHOLD) -> RecallResult:
     """Score ``answer`` against ``facts`` (each a tuple of variants); an empty fact list is an error."""
     if not facts:
-        raise ValueError("keyword recall needs at least one required fact")
+        raise ArgumentError("keyword recall needs at least one required fact")
     text = normalize(answer or "")
     matched: list[str] = []
     missing: list[str] = []

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
+from ..errors import ArgumentError
 from ..bench.model import Question
 from ..bench.oracle import LOCOMO_ABSTENTION
 from ..text.fold import drop_punct_articles
@@ -83,7 +84,7 @@ def locomo_score(category: int, prediction: str, gold: str) -> float:
         gold = gold.split(";")[0].strip()
     if category in (2, 3, 4):
         return token_f1(prediction, gold)
-    raise ValueError(f"LoCoMo category must be 1..5, got {category!r}")
+    raise ArgumentError(f"LoCoMo category must be 1..5, got {category!r}")
 
 
 def score_question(q: Question, answer: str) -> float | None:

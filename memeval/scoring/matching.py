@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..text import containment, normal_form
 from ..text.containment import HEDGE_WORDS, contains, contains_normalized, matches_any, numbers_in
-from ..text.normal_form import CACHE_MAX_CHARS, _normalize, _normalize_cached, normalize
+from ..text.normal_form import CACHE_MAX_CHARS, normalize
 
 __all__ = [
     "normalize",
@@ -21,8 +21,6 @@ __all__ = [
     "HEDGE_WORDS",
     "CACHE_MAX_CHARS",
     "clear_caches",
-    "_normalize",
-    "_normalize_cached",
 ]
 
 

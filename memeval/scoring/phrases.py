@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from typing import Iterable, Iterator
+from ..errors import ArgumentError
 
 __all__ = ["PhraseSet", "split_alternatives", "expand_leading", "literal_prefix"]
 
@@ -73,7 +74,7 @@ def _group_end(pattern: str, open_at: int) -> int:
     for i, c, depth in _outside_classes(pattern, open_at):
         if c == ")" and depth == 0:
             return i
-    raise ValueError(f"unbalanced group in {pattern!r}")
+    raise ArgumentError(f"unbalanced group in {pattern!r}")
 
 
 def expand_leading(pattern: str) -> list[str]:

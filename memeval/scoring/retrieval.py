@@ -43,7 +43,7 @@ from typing import Hashable, Iterable, Mapping, Sequence
 from memeval.bench.model import Question
 from memeval.bench.oracle import expects_abstention
 from memeval.scoring.dry import latest_value
-from memeval.scoring.matching import matches_any  # normalises the joined text once
+from memeval.scoring.matching import matches_any  # normalises each memory once (memoised)
 from memeval.systems.base import memory_content
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "map_memories",
     "ranking_metrics",
     "ranking_repeats",
+    "first_occurrences",
 ]
 
 

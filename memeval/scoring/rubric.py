@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
+from ..errors import ArgumentError, EndpointError
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash
 from .judge import JudgeProtocol
 
@@ -97,7 +98,7 @@ class RubricVerdict:
         return success_of(self.grade_map, self.veto)
 
 
-class VerdictError(ValueError):
+class VerdictError(EndpointError, ValueError):
     """The judge's reply is not an acceptable verdict (the reason becomes ``ungraded_reason``)."""
 
 
@@ -225,7 +226,7 @@ class RubricJudge:
 
     def __init__(self, client: ChatClient, prompt: str | None = None, parse_attempts: int = 2, json_mode: bool = True):
         if client.temperature != 0:
-            raise ValueError("the judge runs at temperature 0")
+            raise ArgumentError("the judge runs at temperature 0")
         self.client, self.prompt = client, prompt if prompt is not None else load_prompt()
         self.parse_attempts, self.json_mode = max(1, parse_attempts), json_mode
         self.prompt_hash = prompt_hash(self.prompt)

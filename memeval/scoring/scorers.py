@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..errors import ArgumentError
 from ..bench.model import Question
 from ..llm import ChatError
 from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
+from .errata import ErrataScorer
 from .judge import Judge, Verdict  # a JudgeProtocol[Question, str, Verdict] that also grades memories
 from .reader_images import reader_images
 
@@ -128,7 +130,7 @@ class JudgeScorer:
 
     def __init__(self, judge: Judge, kind: str = "answer", reader=None):
         if kind == "answer" and reader is None:
-            raise ValueError("an answer-mode judge scorer needs a reader")
+            raise ArgumentError("an answer-mode judge scorer needs a reader")
         self.judge, self.kind, self.reader = judge, kind, reader
 
     def grader(self) -> dict:
@@ -204,18 +206,21 @@ class OfficialScorer:
         return {"official_metric": ident, "official_score": v.score}
 
 
-def scorers_for(mode: str, judge: Judge | None = None, reader=None) -> list:
-    """The scorers of a mode, in the order they run (later ones read what earlier ones wrote)."""
+def scorers_for(mode: str, judge: Judge | None = None, reader=None, errata=None) -> list:
+    """The scorers of a mode, in the order they run (later ones read what earlier ones wrote).
+    ``errata`` (:class:`memeval.scoring.errata.Errata`): the grading scorer applies its corrections
+    (the bench's own official metric keeps the published gold)."""
+    wrap = (lambda s: ErrataScorer(s, errata)) if errata is not None else (lambda s: s)
     if mode == "dry":
-        return [RetrievalScorer(), DryScorer()]
+        return [RetrievalScorer(), wrap(DryScorer())]
     if mode in ("memory", "answer") and judge is None:
-        raise ValueError(f"{mode} mode needs a judge")
+        raise ArgumentError(f"{mode} mode needs a judge")
     assert judge is not None
     if mode == "memory":
-        return [RetrievalScorer(), JudgeScorer(judge, "memory")]
+        return [RetrievalScorer(), wrap(JudgeScorer(judge, "memory"))]
     if mode == "answer":
-        return [RetrievalScorer(), JudgeScorer(judge, "answer", reader), OfficialScorer(judge.client)]
-    raise ValueError(f"unknown mode {mode!r}")
+        return [RetrievalScorer(), wrap(JudgeScorer(judge, "answer", reader)), OfficialScorer(judge.client)]
+    raise ArgumentError(f"unknown mode {mode!r}")
 
 
 def run_scorers(scorers: Sequence, q: Question, r: Response) -> dict:

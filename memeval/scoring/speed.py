@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from typing import Iterable
+from ..errors import ArgumentError
 
 __all__ = [
     "DEFAULT_TARGET_MS",
@@ -31,7 +32,7 @@ UNMEASURABLE_RTT_SHARE = 0.9
 def _finite_non_negative(name: str, value: float) -> float:
     v = float(value)
     if math.isnan(v) or v < 0:
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        raise ArgumentError(f"{name} must be a non-negative number, got {value!r}")
     return v
 
 
@@ -47,7 +48,7 @@ def speed_points(latency_ms: float, target_ms: float = DEFAULT_TARGET_MS) -> flo
     lat = _finite_non_negative("latency_ms", latency_ms)
     target = float(target_ms)
     if not target > 0 or math.isinf(target):
-        raise ValueError(f"target_ms must be a positive finite number, got {target_ms!r}")
+        raise ArgumentError(f"target_ms must be a positive finite number, got {target_ms!r}")
     r = lat / target
     if r <= 0.5:
         return 1.0
@@ -89,7 +90,7 @@ def percentiles(samples: Iterable[float | None]) -> dict[str, float | int | None
     """p50/p90/p95/p99/max and n of the samples (None entries are not samples and are skipped)."""
     values = sorted(float(s) for s in samples if s is not None)
     if any(math.isnan(v) for v in values):
-        raise ValueError("latency samples contain NaN")
+        raise ArgumentError("latency samples contain NaN")
     if not values:
         return {"p50": None, "p90": None, "p95": None, "p99": None, "max": None, "n": 0}
     out: dict[str, float | int | None] = {f"p{int(q * 100)}": quantile(values, q) for q in (0.5, 0.9, 0.95, 0.99)}

@@ -20,7 +20,10 @@ from typing import (
 )
 
 from ..bench.model import Question, Session, Turn
-from ..errors import SystemCallError, SystemContractError
+from ..errors import ProtocolError, SystemContractError
+from ..errors import (
+    SystemCallError as SystemCallError,
+)  # transitional: importable here while branches written before errors.py held it merge (not in __all__)
 
 __all__ = [
     "Recall",
@@ -32,7 +35,6 @@ __all__ = [
     "declared",
     "CAPABILITY_METHODS",
     "NeedsQuestion",
-    "SystemCallError",
     "memory_text",
     "Memory",
     "memory_content",
@@ -95,10 +97,10 @@ def memory_from_json(x: object) -> str:
     if isinstance(x, dict):
         text = x.get("text")
         if not isinstance(text, str):
-            raise TypeError("a memory object needs a string 'text'")
+            raise ProtocolError("a memory object needs a string 'text'")
         ts, sp, img = x.get("timestamp"), x.get("speaker"), x.get("image")
         if img is not None and not isinstance(img, str):
-            raise TypeError("a memory's 'image' must be a string (a bench path or a data: URL)")
+            raise ProtocolError("a memory's 'image' must be a string (a bench path or a data: URL)")
         return Memory(text, None if ts is None else str(ts), None if sp is None else str(sp), img or None)
     return str(x)
 
@@ -123,6 +125,10 @@ class Recall:
     for in-process systems the runner times the call. ``usage``: the system's own model calls for
     this query where it knows them (``llm_calls``, ``embedding_calls``, ``prompt_tokens``,
     ``completion_tokens``).
+
+    >>> r = Recall(memories=(Memory("My dentist is Dr Okafor.", "2026-01-05", "user"),), turn_ids=(1,))
+    >>> str(r.memories[0]), r.answer
+    ('[2026-01-05] user: My dentist is Dr Okafor.', None)
     """
 
     memories: tuple[str, ...] = ()  # plain strings or ``Memory`` (content + timestamp + speaker)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..errors import ArgumentError
 from ..bench.model import Session, Turn
 from ..bench.tokens import count_tokens, cut_tokens
 from .base import BaseMemorySystem, Capabilities, Memory, Recall, memory_text
@@ -91,7 +92,7 @@ class LongContext(BaseMemorySystem):
 
     def __init__(self, tokens: int = 32000):
         if int(tokens) <= 0:
-            raise TypeError(f"tokens must be a positive number, got {tokens}")
+            raise ArgumentError(f"tokens must be a positive number, got {tokens}")
         self.params = {"tokens": int(tokens)}
         self._turns: list[Turn] = []
         self._sizes: list[int] = []

@@ -4,6 +4,9 @@ keyed by (model, text hash) so a tier is embedded once.
 
 The API key is read from an environment variable named by the caller and sent only in the
 ``Authorization`` header; ``identity()`` (what a run's config stores) never contains it.
+
+``encoder=`` replaces the endpoint with an in-process function (texts -> one row per text): the local
+embedder (``memeval.models``, ``vector:model=local``) goes through the same batches and cache.
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import httpx
 import numpy as np
 
 from ..retry import Retryable, RetryPolicy, post_attempt
-from .base import SystemCallError
-from .http import public_url
+from ..errors import SystemCallError
+from ..text.urls import public_url
 
 __all__ = ["EmbeddingClient", "EmbeddingCache", "text_key", "DEFAULT_CACHE"]
 
@@ -98,15 +101,21 @@ class EmbeddingClient:
         max_attempts: int = 4,
         backoff: float = 0.5,
         transport: httpx.BaseTransport | None = None,
+        encoder: Callable[[list[str]], np.ndarray] | None = None,
     ):
         self.model, self.cache, self.batch = model, cache, max(1, int(batch))
+        self.encoder = encoder
         self.policy = RetryPolicy(max_attempts, backoff)
         headers = {"content-type": "application/json"}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers["authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
-        self.base_url = public_url(base_url.rstrip("/"))
+        self._http = (
+            None
+            if encoder is not None
+            else httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
+        )
+        self.base_url = base_url if encoder is not None else public_url(base_url.rstrip("/"))
         self.calls = self.texts_sent = self.prompt_tokens = 0
         self._count = threading.Lock()
 
@@ -134,6 +143,12 @@ class EmbeddingClient:
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
     def _request(self, inputs: list[str]) -> list[np.ndarray]:
+        if self.encoder is not None:
+            matrix = np.asarray(self.encoder(inputs), dtype=np.float32)
+            with self._count:
+                self.calls += 1
+                self.texts_sent += len(inputs)
+            return list(matrix)
         body = {"model": self.model, "input": [t if t.strip() else " " for t in inputs]}  # empty input is refused
         try:
             resp = self.policy.call(lambda _n: self._post(body), sleep=time.sleep)
@@ -149,8 +164,18 @@ class EmbeddingClient:
             vecs = [np.asarray(d["embedding"], dtype=np.float32) for d in rows]
         except (ValueError, KeyError, TypeError):
             raise SystemCallError(f"embeddings at {self.base_url}: malformed reply") from None
-        if len(vecs) != len(inputs) or any(v.ndim != 1 or v.size == 0 for v in vecs):
+        per_token = next((v for v in vecs if v.ndim == 2), None)
+        if per_token is not None:
+            raise SystemCallError(
+                f"embeddings at {self.base_url}: model {self.model!r} returned one vector per token "
+                f"({per_token.shape[0]} x {per_token.shape[1]} for one input), not one per text: serve a pooled "
+                "embedding (llama.cpp: --pooling mean; or memeval models serve --embed)"
+            )
+        if len(vecs) != len(inputs):
             raise SystemCallError(f"embeddings at {self.base_url}: {len(vecs)} vectors for {len(inputs)} inputs")
+        bad = next((i for i, v in enumerate(vecs) if v.ndim != 1 or v.size == 0), None)
+        if bad is not None:
+            raise SystemCallError(f"embeddings at {self.base_url}: input {bad}'s embedding is not a list of numbers")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         with self._count:
             self.calls += 1
@@ -160,7 +185,9 @@ class EmbeddingClient:
 
     def _post(self, body: dict) -> httpx.Response:
         """One attempt: 429/5xx and transport errors may be retried, any other reply is returned."""
+        assert self._http is not None
         return post_attempt(self._http, "/embeddings", body)
 
     def close(self) -> None:
-        self._http.close()
+        if self._http is not None:
+            self._http.close()

@@ -47,14 +47,14 @@ import uuid
 import zlib
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from ..bench.model import Session
-from ..errors import MemevalError
+from ..errors import MemevalError, ProtocolError, StateError, SystemCallError
+from ..text.urls import public_url
 from ..retry import Retryable, RetryPolicy, retry_after
-from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, SystemCallError, memory_from_json
+from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, memory_from_json
 from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .http_net import background_loop
 from .http_wire import WireTransport
@@ -64,30 +64,13 @@ __all__ = [
     "StaleGeneration",
     "HttpRefused",
     "ingest_key",
-    "public_url",
     "parse_query_reply",
+    "valid_name",
     "DEFAULT_MAX_REPLY_BYTES",
 ]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
-
-
-def public_url(spec: str) -> str:
-    """``spec`` with any user-info removed from an http(s) URL: what may be written anywhere.
-
-    >>> public_url("http://user:pass@127.0.0.1:8080/v1")
-    'http://127.0.0.1:8080/v1'
-    >>> public_url("bm25:k=3")
-    'bm25:k=3'
-    """
-    if not spec.startswith(("http://", "https://")):
-        return spec
-    try:
-        parts = urlsplit(spec)
-    except ValueError:  # unparseable: keep only what follows the last '@'
-        return spec.split("://", 1)[0] + "://" + spec.rpartition("@")[2] if "@" in spec else spec
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) -> str:
@@ -105,37 +88,37 @@ def ingest_key(bench_hash: str, haystack: str, session_id, position: int = 0) ->
 
 
 def parse_query_reply(body: bytes) -> tuple[tuple[str, ...], tuple[int, ...] | None, str | None]:
-    """``(memories, turn_ids, answer)`` of a ``/query`` reply, or ``ValueError`` naming what is wrong.
+    """``(memories, turn_ids, answer)`` of a ``/query`` reply, or :class:`ProtocolError` (a ``ValueError``) naming what is wrong.
 
     >>> parse_query_reply(b'{"memories": ["a"], "turn_ids": [3]}')
     (('a',), (3,), None)
     >>> parse_query_reply(b'{"memories": "text"}')
     Traceback (most recent call last):
     ...
-    ValueError: 'memories' must be a list of strings or memory objects, got a string
+    memeval.errors.ProtocolError: 'memories' must be a list of strings or memory objects, got a string
     """
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
-        raise ValueError("reply is not JSON") from None
+        raise ProtocolError("reply is not JSON") from None
     if not isinstance(data, dict):
-        raise ValueError(f"reply must be a JSON object, got {_kind(data)}")
+        raise ProtocolError(f"reply must be a JSON object, got {_kind(data)}")
     memories = data.get("memories")
     if not isinstance(memories, list):
-        raise ValueError(f"'memories' must be a list of strings or memory objects, got {_kind(memories)}")
+        raise ProtocolError(f"'memories' must be a list of strings or memory objects, got {_kind(memories)}")
     for i, m in enumerate(memories):
         if not isinstance(m, str) and not (isinstance(m, dict) and isinstance(m.get("text"), str)):
-            raise ValueError(f"'memories[{i}]' must be a string or an object with a string 'text', got {_kind(m)}")
+            raise ProtocolError(f"'memories[{i}]' must be a string or an object with a string 'text', got {_kind(m)}")
         if isinstance(m, dict) and m.get("image") is not None and not isinstance(m["image"], str):
-            raise ValueError(f"'memories[{i}].image' must be a string (a bench path or a data: URL)")
+            raise ProtocolError(f"'memories[{i}].image' must be a string (a bench path or a data: URL)")
     ids = data.get("turn_ids")
     if ids is not None:
         if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise ValueError(f"'turn_ids' must be a list of integers, got {_kind(ids)}")
+            raise ProtocolError(f"'turn_ids' must be a list of integers, got {_kind(ids)}")
         ids = tuple(ids)
     answer = data.get("answer")
     if answer is not None and not isinstance(answer, str):
-        raise ValueError(f"'answer' must be a string, got {_kind(answer)}")
+        raise ProtocolError(f"'answer' must be a string, got {_kind(answer)}")
     return tuple(memory_from_json(m) for m in memories), ids, answer
 
 
@@ -176,11 +159,11 @@ class StaleGeneration(HttpRefused):
     """409: the generation the request named is no longer current (the memory was reset since)."""
 
 
-class _TooBig(Exception):
+class _TooBig(MemevalError):
     pass
 
 
-class _BadEncoding(Exception):
+class _BadEncoding(MemevalError):
     pass
 
 
@@ -236,6 +219,52 @@ class _Inflater:
         return b"".join(out)
 
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
+
+
+def valid_name(v: object) -> bool:
+    """A name or version a server may report: 1-64 characters of ``[A-Za-z0-9._+@-]``, not dot-led or -ended.
+
+    >>> valid_name("bm25-http"), valid_name("../x"), valid_name("a b")
+    (True, False, False)
+    """
+    return isinstance(v, str) and 0 < len(v) <= 64 and set(v) <= _NAME_CHARS and v.strip(".") == v
+
+
+def _server_info(body: bytes) -> dict[str, Any]:
+    """The ``name``, ``version`` and ``params`` a ``/health`` reply reports, where they are well formed:
+    a name or version of at most 64 characters from ``[A-Za-z0-9._-+@]``, params an object of at most
+    32 scalar values (anything else is left out; a server's reply is not trusted).
+
+    >>> _server_info(b'{"ok": true, "name": "bm25-http", "version": "1.2", "params": {"k": 10}}')
+    {'name': 'bm25-http', 'version': '1.2', 'params': {'k': 10}}
+    >>> _server_info(b'{"name": "../etc passwd", "version": 3}'), _server_info(b"ok")
+    ({}, {})
+    """
+    try:
+        data = json.loads(body[:65536]) if len(body) <= 65536 else None
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k in ("name", "version"):
+        v = data.get(k)
+        if valid_name(v):
+            out[k] = v
+    params = data.get("params")
+    if (
+        isinstance(params, dict)
+        and len(params) <= 32
+        and all(
+            isinstance(k, str) and len(k) <= 64 and isinstance(v, (str, int, float, bool, type(None)))
+            for k, v in params.items()
+        )
+    ):
+        out["params"] = {k: (v[:200] if isinstance(v, str) else v) for k, v in params.items()}
+    return out
+
+
 def _transport(scheme: str, pool: int) -> httpx.AsyncBaseTransport:
     """The lean wire transport for ``http://``; httpx's own (TLS and all) for ``https://``."""
     if scheme == "http":
@@ -274,7 +303,12 @@ class HttpSystem(BaseMemorySystem):
         if url.scheme not in ("http", "https") or not url.host:
             raise MemevalError(f"malformed system URL {public_url(base_url)!r} (need http://HOST[:PORT])")
         self.base_url = public_url(base_url).rstrip("/")
-        self.name = f"http:{self.base_url}"
+        #: the system's name, version and settings as the server reports them (``fetch_info``); until
+        #: then, and for a server that reports none, "http" and "unknown" (never the URL or its port)
+        self.name, self.server_version = "http", "unknown"
+        self.server_params: dict[str, Any] = {}
+        self.server_named = False
+        self._host = (url.host or "") + url.path.rstrip("/")
         self.params: dict[str, Any] = {
             "base_url": self.base_url,
             "timeout_s": timeout,
@@ -330,6 +364,39 @@ class HttpSystem(BaseMemorySystem):
     def query(self, question: str, asked_at: str | None) -> Recall:
         return self.run(self.aquery(question, asked_at))
 
+    @property
+    def label(self) -> str:
+        """What runs, records and tables call this system: the server's own name, else its host and
+        path (never the port: a server on another port is the same system)."""
+        return self.name if self.server_named else self._host or "http"
+
+    def fetch_info(self) -> dict[str, Any]:
+        """``GET /health`` once (under the retry policy) and take the name, version and params the
+        server reports there (``{"name", "version", "params"}``, each optional); a reply that is not
+        such an object leaves them unknown. Raises :class:`SystemCallError` when the server cannot
+        be reached."""
+        body, _, _ = self.run(self._call("GET", "/health"))
+        info = _server_info(body)
+        if info.get("name"):
+            self.name, self.server_named = info["name"], True
+        self.server_version = info.get("version") or "unknown"
+        self.server_params = info.get("params") or {}
+        return info
+
+    def health_problem(self, timeout: float = 5.0) -> str | None:
+        """One ``GET /health`` attempt, without retries: None when the server answers 2xx, else what failed."""
+        return self.run(self._health_once(min(timeout, self.timeout)))
+
+    async def _health_once(self, timeout: float) -> str | None:
+        try:
+            async with asyncio.timeout(timeout):
+                resp, _ = await self._once("GET", "/health")
+        except (TimeoutError, httpx.TimeoutException):
+            return f"GET /health: no reply within {timeout:g}s"
+        except (httpx.TransportError, _TooBig) as e:
+            return f"GET /health: {type(e).__name__}"
+        return None if resp.status_code < 400 else f"GET /health: HTTP {resp.status_code}"
+
     def warm(self, n: int = 5) -> None:
         """Open the pooled connection and get past TCP slow start before anything is timed."""
         self.run(self.awarm(n))
@@ -346,7 +413,7 @@ class HttpSystem(BaseMemorySystem):
             running = None
         if running is self._loop:
             coro.close()
-            raise RuntimeError("HttpSystem: on its own event loop, await the async methods (aquery, ...)")
+            raise StateError("HttpSystem: on its own event loop, await the async methods (aquery, ...)")
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return fut.result()
@@ -486,9 +553,9 @@ class HttpSystem(BaseMemorySystem):
             except _BadEncoding as e:
                 raise SystemCallError(f"{method} {path}: {e}") from None
             except (TimeoutError, httpx.TimeoutException):
-                raise Retryable(f"no complete reply within the {self.timeout}s deadline") from None
+                raise Retryable(f"no complete reply within the {self.timeout}s deadline", connection=True) from None
             except httpx.TransportError as e:
-                raise Retryable(f"connection error ({type(e).__name__})") from None
+                raise Retryable(f"connection error ({type(e).__name__})", connection=True) from None
             if resp.status_code < 400:
                 return body, elapsed, n
             if resp.status_code == 409 and path != "/reset":
@@ -505,7 +572,9 @@ class HttpSystem(BaseMemorySystem):
         try:
             return await RetryPolicy(self.max_attempts, self.backoff).acall(attempt)
         except Retryable as e:
-            raise SystemCallError(f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})") from None
+            raise SystemCallError(
+                f"{method} {path}: gave up after {self.max_attempts} attempts ({e.reason})", connection=e.connection
+            ) from None
         except asyncio.CancelledError:
             if not self._cancelled.is_set():
                 raise

@@ -28,8 +28,9 @@ import httpx
 
 from ..bench.model import Session
 from ..errors import MemevalError
-from .base import BaseMemorySystem, Capabilities, Memory, Recall, SystemCallError
-from .http import public_url
+from ..errors import SystemCallError
+from .base import BaseMemorySystem, Capabilities, Memory, Recall
+from ..text.urls import public_url
 
 __all__ = ["Mem0", "USER_ID"]
 

@@ -29,6 +29,7 @@ import time
 
 import uvicorn
 
+from ..errors import StateError
 from .http_net import new_event_loop
 from .server_app import ServerState, make_app
 from .server_conn import deadline_protocol
@@ -49,8 +50,9 @@ class ReferenceServer:
         limits: Limits = Limits(),
         token: str | None = None,
         fencing: bool = True,
+        name: str | None = None,
     ):
-        self.state = ServerState(system, faults, limits, token, fencing)
+        self.state = ServerState(system, faults, limits, token, fencing, name)
         self.system, self.faults, self.limits, self.token = system, faults, limits, token
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -110,7 +112,7 @@ class ReferenceServer:
             time.sleep(0.002)
         if not self._uvicorn.started:
             self.stop()
-            raise RuntimeError(f"the reference server did not start ({self._failed!r})")
+            raise StateError(f"the reference server did not start ({self._failed!r})")
         return self
 
     def _serve(self) -> None:

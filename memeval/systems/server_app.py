@@ -36,7 +36,7 @@ from starlette.routing import Route
 
 from ..bench.io import turn_from_dict
 from ..bench.model import Session
-from ..errors import InputError
+from ..errors import InputError, ArgumentError
 from .base import memory_to_json
 from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .server_spec import OPEN_PATHS, OPENAPI, ROUTES, Faults, Limits
@@ -67,10 +67,12 @@ _GEN_HEADER = GENERATION_HEADER.lower()
 class ServerState:
     """The system served, its idempotency keys, the seeded fault schedule and the counts."""
 
-    def __init__(self, system, faults: Faults, limits: Limits, token: str | None, fencing: bool = True):
+    def __init__(
+        self, system, faults: Faults, limits: Limits, token: str | None, fencing: bool = True, name: str | None = None
+    ):
         unknown = set(faults.routes) - set(ROUTES)
         if unknown:
-            raise ValueError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
+            raise ArgumentError(f"unknown fault routes {sorted(unknown)} (routes: {', '.join(ROUTES)})")
         self.system, self.faults, self.limits = system, faults, limits
         self.bearer = None if token is None else f"Bearer {token}".encode()
         self.rng = random.Random(faults.seed)
@@ -81,6 +83,14 @@ class ServerState:
         self.generation = self._new_generation()
         self.reset_keys: OrderedDict[str, str] = OrderedDict()  # reset Idempotency-Key -> its generation
         self.stored: list[str] = []  # digests of the sessions stored in the current generation
+        #: what ``GET /health`` reports: the served system's name (default ``<name>-http``: served, it is
+        #: measured over the network and is not the in-process system), version and scalar params
+        self.info = {
+            "ok": True,
+            "name": name or f"{system.name}-http",
+            "version": str(system.version),
+            "params": {k: v for k, v in dict(system.params).items() if isinstance(v, (str, int, float, bool))},
+        }
 
     def _new_generation(self) -> str:
         self._n_generations += 1
@@ -151,9 +161,10 @@ class ServerState:
 def make_app(state: ServerState):
     """The ASGI app: the guard (token and body limits) in front of Starlette's routes."""
     openapi = json.dumps(OPENAPI, ensure_ascii=False).encode()
+    info = json.dumps(state.info, ensure_ascii=False).encode()
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True})
+        return Response(info, media_type="application/json")
 
     async def openapi_json(request: Request) -> Response:
         return Response(openapi, media_type="application/json")

@@ -257,8 +257,26 @@ OPENAPI = {
         },
         "/health": {
             "get": {
-                "summary": "No-op, used to measure the network floor (never needs the token)",
-                "responses": {"200": {"description": "ok"}},
+                "summary": "No-op, used to measure the network floor (never needs the token); reports the "
+                "served system's name, version and params, which name the run",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "ok": {"type": "boolean"},
+                                        "name": {"type": "string", "pattern": "^[A-Za-z0-9._+@-]{1,64}$"},
+                                        "version": {"type": "string"},
+                                        "params": {"type": "object"},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
             }
         },
         "/stats": {

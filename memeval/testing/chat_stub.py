@@ -1,8 +1,8 @@
 """A scripted OpenAI-compatible chat server on loopback.
 
 ``with ScriptedChatServer(responder) as srv: ChatClient(srv.base_url, "m")`` — ``responder(body)``
-gets the request JSON and returns a reply text, a full response dict, or an ``int`` HTTP status
-(to simulate failures). Every request body and its headers are kept in ``srv.requests``. A text
+gets the request JSON and returns a reply text, a full response dict, an ``int`` HTTP status
+(to simulate failures), or ``(status, body dict)`` (an error reply with a body). Every request body and its headers are kept in ``srv.requests``. A text
 reply reports ``usage`` (:func:`stub_usage`); a dict reply carries whatever ``usage`` it holds.
 
 ``POST /v1/embeddings`` is served apart from the responder: deterministic hashed bag-of-words vectors
@@ -59,7 +59,7 @@ class ScriptedChatServer:
     embedding_headers: list[dict]
     embedding_faults: list[int]  # set by a test: statuses returned first, one per embeddings request
 
-    def __init__(self, responder: Callable[[dict], str | dict | int]):
+    def __init__(self, responder: Callable[[dict], str | dict | int | tuple[int, dict]]):
         self.responder = responder
         self.requests: list[dict] = []
         self.headers: list[dict] = []
@@ -83,9 +83,11 @@ class ScriptedChatServer:
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return
-                reply = completion(out, usage=stub_usage(body, out)) if isinstance(out, str) else out
+                status, reply = out if isinstance(out, tuple) else (200, out)
+                if isinstance(reply, str):
+                    reply = completion(reply, usage=stub_usage(body, reply))
                 payload = json.dumps(reply).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()

@@ -16,11 +16,21 @@ Each verdict quotes the whole graded text as its evidence.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
-__all__ = ["STUB_JUDGES", "judge_responder", "strict_verdict", "lenient_verdict", "reader_responder"]
+from .chat_stub import ScriptedChatServer
+
+__all__ = [
+    "STUB_JUDGES",
+    "judge_responder",
+    "strict_verdict",
+    "lenient_verdict",
+    "reader_responder",
+    "stub_endpoints",
+]
 
 _NOT_VALUES = frozenset({"I", "I'm", "It", "It's", "Yes", "No", "Maybe", "Sorry"})
 
@@ -90,3 +100,19 @@ def reader_responder(body: dict) -> str:
     first = re.search(r"^- (.+)$", prompt.split("Memories:", 1)[-1], re.M)
     words = re.findall(r"[\w'’-]+", first.group(1)) if first else []
     return words[-1] if words else "I don't know"
+
+
+@contextlib.contextmanager
+def stub_endpoints() -> Iterator[dict[str, tuple[str, str]]]:
+    """The scripted ``strict`` and ``lenient`` judges and the scripted ``reader`` on loopback, as
+    ``{role: (base URL, model)}`` (what the judges notebook uses when no judge is given)."""
+    with (
+        ScriptedChatServer(judge_responder("strict")) as s,
+        ScriptedChatServer(judge_responder("lenient")) as l,
+        ScriptedChatServer(reader_responder) as r,
+    ):
+        yield {
+            "strict": (s.base_url, "strict-stub"),
+            "lenient": (l.base_url, "lenient-stub"),
+            "reader": (r.base_url, "reader-stub"),
+        }

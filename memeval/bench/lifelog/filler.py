@@ -16,6 +16,7 @@ import random
 from datetime import date
 from typing import Iterable, Sequence
 
+from ...errors import BenchContractError
 from ...text.containment import contains
 from ...text.tokens import letter_words
 from ..model import Session, Turn
@@ -244,7 +245,7 @@ def filler_sessions(
     """Filler sessions, one per date in ``dates`` (ISO strings, any order kept), ``n_turns`` turns in
     all, numbered from ``start_turn_id`` / ``start_session_id``. Deterministic in its arguments."""
     if n_turns < len(dates):
-        raise ValueError(f"{n_turns} turns cannot fill {len(dates)} sessions (at least one turn each)")
+        raise BenchContractError(f"{n_turns} turns cannot fill {len(dates)} sessions (at least one turn each)")
     uid, seq = Counter(start_turn_id), Counter()
     days = [date.fromisoformat(d) for d in dates]
     out = []

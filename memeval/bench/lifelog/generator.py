@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 
-from ...errors import InputError
+from ...errors import InputError, BenchContractError
 from ..axes import AXES
 from ..io import MANIFEST, read_yaml, save_bench, write_questions, write_turns
 from ..loaders._common import staged_output
@@ -95,7 +95,7 @@ def build(preset: str | Preset, seed: int) -> Built:
     below_turns = sum(len(s.turns) for s in sessions) + sum(len(s.turns) for s in lang_sessions)
     n_fill = p.tier_sessions[1] - len(sessions) - len(lang_sessions)
     if n_fill < p.photos:
-        raise ValueError(f"preset {p.name}: {n_fill} small-tier filler sessions cannot carry {p.photos} photos")
+        raise BenchContractError(f"preset {p.name}: {n_fill} small-tier filler sessions cannot carry {p.photos} photos")
     rng = stream(seed, "filler-dates", 1)
     photo_days = [STORY_START + timedelta(days=d) for d in rng.sample(range(_SPAN), p.photos)]
     fill_days = photo_days + _random_days(rng, n_fill - p.photos)

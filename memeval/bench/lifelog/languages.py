@@ -8,6 +8,7 @@ import random
 from datetime import date, timedelta
 from typing import Sequence
 
+from ...errors import BenchContractError
 from .data import LANGUAGES, language, load
 from .draft import Counter, DQuestion, DSession, DTurn
 from .rng import stream
@@ -85,7 +86,7 @@ def query_questions(seed: int, facts: Sequence[KeyedFact], per_lang: int) -> lis
     story = load("story")["keyed"]
     usable = [f for f in facts if story[f.kind].get("xq")]
     if not usable and per_lang:
-        raise ValueError("no BASIC/PARAPHRASE fact has a kind that XLING_QUERY can ask about")
+        raise BenchContractError("no BASIC/PARAPHRASE fact has a kind that XLING_QUERY can ask about")
     rng.shuffle(usable)
     out, i = [], 0
     for code in LANGUAGES:

@@ -12,6 +12,7 @@ import struct
 import zlib
 
 from PIL import Image, ImageChops
+from ...errors import BenchContractError
 
 __all__ = ["encode_png"]
 
@@ -58,7 +59,7 @@ def _length_code(n: int) -> tuple[int, int, int]:
     for code, base, extra in reversed(_LENGTHS):
         if n >= base:
             return code, n - base, extra
-    raise ValueError(n)
+    raise BenchContractError(n)
 
 
 _LEN_TABLE = [(0, 0, 0)] * 3 + [_length_code(n) for n in range(3, 259)]  # lengths 0-2 unused

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ...errors import BenchContractError
 from .draft import Counter, DQuestion, DSession, DTurn, Statement
 from .rng import stream
 from .story_base import Hook, KeyedFact, StoryBase
@@ -247,11 +248,11 @@ class Story(StoryBase):
             self._swap_facts = list(self.keyed_facts)
             self.rng.shuffle(self._swap_facts)
         if swap > len(self._swap_facts):
-            raise ValueError(
+            raise BenchContractError(
                 f"{swap} more swap probes need as many unused BASIC/PARAPHRASE facts, have {len(self._swap_facts)}"
             )
         if invert > len(self.polar) - self._polar_used:
-            raise ValueError(f"{invert} more invert probes need as many unused polar facts")
+            raise BenchContractError(f"{invert} more invert probes need as many unused polar facts")
         for f in self._swap_facts[:swap]:
             spec = self.d["keyed"][f.kind]
             wrong = self.values.wrong(spec["value"])
@@ -270,7 +271,7 @@ class Story(StoryBase):
         people = [p for p in self.stated if len(self.stated[p]) < len(kinds)]
         self.rng.shuffle(people)
         if n > len(people):
-            raise ValueError(f"{n} ABSTAIN questions need as many story people, have {len(people)}")
+            raise BenchContractError(f"{n} ABSTAIN questions need as many story people, have {len(people)}")
         for person in people[:n]:
             free = [i for i, k in enumerate(kinds) if k not in self.stated[person]]
             i = self.rng.choice(free)

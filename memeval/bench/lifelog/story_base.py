@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from ...errors import BenchContractError
 from .data import load
 from .draft import DQuestion, Statement
 from .rng import stream
@@ -138,7 +139,7 @@ class StoryBase:
         """k distinct story sessions in date order, consecutive ones at least min_gap_days apart."""
         n = len(self.dates)
         if k > n:
-            raise ValueError(f"need {k} story sessions, the preset has {n}")
+            raise BenchContractError(f"need {k} story sessions, the preset has {n}")
         for _ in range(200):
             idx = sorted(self.rng.sample(range(n), k))
             if all((self.dates[b] - self.dates[a]).days >= min_gap_days for a, b in zip(idx, idx[1:])):

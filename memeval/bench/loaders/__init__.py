@@ -53,17 +53,17 @@ def import_bench(
     if name:
         kw["name"] = name
     if kind == "longmemeval":
-        from .longmemeval import load_longmemeval  # on use: start-up time of every command
+        from .longmemeval import import_longmemeval  # on use: start-up time of every command
 
-        return load_longmemeval(paths, out, **kw)
+        return import_longmemeval(paths, out, **kw)
     if kind == "locomo":
-        from .locomo import load_locomo  # on use: start-up time of every command
+        from .locomo import import_locomo  # on use: start-up time of every command
 
-        return load_locomo(paths, out, **kw)
+        return import_locomo(paths, out, **kw)
     if kind == "glasshouse":
-        from .glasshouse import load_glasshouse  # on use: start-up time of every command
+        from .glasshouse import import_glasshouse  # on use: start-up time of every command
 
-        return load_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
+        return import_glasshouse(_one_folder(kind, paths), out, pairs=pairs, **kw)
     if kind == "booksuite":
         load = _booksuite()
         if load is None:

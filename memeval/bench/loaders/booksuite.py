@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 
-from ...errors import InputError
+from ...errors import InputError, UnknownName
 from ...text.fold import fold_case_space
 from .booksuite_answers import answers_from_run, read_answers, read_responses
 from .booksuite_model import (
@@ -86,7 +86,7 @@ class BookSuite:
         for c in self.cases:
             if c.test_id == test_id:
                 return c
-        raise KeyError(test_id)
+        raise UnknownName(test_id)
 
     @property
     def layer_of(self) -> dict[str, str]:

@@ -26,7 +26,7 @@ __all__ = [
     "TIER_ORDER",
     "XLING_MIN_TIER",
     "PROBES_SET",
-    "load_glasshouse",
+    "import_glasshouse",
     "read_question_lines",
     "check_pairing",
     "find_tier_files",
@@ -167,7 +167,7 @@ def _check_images(turns: list[Turn], folder: Path, turns_path: Path) -> list[str
     return images
 
 
-def load_glasshouse(
+def import_glasshouse(
     folder, out, *, name: str = "glasshouse", force: bool = False, pairs: dict[str, list[str]] | None = None
 ) -> Bench:
     """Turn a glasshouse folder into a bench folder at ``out`` (original files linked or copied).

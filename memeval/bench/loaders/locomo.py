@@ -18,14 +18,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, MemevalError
+from ...errors import BenchContractError, InputError, MemevalError
 from ..io import file_sha256, save_bench, write_questions, write_turns
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
 from ._jsonstream import iter_json_array
 
-__all__ = ["CATEGORY_AXIS", "AXIS_MAP", "load_locomo", "convert_sample", "parse_date"]
+__all__ = ["CATEGORY_AXIS", "AXIS_MAP", "import_locomo", "convert_sample", "parse_date"]
 
 CATEGORY_AXIS: dict[int, str] = {1: "MULTI", 2: "TEMPORAL", 3: "IMPLICIT", 4: "BASIC", 5: "ABSTAIN"}
 CATEGORY_NAME: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -58,7 +58,7 @@ def parse_date(text: str) -> datetime:
             return datetime.strptime(s, fmt)
         except ValueError:
             pass
-    raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {text!r}")
+    raise BenchContractError(f"expected a date like '1:56 pm on 8 May, 2023', got {text!r}")
 
 
 def _dia_key(dia_id: str) -> tuple[int, int] | None:
@@ -200,7 +200,7 @@ def convert_sample(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn],
     )
 
 
-def load_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Bench:
+def import_locomo(paths, out, *, name: str = "locomo", force: bool = False) -> Bench:
     """Convert a LoCoMo file (``locomo10.json``) into a one-tier bench folder at ``out``."""
     paths = [Path(p) for p in paths]
     if len(paths) != 1:

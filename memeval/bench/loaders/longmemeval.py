@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ...atomic import write_jsonl
-from ...errors import InputError, MemevalError
+from ...errors import BenchContractError, InputError, MemevalError
 from ..io import file_sha256, save_bench, turn_line
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
@@ -25,7 +25,7 @@ from ._jsonstream import iter_json_array
 __all__ = [
     "AXIS_MAP",
     "TIER_ORDER",
-    "load_longmemeval",
+    "import_longmemeval",
     "convert_instance",
     "parse_date",
     "tier_name_for",
@@ -81,7 +81,7 @@ def parse_date(text: str) -> datetime:
     """``"2023/05/20 (Sat) 02:21"`` → datetime(2023, 5, 20, 2, 21); ValueError if not in that shape."""
     m = _DATE.match(text) if isinstance(text, str) else None
     if not m:
-        raise ValueError(f"expected a date like '2023/05/20 (Sat) 02:21', got {text!r}")
+        raise BenchContractError(f"expected a date like '2023/05/20 (Sat) 02:21', got {text!r}")
     y, mo, d, hh, mm = m.groups()
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
 
@@ -188,7 +188,7 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
     return turns, q
 
 
-def load_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
+def import_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
     """Convert LongMemEval files (any of oracle / s / m) into one bench folder at ``out``."""
     paths = [Path(p) for p in paths]
     if not paths:

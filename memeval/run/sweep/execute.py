@@ -19,7 +19,7 @@ from ...errors import MemevalError
 from ...llm import ChatClient
 from ...scoring.judge import Judge, Reader
 from ...workspace import anchored
-from ..records import RunLock, read_manifest
+from ..folder import RunLock, read_manifest
 from ..runner import run_system
 from .plan import Shard, plan_shards, resolve_benches, write_sweep
 from .spec import ModelRef, SweepSpec
@@ -46,8 +46,16 @@ def run_shard(shard: Shard, judge: ModelRef | None = None, reader: ModelRef | No
     """The task a worker runs: one shard through :func:`memeval.run.run_system`, resumed if begun.
     Input errors come back as the shard's ``error`` (a record of why), never as a crashed worker."""
     try:
-        j = None if judge is None else Judge(ChatClient(judge.url, judge.model, api_key_env=judge.key_env))
-        r = None if reader is None else Reader(ChatClient(reader.url, reader.model, api_key_env=reader.key_env))
+        j = (
+            None
+            if judge is None
+            else Judge(ChatClient(judge.url, judge.model, api_key_env=judge.key_env, role="judge"))
+        )
+        r = (
+            None
+            if reader is None
+            else Reader(ChatClient(reader.url, reader.model, api_key_env=reader.key_env, role="reader"))
+        )
         run_system(
             shard.bench_dir,
             shard.system,

@@ -28,7 +28,7 @@ from ...bench.files import read_yaml
 from ...bench.lifelog import PRESETS
 from ...errors import InputError, MemevalError
 from ...systems.base import declared
-from ...systems.http import public_url
+from ...text.urls import public_url
 from ...systems.registry import make_system
 
 __all__ = ["SweepSpec", "ModelRef", "load_spec", "check_spec", "FIELDS"]

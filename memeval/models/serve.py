@@ -1,0 +1,130 @@
+"""``memeval models serve``: the local models behind an OpenAI-compatible API on loopback.
+
+- chat (``--chat``): llama.cpp's own server (``llama_cpp.server``, FastAPI) over the SmolLM2 GGUF,
+  ``n_threads`` threads (1 in tests), a 4,096-token context;
+- embeddings (``--embed``): ``POST /v1/embeddings`` over :class:`~.embedder.OnnxEmbedder`, one vector
+  per input (at most :data:`MAX_INPUTS` inputs and :data:`MAX_BODY` bytes a request).
+
+Both on one port when both are asked for. The socket is bound before the URL is printed, so
+``--port 0`` works; SIGINT/SIGTERM stop the server cleanly (uvicorn's shutdown).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from typing import Any, Callable
+
+from ..errors import UsageError
+from .catalog import CHAT, EMBEDDER, model_file
+from .embedder import OnnxEmbedder
+
+__all__ = ["make_app", "serve", "MAX_INPUTS", "MAX_BODY", "CHAT_CONTEXT"]
+
+MAX_INPUTS = 2048
+MAX_BODY = 8 * 1024 * 1024
+CHAT_CONTEXT = 4096
+
+
+def _embeddings_route(embedder) -> Any:
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def bad(msg: str, status: int = 400) -> JSONResponse:
+        return JSONResponse({"error": {"message": msg, "type": "invalid_request_error"}}, status_code=status)
+
+    async def embeddings(request: Request) -> JSONResponse:
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            return bad(f"request body above {MAX_BODY} bytes", 413)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return bad("body is not JSON")
+        inputs = body.get("input") if isinstance(body, dict) else None
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not inputs or not all(isinstance(t, str) for t in inputs):
+            return bad("input must be a string or a non-empty list of strings")
+        if len(inputs) > MAX_INPUTS:
+            return bad(f"at most {MAX_INPUTS} inputs a request")
+        before = embedder.tokens
+        vecs = await run_in_threadpool(embedder.encode, inputs)
+        used = embedder.tokens - before
+        data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vecs)]
+        usage = {"prompt_tokens": used, "total_tokens": used}
+        return JSONResponse({"object": "list", "data": data, "model": EMBEDDER.id, "usage": usage})
+
+    return Route("/v1/embeddings", embeddings, methods=["POST"])
+
+
+def make_app(chat: bool, embed: bool, threads: int = 1) -> tuple[Any, list[str]]:
+    """The ASGI app and the model ids it serves."""
+    if not (chat or embed):
+        raise UsageError("models serve: ask for --chat, --embed or both")
+    routes, ids = [], []
+    if embed:
+        routes.append(_embeddings_route(OnnxEmbedder(threads=threads)))
+        ids.append(EMBEDDER.id)
+    if chat:
+        path = model_file(CHAT)
+        from llama_cpp.server.app import create_app  # on use: the optional extra
+        from llama_cpp.server.settings import ModelSettings, ServerSettings  # on use: the optional extra
+
+        app = create_app(
+            server_settings=ServerSettings(host="127.0.0.1", port=0),
+            model_settings=[
+                ModelSettings(
+                    model=str(path),
+                    model_alias=CHAT.id,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_ctx=CHAT_CONTEXT,
+                    verbose=False,
+                )
+            ],
+        )
+        app.router.routes[:0] = routes  # ours before llama.cpp's /v1/embeddings (which needs embedding=True)
+        return app, [CHAT.id, *ids]
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def models(request) -> JSONResponse:
+        return JSONResponse({"object": "list", "data": [{"id": i, "object": "model"} for i in ids]})
+
+    return Starlette(routes=[*routes, Route("/v1/models", models)]), ids
+
+
+def serve(
+    chat: bool,
+    embed: bool,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    threads: int = 1,
+    on_ready: Callable[[str, list[str]], None] | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM; ``on_ready(url, model ids)`` once the socket listens."""
+    import uvicorn
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"models serve: listening on {host}: the models have no authentication", file=sys.stderr)
+    app, ids = make_app(chat, embed, threads)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(64)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/v1"
+    if on_ready is not None:
+        on_ready(url, ids)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
