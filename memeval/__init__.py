@@ -24,9 +24,21 @@ book-suite and multi-turn helpers; each documented and run by the notebook tests
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys as _sys
 
-from ._version import __version__
+if _sys.argv[:1] == ["-m"]:  # ``python -m memeval``: this package is imported before __main__ runs
+    import _signal
+    import os as _os
+
+    def _interrupted(signum: int, frame: object) -> None:  # Ctrl-C this early: one line (memeval/__main__.py)
+        _os.write(2, b"memeval: interrupted\n")
+        _os._exit(130)  # nothing is open yet; unwinding a half-imported extension module could crash
+
+    _signal.signal(_signal.SIGINT, _interrupted)
+
+from importlib import import_module  # noqa: E402
+
+from ._version import __version__  # noqa: E402
 
 # ``typing`` is not imported here: ``python -m memeval`` imports this package before its Ctrl-C handler
 # is installed (memeval/__main__.py), so this module stays as small as it can be
