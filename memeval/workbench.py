@@ -167,7 +167,9 @@ def load_runs(run_dirs: str | Path | Iterable[str | Path]) -> pl.DataFrame:
     # the benches' own tier lists first (a run of some tiers only does not show where the others go)
     orders = [*_bench_orders(plain), *(o for f in frames for o in _tier_orders(f))]
     df = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
-    df = df.with_columns(pl.col("tier").cast(pl.Enum(merge_orders([*orders, sorted(df["tier"].drop_nulls())]))))
+    df = df.with_columns(
+        pl.col("tier").cast(pl.Enum(_merge_orders([*orders, sorted(df["tier"].drop_nulls().unique())])))
+    )
     if labels:
         df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
     return df
@@ -207,11 +209,11 @@ def _tier_orders(df: pl.DataFrame) -> list[list[str]]:
     return [g["tier"].to_list() for _, g in t.group_by(by, maintain_order=True)]
 
 
-def merge_orders(orders: Iterable[list[str]]) -> list[str]:
+def _merge_orders(orders: Iterable[list[str]]) -> list[str]:
     """One order holding each of ``orders``: a new name goes right after its predecessor in its own
     order, else right before its first known successor, else at the end.
 
-    >>> merge_orders([["small", "full"], ["core", "small", "medium", "full"], ["a"]])
+    >>> _merge_orders([["small", "full"], ["core", "small", "medium", "full"], ["a"]])
     ['core', 'small', 'medium', 'full', 'a']
     """
     out: list[str] = []
