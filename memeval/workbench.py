@@ -14,8 +14,10 @@ from .run import run_system
 from .systems.registry import make_system
 from .systems.server import Faults, ReferenceServer
 from .analysis.aggregate import load_records
+from .analysis.runs import run_sources
 from .analysis.sweeps import is_sweep, load_sweep, sweep_run_dirs
 from .run.folder import read_manifest
+from .bench.files import read_yaml
 from .bench.lifelog import generate
 from .run.sweep import check_spec, run_sweep
 
@@ -133,37 +135,106 @@ def label_systems(df: pl.DataFrame, labels: dict[str, Path]) -> pl.DataFrame:
     return df.with_columns(pl.col("run_id").replace_strict(by_run, default=pl.col("system")).alias("system"))
 
 
-def load_runs(run_dirs: Iterable[str | Path]) -> pl.DataFrame:
-    """All records of the given run folders (see ``aggregate.load_records``). An item may be
-    ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one system side
-    by side). Relative folders are found from the current folder, else the project root. A sweep
-    folder (``memeval sweep``) stands for its shards' runs, with ``bench``, ``preset`` and ``seed``
-    columns (``analysis.sweeps.load_sweep``).
+def load_runs(run_dirs: str | Path | Iterable[str | Path]) -> pl.DataFrame:
+    """All records of the given run folders (see ``aggregate.load_records``), or of every run under a
+    folder of runs (``load_runs("runs")``, searched at any depth, as inspect's ``evals_df("logs")``). An
+    item may be ``NAME=RUN_DIR``: that run's records are shown as system ``NAME`` (two runs of one
+    system side by side). Relative folders are found from the current folder, else the project root. A
+    sweep folder (``memeval sweep``) stands for its shards' runs, with ``bench``, ``preset`` and
+    ``seed`` columns (``analysis.sweeps.load_sweep``).
+
+    ``tier`` is a polars ``Enum`` in the benches' tier order (from the run manifests), so sorting and
+    grouping follow core < small < medium < full; ``df.to_pandas()`` makes it an ordered ``Categorical``.
 
     >>> df = load_runs([tiny_run])
     >>> df.height, df["system"].unique().to_list()
     (309, ['bm25'])
+    >>> load_runs(tiny_run.parent).height          # a folder of runs
+    309
     >>> load_runs([f"top10={tiny_run}"])["system"].unique().to_list()
     ['top10']
-    >>> type(df.to_pandas()).__name__
-    'DataFrame'
+    >>> df["tier"].dtype
+    Enum(categories=['core', 'small', 'medium', 'full'])
+    >>> df.to_pandas()["tier"].cat.ordered
+    True
     """
     dirs, labels = parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
     if not dirs:
         raise ArgumentError("no run folders given")
-    found = [anchored(d) for d in dirs]
+    found = _expand([anchored(d) for d in dirs])
     plain = [d for d in found if not is_sweep(d)]
     frames = ([load_records(plain)] if plain else []) + [load_sweep(d) for d in found if is_sweep(d)]
+    # the benches' own tier lists first (a run of some tiers only does not show where the others go)
+    orders = [*_bench_orders(plain), *(o for f in frames for o in _tier_orders(f))]
     df = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    df = df.with_columns(
+        pl.col("tier").cast(pl.Enum(_merge_orders([*orders, sorted(df["tier"].drop_nulls().unique())])))
+    )
     if labels:
         df = label_systems(df, {k: anchored(v) for k, v in labels.items()})
     return df
 
 
-def run_folders(run_dirs: Iterable[str | Path]) -> list[Path]:
+def _expand(found: list[Path]) -> list[Path]:
+    """Each folder as itself if it is a run or a sweep, else the runs and sweeps under it (none: an error)."""
+    out: list[Path] = []
+    for d in found:
+        if not d.exists():
+            raise ArgumentError(f"{d}: no such run folder")
+        sources = run_sources(d)
+        if not sources:
+            raise ArgumentError(f"{d}: no runs here (no manifest.json or sweep manifest at any depth)")
+        out.extend(sources)
+    return list(dict.fromkeys(out))
+
+
+def _bench_orders(run_dirs: list[Path]) -> list[list[str]]:
+    """The tier names of each bench the runs were made on that is still where the manifest says."""
+    out = []
+    for root in dict.fromkeys(bench_of_run(d) for d in run_dirs):
+        try:
+            doc = read_yaml(root / "bench.yaml") if root else None
+        except InputError:
+            continue  # only an ordering hint: the manifests' own orders still apply
+        tiers = doc.get("tiers") if isinstance(doc, dict) else None
+        if isinstance(tiers, list):
+            out.append([str(t["name"]) for t in tiers if isinstance(t, dict) and "name" in t])
+    return out
+
+
+def _tier_orders(df: pl.DataFrame) -> list[list[str]]:
+    """The tier orders a frame's manifests give: per run (or per sweep bench) its tiers by ``tier_index``."""
+    by = "bench" if "bench" in df.columns else "run_id"
+    t = df.select(by, "tier", "tier_index").drop_nulls().unique().sort(by, "tier_index", "tier")
+    return [g["tier"].to_list() for _, g in t.group_by(by, maintain_order=True)]
+
+
+def _merge_orders(orders: Iterable[list[str]]) -> list[str]:
+    """One order holding each of ``orders``: a new name goes right after its predecessor in its own
+    order, else right before its first known successor, else at the end.
+
+    >>> _merge_orders([["small", "full"], ["core", "small", "medium", "full"], ["a"]])
+    ['core', 'small', 'medium', 'full', 'a']
+    """
+    out: list[str] = []
+    for order in orders:
+        for i, name in enumerate(order):
+            if name in out:
+                continue
+            if i:
+                out.insert(out.index(order[i - 1]) + 1, name)
+                continue
+            after = [n for n in order[1:] if n in out]
+            out.insert(out.index(after[0]) if after else len(out), name)
+    return out
+
+
+def run_folders(run_dirs: str | Path | Iterable[str | Path]) -> list[Path]:
     """The run folders of ``run_dirs`` (``NAME=`` labels dropped, a sweep folder expanded to its
-    shards' runs), found as :func:`load_runs` finds them."""
-    found = [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    shards' runs, a folder of runs to the runs under it), found as :func:`load_runs` finds them."""
+    found = _expand(
+        [anchored(d) for d in parse_run_labels([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)[0]]
+    )
     return [r for d in found for r in (sweep_run_dirs(d) if is_sweep(d) else [d])]
 
 

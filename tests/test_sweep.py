@@ -152,3 +152,12 @@ def test_progress_and_dashboard_link_are_shown(swept, tmp_path, capsys):
     assert seen["status"] == 200
     err = capsys.readouterr().err
     assert "sweep: 100%" in err and "1/1" in err  # the tqdm bar over shards
+
+
+def test_load_runs_of_a_project_folder_holds_the_sweep_and_the_runs_beside_it(swept):
+    root, benches, ref = swept  # root: data/ (benches, no runs), sw/ (the sweep), ref/ (6 plain runs)
+    df = load_runs(root)
+    want = len(load_runs(root / "sw")) + sum(len(records(d)) for d in ref.values())
+    assert df.height == want and set(df["run_id"].unique()) >= {d.name for d in ref.values()}
+    assert df["seed"].null_count() == sum(len(records(d)) for d in ref.values())  # sweep columns kept
+    assert len(run_folders(root)) == 24 + len(ref)

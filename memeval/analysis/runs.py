@@ -16,10 +16,11 @@ import polars as pl
 from ..errors import InputError
 from ..run.records import read_records
 from ..run.folder import read_manifest
+from ..run.sweep.plan import is_sweep
 from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
-__all__ = ["RunInfo", "run_info", "find_runs", "sibling_bounds", "headline_table", "headline_lines"]
+__all__ = ["RunInfo", "run_info", "find_runs", "run_sources", "sibling_bounds", "headline_table", "headline_lines"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,24 @@ def find_runs(root: str | Path, unreadable: list[str] | None = None) -> list[Run
                 reason = " ".join(str(e).splitlines()) if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
                 unreadable.append(f"{man.parent}: unreadable manifest ({reason})")
     return sorted(out, key=lambda r: r.created_at, reverse=True)
+
+
+def run_sources(root: str | Path) -> list[Path]:
+    """The run folders (holding ``manifest.json``) and sweep folders at or anywhere under ``root``, in
+    path order; neither is searched further (a sweep stands for its shards), nor are symlinked folders.
+
+    >>> run_sources(tiny_run.parent.parent) == [tiny_run]   # the project: data/ holds no run
+    True
+    """
+    root = Path(root)
+    if (root / "manifest.json").is_file() or is_sweep(root):
+        return [root]
+    if not root.is_dir():
+        return []
+    out: list[Path] = []
+    for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        out.extend(run_sources(sub))
+    return out
 
 
 def sibling_bounds(run_dirs: Iterable[str | Path]) -> list[Path]:

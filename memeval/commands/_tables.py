@@ -29,3 +29,40 @@ def console_tables(width: int = 120, **more: Any) -> pl.Config:
         tbl_hide_column_data_types=True,
     )
     return pl.Config(**{**settings, **more})
+
+
+#: What every console table shows for a missing value (null and NaN alike).
+MISSING = "–"
+
+
+def console_text(t: pl.DataFrame, missing: str = MISSING) -> pl.DataFrame:
+    """``t`` as text for the console: a column with ``<column>_lo``/``<column>_hi`` bounds beside it
+    reads ``0.473 [0.353, 0.623]`` (the bound columns dropped), other floats three decimals, and null
+    and NaN alike are ``missing``.
+
+    >>> t = pl.DataFrame({"score": [0.4731, None, 0.5], "score_lo": [0.353, None, None],
+    ...                   "score_hi": [0.6231, None, None], "n": [10, None, 2], "p50": [1.0, float("nan"), 2.0]})
+    >>> console_text(t).rows()
+    [('0.473 [0.353, 0.623]', '10', '1.000'), ('–', '–', '–'), ('0.500', '2', '2.000')]
+    """
+
+    def cell(v: Any) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return missing
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    def with_bounds(v: Any, lo: Any, hi: Any) -> str:
+        if missing in (cell(v), cell(lo), cell(hi)):
+            return cell(v)
+        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    bounded = {c for c in t.columns if f"{c}_lo" in t.columns and f"{c}_hi" in t.columns}
+    shown = [c for c in t.columns if not (c[-3:] in ("_lo", "_hi") and c[:-3] in bounded)]
+    rows = t.to_dicts()
+    return pl.DataFrame(
+        {
+            c: [with_bounds(r[c], r[f"{c}_lo"], r[f"{c}_hi"]) if c in bounded else cell(r[c]) for r in rows]
+            for c in shown
+        },
+        schema={c: pl.Utf8 for c in shown},
+    )

@@ -26,6 +26,10 @@ NARROW = {
     "cost": ["system", "tier", "accuracy", "n", "p50_ms", "prompt_tokens", "completion_tokens", "usd_per_1k_q"],
 }
 WIDTH = 100
+#: Left out of the console tables without --wide, so scores fit beside their intervals (kept in CSV):
+#: the floor and ceiling runs' scores, which stand in rows of their own whenever they are known (else
+#: missing), and the per-axis error counts (each tier's are in the overall table, reasons above it).
+TABLE_DROPS = {"overall": {"floor_weighted", "ceiling_weighted"}, "tier_axis": {"errors"}}
 
 
 def add_arguments(p) -> None:
@@ -61,7 +65,7 @@ def run(args) -> int:
     import sys
 
     import polars as pl
-    from ._tables import console_tables  # polars on use: start-up time of every command
+    from ._tables import console_tables, console_text  # polars on use: start-up time of every command
 
     from ..analysis.aggregate import (
         WEIGHT_TABLE,
@@ -134,11 +138,13 @@ def run(args) -> int:
         t.write_csv(sys.stdout)
         return 0
     md = args.format == "md"
-    tables_config = console_tables(
-        10_000 if args.wide or md else WIDTH, tbl_formatting="MARKDOWN" if md else "ASCII_MARKDOWN"
-    )
+    # tables as text (intervals beside their scores, one missing-value symbol), never wrapped by polars
+    tables_config = console_tables(10_000, tbl_formatting="MARKDOWN" if md else "ASCII_MARKDOWN")
     head = (lambda s: print(f"\n## {s}\n")) if md else (lambda s: print(f"\n{s}"))
-    show = (lambda t, name: t) if args.wide else _narrow
+
+    def show(t, name):
+        return console_text(t if args.wide else _narrow(t, name, table=True))
+
     with tables_config:
         for r in runs:
             m = manifest_summary(r)
@@ -167,7 +173,7 @@ def run(args) -> int:
             print(gap)
         if "official" in tables:
             head("The bench's own answer metric (answer mode), beside memeval's verdicts")
-            print(tables["official"])
+            print(console_text(tables["official"]))
         head("Per tier × axis")
         print(show(tables["tier_axis"], "tier_axis"))
         if not gates:
@@ -210,8 +216,11 @@ def _wrap(line: str) -> str:
     return textwrap.fill(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
-def _narrow(t, name):
-    return t.select([c for c in NARROW[name] if c in t.columns])
+def _narrow(t, name, table: bool = False):
+    """The columns of ``NARROW[name]`` there are, each score followed by its ``_lo``/``_hi`` bounds
+    where the table has them; ``table``: without the columns the console table leaves to --wide."""
+    keep = [c for c in NARROW[name] if c in t.columns and not (table and c in TABLE_DROPS.get(name, ()))]
+    return t.select([x for c in keep for x in (c, f"{c}_lo", f"{c}_hi") if x in t.columns])
 
 
 def _gate(manifest: dict, gate_line):
@@ -219,9 +228,11 @@ def _gate(manifest: dict, gate_line):
 
 
 def _print_retrieval(tables, head, wide) -> None:
+    from ._tables import console_text
+
     for level in ("turn", "session"):
         head(f"Evidence retrieval, {level} level (recall_any/recall_all/NDCG at k; n = questions with evidence)")
         t = tables[f"retrieval_{level}"]
         if not wide:
             t = t.select([c for c in t.columns if not c.endswith(("@1", "@3"))][:8])
-        print(t)
+        print(console_text(t))
