@@ -10,7 +10,7 @@ import pytest
 from memeval.bench import Session, Turn
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems import BM25
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.fencing import GENERATION_HEADER, haystack_digest, session_digest
 from memeval.systems.http import HttpSystem, StaleGeneration
 from memeval.systems.server import Faults, ReferenceServer

@@ -16,7 +16,7 @@ from memeval.multiturn.replay import _assistant_tool_message
 from memeval.multiturn.tools import ToolCall
 from memeval.run import read_manifest, read_records, run_system
 from memeval.scoring.judge import VERDICT_SCHEMA, Judge, Reader
-from memeval.systems.base import SystemCallError
+from memeval.errors import SystemCallError
 from memeval.systems.embeddings import EmbeddingClient
 from memeval.testing.chat_stub import ScriptedChatServer
 from minibench import make_minibench

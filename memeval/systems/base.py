@@ -21,9 +21,6 @@ from typing import (
 
 from ..bench.model import Question, Session, Turn
 from ..errors import ProtocolError, SystemContractError
-from ..errors import (
-    SystemCallError as SystemCallError,
-)  # transitional: importable here while branches written before errors.py held it merge (not in __all__)
 
 __all__ = [
     "Recall",
