@@ -207,5 +207,7 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(bench, tmp_path, delay):
         # it finished first: nothing to interrupt, or the signal landed while the interpreter was exiting
         assert "Traceback" not in err, err
         return
-    lines = [x for x in err.strip().splitlines() if "%" not in x]  # progress bars aside
+    lines = [
+        x for x in err.strip().splitlines() if x.strip() and "%" not in x
+    ]  # progress bars (and their cleared lines) aside
     assert p.returncode == 130 and "Traceback" not in err and len(lines) == 1 and "interrupted" in lines[0], err
