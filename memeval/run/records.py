@@ -142,6 +142,9 @@ class Record:
     # with errata (scoring/errata.py): the score against the gold as published; ``score`` is against
     # the corrected gold (None where the errata drop the question)
     score_raw: float | None = _col("float")
+    # the official metric's particulars where the bench has some (LongMemEval-V2: the function, the
+    # extracted boxed answer, whether it was UNKNOWN, the judge's reply, why it is ungraded)
+    official_detail: dict[str, Any] | None = _col("json")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":

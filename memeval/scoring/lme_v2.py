@@ -60,6 +60,11 @@ __all__ = [
     "judge_messages",
     "JUDGE_PROMPTS",
     "CATEGORY",
+    "CONTEXT_MAX_TOKENS",
+    "READER_MAX_TOKENS",
+    "reader_prompt",
+    "reader_messages",
+    "official_reader_rules",
 ]
 
 METRIC = "longmemeval-v2"
@@ -371,3 +376,61 @@ def official_score(q: Question, response: str | None, judge: LmeV2Judge | None =
         return Official(1.0 if ok else 0.0, extracted, unknown, name, None, reply)
     ok = grade(spec, extracted, q.gold_answer) and not unknown
     return Official(1.0 if ok else 0.0, extracted, unknown, name)
+
+
+# ---- the reader ---------------------------------------------------------------------------------
+
+#: the leaderboard's reader limits (``harness.py`` defaults): memory context and completion tokens
+CONTEXT_MAX_TOKENS = 200_000
+READER_MAX_TOKENS = 20_000
+#: images one question's reader may be shown (the harness bounds them only by the context cap)
+READER_MAX_IMAGES = 512
+#: the leaderboard's rules (``leaderboard/submission_utils.py``): model names must contain these
+LEADERBOARD_READER = "qwen3.5-9b"
+LEADERBOARD_JUDGE = "gpt-5.2"
+
+
+def reader_prompt(domain: str) -> str:
+    """The published system prompt of a domain (``web``/``enterprise``), verbatim: it holds a
+    backspace character where the source wrote ``\\boxed`` without escaping the backslash."""
+    if domain not in ("web", "enterprise"):
+        raise EvalSpecError(f"unknown domain {domain!r}")
+    return _prompt(f"lme_v2_reader_{domain}_v1").removesuffix("\n")
+
+
+def reader_prompt_hashes() -> dict[str, str]:
+    return {d: prompt_hash(reader_prompt(d)) for d in ("web", "enterprise")}
+
+
+def reader_messages(
+    q: Question, memories, urls: tuple[str, ...] = (), marks=None, question_image: str | None = None
+) -> list[dict]:
+    """The published message layout: the domain's system prompt; one user message of content parts
+    ``### Memory context:`` (``(empty)`` when none), each memory as a text part followed by its image
+    (``urls``/``marks`` as ``reader_images`` gives them), the question block, the question's image."""
+    intro = "### Memory context:\n" + ("" if memories else "(empty)")
+    parts: list[dict] = [{"type": "text", "text": intro}]
+    marks = marks or (None,) * len(memories)
+    for m, mark in zip(memories, marks):
+        parts.append({"type": "text", "text": str(m)})
+        if mark:
+            parts.append({"type": "image_url", "image_url": {"url": urls[int(mark.strip("[]").split()[1]) - 1]}})
+    parts.append({"type": "text", "text": f"\n\n### Question to answer:\n{q.text_to_ask}"})
+    if question_image:
+        parts.append({"type": "image_url", "image_url": {"url": question_image}})
+    domain = str(q.extra.get("domain", "web"))
+    return [{"role": "system", "content": reader_prompt(domain)}, {"role": "user", "content": parts}]
+
+
+def official_reader_rules(reader: Mapping[str, Any] | None, judge: Mapping[str, Any] | None) -> list[str]:
+    """Why a run's reader/judge identities do not match the leaderboard's rules (empty: they do)."""
+    why = []
+    rmodel = str((reader or {}).get("model") or "").lower()
+    jmodel = str((judge or {}).get("model") or "").lower()
+    if LEADERBOARD_READER not in rmodel:
+        why.append(f"reader model {rmodel or 'none'!r} is not {LEADERBOARD_READER}")
+    if LEADERBOARD_JUDGE not in jmodel:
+        why.append(f"judge model {jmodel or 'none'!r} is not {LEADERBOARD_JUDGE}")
+    if reader and not reader.get("images"):
+        why.append("the reader was not shown images (--reader-images)")
+    return why

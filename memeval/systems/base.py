@@ -174,7 +174,7 @@ class MemorySystem(Protocol):
 
 
 ImageInput = Literal["path", "inline"]
-ContextKeep = Literal["first", "last"]
+ContextKeep = Literal["first", "last", "prefix"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +188,7 @@ class Capabilities:
       repeated key stores nothing twice (the HTTP protocol's ``Idempotency-Key``)
     - ``image_input``: a turn's image reaches ``ingest`` as its bench ``"path"`` or ``"inline"`` bytes
       (a ``data:`` URL)
-    - ``context_keep``: which end of the returned memories a reading budget keeps: ``"first"`` (a
+    - ``context_keep``: which end of the returned memories a reading budget keeps (``"prefix"``: whole memories from the start, none cut): ``"first"`` (a
       ranked list, best first) or ``"last"`` (a history, newest last)
 
     >>> Capabilities(concurrent_queries=True).image_input
