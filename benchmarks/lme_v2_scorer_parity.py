@@ -79,7 +79,16 @@ OPTIONS = {  # function -> options it takes
 }
 OPTIONS["norm_phrase_set_match_ordered"] = OPTIONS["norm_phrase_set_match"]
 #: options the published code refuses (a parse error, or a TypeError in the function)
-BAD_OPTIONS = ["separators=[bad", "separators=true", "strip_chars=1", "strip_chars=none", "separator=;", "foo=bar", "x", "=1"]
+BAD_OPTIONS = [
+    "separators=[bad",
+    "separators=true",
+    "strip_chars=1",
+    "strip_chars=none",
+    "separator=;",
+    "foo=bar",
+    "x",
+    "=1",
+]
 
 
 def _load(path: Path):
@@ -103,9 +112,7 @@ def _gold(rng: random.Random) -> str:
 
 
 def _response(rng: random.Random, gold: str) -> str:
-    body = rng.choice(
-        [gold, gold.upper(), _phrase(rng), gold.replace(",", " and "), " ".join(reversed(gold.split()))]
-    )
+    body = rng.choice([gold, gold.upper(), _phrase(rng), gold.replace(",", " and "), " ".join(reversed(gold.split()))])
     style = rng.randint(0, 6)
     if style == 0:
         return body
@@ -202,7 +209,9 @@ def main() -> None:
     print("| family | cases | agree | agreement | official outcomes |")
     print("|---|---:|---:|---:|---|")
     dist = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
-    print(f"| deterministic eval_function on the boxed answer | {args.cases} | {agree} | {agree / args.cases:.2%} | {dist} |")
+    print(
+        f"| deterministic eval_function on the boxed answer | {args.cases} | {agree} | {agree / args.cases:.2%} | {dist} |"
+    )
     print(f"| judge-reply label parsing | {j_n} | {j_agree} | {j_agree / j_n:.2%} | |")
     for spec, resp, gold, a, b in worst:
         print(f"- disagree: spec={spec!r} response={resp!r} gold={gold!r}: official {a}, memeval {b}")
