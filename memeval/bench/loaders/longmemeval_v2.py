@@ -237,7 +237,11 @@ def _parse_line(raw: bytes, path, n):
 
 def _read_at(fh, path, entry: tuple[int, int, str], line: int | None = None):
     fh.seek(entry[0])
-    return _parse_line(fh.read(entry[1]), path, line)
+    raw = fh.read(entry[1])
+    try:
+        return orjson.loads(raw)  # read once by the index pass already: valid JSON, UTF-8
+    except orjson.JSONDecodeError:  # the file changed under us: the full reader names the fault
+        return _parse_line(raw, path, line)
 
 
 def _opt_str(r: SourceRecord, obj: dict, key: str, field: str) -> str | None:
