@@ -292,3 +292,19 @@ def _dry_then_export(bench, tmp_path):
 
     run_system(str(bench), "bm25", out=tmp_path / "dry", progress=False)
     return export_run(tmp_path / "dry", tmp_path / "y")
+
+
+def test_reader_uses_the_published_layout_with_the_default_prompt_only():
+    c = _Client(r"\boxed{A}")
+    r = Reader(ChatClient("http://127.0.0.1:9", "m"))
+    assert r.identity()["bench_prompts"]["LongMemEval-V2"]["prompt"] == "lme_v2_reader_v1"
+    r.client = c  # type: ignore[assignment]
+    q = _q("mc_choice_match", "A")
+    assert r.answer(q, ("m1",)) == r"\boxed{A}"
+    msgs, cap = c.seen[-1]
+    assert cap == 20000 and msgs[0]["content"].startswith("You are an experienced colleague in a web browsing")
+    own = Reader(ChatClient("http://127.0.0.1:9", "m"), prompt="reader_locomo_v1")
+    assert "LongMemEval-V2" not in own.identity().get("bench_prompts", {})
+    own.client = c  # type: ignore[assignment]
+    own.answer(q, ("m1",))
+    assert c.seen[-1][0][0]["role"] == "user"  # its own prompt, one user message
