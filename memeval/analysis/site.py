@@ -123,15 +123,19 @@ _INDEX_JS = """(function(){
   var go = document.getElementById('compare-go'), why = document.getElementById('compare-why');
   function update(){
     go.hidden = true;
-    document.getElementById('picked').textContent = picked.map(function(c){ return c.dataset.label; }).join(' vs ') || 'none';
+    var names = picked.map(function(c){ return c.dataset.label; });
+    document.getElementById('picked').textContent = names.length === 2 ? 'A = ' + names[0] + ', B = ' + names[1] : names.join(', ') || 'none';
     if (picked.length < 2) { why.textContent = 'pick ' + (2 - picked.length) + ' more'; return; }
     var a = picked[0].value, b = picked[1].value;
     if (picked[0].dataset.cmp !== picked[1].dataset.cmp) {
       why.textContent = 'not comparable: different bench files or question set'; return;
     }
-    var page = pairs[a + '|' + b] || pairs[b + '|' + a];
     why.textContent = '';
-    if (page) { go.href = page; go.hidden = false; }
+    if (pairs[a + '|' + b]) { go.href = pairs[a + '|' + b]; go.hidden = false; }
+    else if (pairs[b + '|' + a]) {  // written the other way round: say which run is A
+      go.href = pairs[b + '|' + a]; go.hidden = false;
+      document.getElementById('picked').textContent = 'A = ' + names[1] + ', B = ' + names[0];
+    }
     else if (location.protocol.indexOf('http') === 0) {
       go.href = 'compare?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b); go.hidden = false;
     } else why.textContent = 'this pair was not written with the site: serve it (memeval view --serve) to compare any two runs';
@@ -757,9 +761,9 @@ def _leaderboard(members: list[_Run]) -> str:
         .iter_rows(named=True)
     }
     labels = sorted(role)
-    ranked_tier = next(
-        (t for t in reversed(tiers) if any(role[s] == "system" and (s, t) in stats for s in labels)), None
-    )
+    # ranked on the tier most systems were run on (the larger on a tie): a system not run there is not ranked
+    scored = {t: sum(role[s] == "system" and (s, t) in stats for s in labels) for t in tiers}
+    ranked_tier = max(reversed(tiers), key=lambda t: scored[t]) if any(scored.values()) else None
     ranking = sorted(
         (s for s in labels if role[s] == "system" and (s, ranked_tier) in stats),
         key=lambda s: -stats[(s, ranked_tier)]["mean"],
