@@ -123,6 +123,27 @@ def add_model_arguments(p) -> None:
         action="store_true",
         help="the reader model accepts images: memories' images are sent to it as image content parts",
     )
+    add_cache_arguments(p)
+
+
+def add_cache_arguments(p) -> None:
+    """``--cache DIR`` and ``--no-cache``: the model-call cache of the reader's and judge's calls."""
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="model-call cache folder: a request already answered is not sent again (default: $MEMEVAL_CACHE, "
+        "else .memeval/cache under the project root)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="send every model call (no model-call cache)")
+
+
+def model_cache(args):
+    """The command's one model-call cache (``--cache``/``--no-cache``; ``callcache.resolve_cache``), or None."""
+    if "_model_cache" not in vars(args):
+        from ..callcache import resolve_cache
+
+        args._model_cache = resolve_cache(getattr(args, "cache", None), getattr(args, "no_cache", False))
+    return args._model_cache
 
 
 def add_error_arguments(p, keep: bool = True) -> None:
@@ -167,7 +188,9 @@ def _client(args, role):
     from ..llm import ChatClient
     from ..scoring.judge import Judge, Reader
 
-    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"), **limits(args, role))
+    client = ChatClient(
+        url, model, api_key_env=getattr(args, f"{role}_key_env"), cache=model_cache(args), **limits(args, role)
+    )
     return Judge(client) if role == "judge" else Reader(client, images=getattr(args, "reader_images", False))
 
 

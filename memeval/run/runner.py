@@ -44,6 +44,7 @@ from ..text.urls import public_url
 from ..systems.registry import make_system, public_spec
 from .answering import Answering, speed_fields
 from .grading import failure_reason, grading_summary
+from ..callcache import cache_note
 from .records import Record, RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
@@ -373,6 +374,7 @@ def _run_locked(
             memory_state=manifest.memory_state
             if runner.memory_state is None
             else _memory_state_note(runner.memory_state),
+            model_cache=cache_note((cfg.judge, cfg.reader), manifest.model_cache),  # this session's + earlier
         )
         write_manifest(run_dir, manifest)
         store.close()
