@@ -369,3 +369,15 @@ def test_a_symlinked_cache_folder_is_refused(tmp_path, capsys):
         assert judge.requests == []
     err = capsys.readouterr().err
     assert "symbolic link" in err and "Traceback" not in err
+
+
+def test_the_manifest_counts_the_embeddings_served_from_the_embedding_cache(tmp_path):
+    bench = make_minibench(tmp_path / "bench")
+    with ScriptedChatServer(lambda body: 404) as srv:
+        spec = f"vector:k=2,model=stub-embed,base_url={srv.base_url},cache={tmp_path / 'e.sqlite'}"
+        runs = [run_system(bench, spec, tiers=["core"], out=tmp_path / f"r{i}", progress=False) for i in range(2)]
+        sent = sum(len(b["input"]) for b in srv.embedding_requests)
+    cold, warm = (read_manifest(r)["system_usage"] for r in runs)
+    assert cold["embedding_texts_sent"] == sent and cold["embedding_calls"] == srv.embedding_calls
+    assert warm["embedding_texts_sent"] == warm["embedding_calls"] == 0
+    assert warm["embedding_texts_cached"] == cold["embedding_texts_sent"] + cold["embedding_texts_cached"] > 0
