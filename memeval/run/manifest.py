@@ -67,6 +67,11 @@ class Manifest:
     memory_state: dict[str, Any] | None = None
     #: a judge-graded run: questions asked, graded, unparseable replies, failed calls (run.grading)
     grading: dict[str, Any] | None = None
+    #: the write path per haystack (run.writepath): ingest time, the system's own calls while ingesting,
+    #: and for a system that indexes asynchronously the time until the newest session was searchable
+    write_path: dict[str, Any] | None = None
+    #: the causal guard over the records: questions that retrieved a memory dated after them
+    causal: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 
