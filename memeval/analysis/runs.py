@@ -191,7 +191,8 @@ def _write_path_lines(manifest: dict) -> list[str]:
             f"a memory dated after the question ({causal.get('memories_flagged')} memories): a leak from the future"
         )
     wp = manifest.get("write_path")
-    hays = wp.get("haystacks") if isinstance(wp, dict) and wp.get("indexing") == "async" else None
+    wp = wp if isinstance(wp, dict) else {}
+    hays = wp.get("haystacks") if wp.get("indexing") == "async" else None
     if isinstance(hays, dict) and hays:
         ms = sorted(h["searchable_ms"] for h in hays.values() if isinstance(h.get("searchable_ms"), (int, float)))
         never = sum(1 for h in hays.values() if h.get("searchable_ms") is None and h.get("probes"))
