@@ -247,3 +247,35 @@ def test_a_synchronous_system_is_not_probed(bench, tmp_path):
     wp = read_manifest(run)["write_path"]
     assert wp["indexing"] == "sync" and wp["searchable_timeout_s"] is None
     assert "probes" not in wp["haystacks"]["core"] and wp["haystacks"]["core"]["ingest_ms"] >= 0
+
+
+class _Everything:
+    """Returns every ingested turn as text, without turn ids (as a hosted API returns rewritten facts)."""
+
+    name, version, params = "everything", "1", {"k": 100, "threshold": 0.0}
+
+    def reset(self):
+        self.texts = []
+
+    def ingest(self, session):
+        self.texts += [t.text for t in session.turns]
+
+    def query(self, question, asked_at):
+        return Recall(memories=tuple(self.texts))
+
+
+def everything():
+    return _Everything()
+
+
+def test_fairness_line_shows_search_params_and_warns_on_a_whole_haystack_without_turn_ids(bench, tmp_path):
+    from memeval.analysis.aggregate import load_records
+    from memeval.analysis.fairness import fairness_lines
+
+    a = run_system(bench, "python:tests.test_hosted:everything", tiers=["core"], out=tmp_path / "a", progress=False)
+    b = run_system(bench, "bm25:k=2", tiers=["core"], out=tmp_path / "b", progress=False)
+    lines = fairness_lines(load_records([a, b]), [a, b])
+    assert any("DIFFERS between runs: k" in x for x in lines)
+    assert any("search params" in x and "threshold=0.0" in x for x in lines)
+    warned = [x for x in lines if x.startswith("  WARNING")]
+    assert len(warned) == 1 and "everything" in warned[0] and "bm25" not in warned[0]
