@@ -72,6 +72,9 @@ def test_run_against_the_contract_server(api, bench, key, tmp_path, capsys):
         assert h["ingest_ms"] > 0
     assert m["causal"]["checked"] == 8 and m["causal"]["questions_flagged"] == 0
     assert m["config"]["system"]["params"]["k"] == 3
+    # a network system: latency is the search call's own, less the no-op round trip measured before
+    assert m["network_floor_ms"]["before"] is not None
+    assert all(r["speed_status"] != "in_process" and r["network_ms"] is not None for r in records)
     # the key went in the Authorization header of every request, and nowhere into the run folder
     assert all(auth is not None and auth.endswith(KEY) for _, _, auth, _ in log)
     assert all(KEY not in json.dumps(body) for *_, body in log)
@@ -83,7 +86,7 @@ def test_run_against_the_contract_server(api, bench, key, tmp_path, capsys):
 @pytest.mark.parametrize("api", sorted(SPECS))
 def test_search_sends_k_and_dates(api, key):
     """k reaches the API under its documented name, and every session date is sent with the session."""
-    with ContractServer(api, index_delay=0.0) as srv:
+    with ContractServer(api, index_delay=0.0, throttle={"search": 1}) as srv:
         s = make_system(f"{SPECS[api]}:k=4,key_env={ENV},base_url={srv.url}")
         s.reset()
         s.ingest(
@@ -96,6 +99,7 @@ def test_search_sends_k_and_dates(api, key):
     sent = json.dumps([b for m, p, _, b in srv.log if m == "POST"])
     assert "2026-03-01" in sent
     assert [getattr(m, "timestamp", None) for m in recall.memories] == ["2026-03-01"]
+    assert recall.attempts == 2 and recall.latency_ms is not None and recall.response_bytes > 0  # one 429 waited out
 
 
 @pytest.mark.parametrize("api", sorted(SPECS))
@@ -149,14 +153,19 @@ def test_an_api_error_is_an_error_record(bench, key, tmp_path):
     assert all(by_q[q]["error"] is None for q in ("Q1", "Q2", "Q3"))
 
 
-def test_429_past_the_attempts_is_a_call_error(key):
-    with ContractServer("zep", throttle={"search": 99}, retry_after=0.01) as srv:
+def test_429_waits_retry_after_and_past_the_attempts_is_a_call_error(key, monkeypatch):
+    from memeval.systems.hosted.rest import Rest
+
+    waits: list[float] = []
+    monkeypatch.setattr(Rest, "_sleep", lambda self, seconds: waits.append(seconds))
+    with ContractServer("zep", throttle={"search": 99}, retry_after=0.02) as srv:
         s = make_system(f"zep:k=3,key_env={ENV},base_url={srv.url},attempts=3")
         s.reset()
         with pytest.raises(SystemCallError, match=r"POST /graph/search: HTTP 429.*after 3 attempts"):
             s.query("anything", None)
         s.close()
     assert srv.throttled == 3
+    assert waits == [0.02, 0.02]  # the server's Retry-After, not the policy's backoff (0.5 s, 1 s)
 
 
 def test_wrong_key_is_one_line_naming_the_status(key, monkeypatch):

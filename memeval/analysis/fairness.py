@@ -34,6 +34,7 @@ import polars as pl
 from ..bench.io import load_bench
 from ..errors import InputError
 from ..run.folder import read_manifest
+from ..systems.registry import HOUSEKEEPING  # the settings that say where, not what
 
 __all__ = [
     "WHOLE_HAYSTACK",
@@ -134,8 +135,6 @@ def _search_params(config: Mapping[str, Any]) -> str:
     >>> _search_params({"system": {"params": {"k": 10, "threshold": 0.0, "mode": "hybrid", "base_url": "u"}}})
     'mode=hybrid, threshold=0.0'
     """
-    from ..systems.registry import HOUSEKEEPING  # the settings that say where, not what
-
     params = (config.get("system") or {}).get("params") or {}
     kept = sorted(f"{n}={v}" for n, v in params.items() if n not in _NOT_SEARCH and n not in HOUSEKEEPING)
     return ", ".join(kept) or _NA

@@ -124,7 +124,8 @@ def write_path_figure(manifests: Mapping[str, Mapping[str, Any]]) -> go.Figure:
     i = 0
     for label, m in manifests.items():
         wp = m.get("write_path")
-        hays = wp.get("haystacks") if isinstance(wp, dict) else None
+        wp = wp if isinstance(wp, dict) else {}
+        hays = wp.get("haystacks")
         if not isinstance(hays, dict):
             continue
         rows = [h for h in hays.values() if isinstance(h, dict)]

@@ -357,7 +357,11 @@ class ContractServer:
             ("POST", "/v3/memories/search/"): ("search", self._mem0_search),
             ("POST", "/v3/memories/"): ("list", self._mem0_list),
             ("DELETE", "/v1/memories/"): ("delete", self._mem0_delete),
+            ("GET", "/v1/ping/"): ("ping", self._mem0_ping),
         }
+
+    def _mem0_ping(self, b: dict, q: dict, path: str) -> tuple[int, Any]:
+        return 200, {"status": "ok", "org_id": "org-1", "project_id": "proj-1", "user_email": None}
 
     def _mem0_add(self, b: dict, q: dict, path: str) -> tuple[int, Any]:
         msgs, user = b.get("messages"), b.get("user_id")

@@ -46,6 +46,7 @@ class Mem0Platform(HostedSystem):
     name = "mem0-platform"
     version = "api-v3"
     default_key_env = "MEM0_API_KEY"
+    floor_path = "v1/ping/"  # the client's key check (``MemoryClient._validate_api_key``)
 
     def __init__(
         self,
@@ -111,11 +112,12 @@ class Mem0Platform(HostedSystem):
             "threshold": self.threshold,
             "rerank": self.rerank,
         }
-        reply = self.api.call("POST", "v3/memories/search/", json_body=body)
+        sent = self.api.exchange("POST", "v3/memories/search/", json_body=body)
+        reply = sent.data
         results = reply.get("results") if isinstance(reply, dict) else reply
         if not isinstance(results, list):
             raise SystemCallError("POST /v3/memories/search/: expected {results: [...]}")
-        return Recall(memories=tuple(m for m in map(_memory, results) if m is not None)[: self.k])
+        return self.timed(sent, tuple(m for m in map(_memory, results) if m is not None)[: self.k])
 
     def memories(self, haystack: str) -> Sequence[str]:
         """Every memory mem0 holds for the haystack's user, page after page (``next``)."""

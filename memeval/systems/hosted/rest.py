@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import threading
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import httpx
@@ -34,13 +37,24 @@ from ...errors import MemevalError, SystemCallError
 from ...retry import Retryable, RetryPolicy, retry_after
 from ...text.urls import public_url
 from ...text.when import parse_when
-from ..base import BaseMemorySystem, Capabilities
+from ..base import BaseMemorySystem, Capabilities, Recall
 
-__all__ = ["Rest", "HostedSystem", "ts_date", "rfc3339", "role_of", "MAX_REPLY_BYTES"]
+__all__ = ["Rest", "Reply", "HostedSystem", "ts_date", "rfc3339", "role_of", "MAX_REPLY_BYTES"]
 
 #: the largest reply accepted from a hosted API (a bigger one is an error, not read)
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 _DETAIL = 160  # characters of an error reply's body kept in the one-line reason
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A call's parsed JSON ``data`` with the time of its successful attempt (``ms``), the attempts it
+    took and the reply's size in bytes (what a record's speed fields read)."""
+
+    data: Any
+    ms: float
+    attempts: int
+    nbytes: int
 
 
 class Rest:
@@ -98,42 +112,56 @@ class Rest:
     ) -> Any:
         """The parsed JSON reply of ``method path`` (None for an empty reply, or a 404 when
         ``missing_ok``); :class:`SystemCallError` when it fails for good."""
+        return self.exchange(method, path, json_body=json_body, params=params, missing_ok=missing_ok).data
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+        raw: bool = False,
+    ) -> Reply:
+        """:meth:`call` with the timing of the successful attempt; ``raw``: any status is returned,
+        the body not parsed (the no-op round trip of :meth:`HostedSystem.network_floor_ms`)."""
         what = f"{method} /{path.lstrip('/')}"
 
-        def attempt(n: int) -> tuple[int, bytes]:
+        def attempt(n: int) -> tuple[int, bytes, float, int]:
             if self._cancel.is_set():
                 raise SystemCallError(f"{what}: cancelled")
             with self._lock:
                 self.requests += 1
                 self.retries += n > 1
+            t0 = time.perf_counter()
             try:
                 with self._client.stream(
                     method, path.lstrip("/"), json=json_body, params=dict(params) if params else None
                 ) as resp:
                     body = self._read(resp, what)
+                ms = (time.perf_counter() - t0) * 1000
             except httpx.TimeoutException as e:
                 raise Retryable(f"{what}: timed out ({type(e).__name__})", connection=True) from None
             except httpx.TransportError as e:
                 raise Retryable(f"{what}: {type(e).__name__}: {e}", connection=True) from None
-            if resp.status_code == 429 or resp.status_code >= 500:
+            if not raw and (resp.status_code == 429 or resp.status_code >= 500):
                 raise Retryable(f"{what}: HTTP {resp.status_code}{_detail(body)}", retry_after(resp))
-            return resp.status_code, body
+            return resp.status_code, body, ms, n
 
         try:
-            status, body = self.policy.call(attempt, sleep=self._sleep)
+            status, body, ms, n_attempts = self.policy.call(attempt, sleep=self._sleep)
         except Retryable as e:
             n = self.policy.max_attempts
             raise SystemCallError(
                 f"{e.reason} (after {n} attempt{'s' if n > 1 else ''})", connection=e.connection
             ) from None
-        if status == 404 and missing_ok:
-            return None
+        if raw or (status == 404 and missing_ok) or (status < 400 and not body.strip()):
+            return Reply(None, ms, n_attempts, len(body))
         if status >= 400:
             raise SystemCallError(f"{what}: HTTP {status}{_detail(body)}")
-        if not body.strip():
-            return None
         try:
-            return json.loads(body)
+            return Reply(json.loads(body), ms, n_attempts, len(body))
         except ValueError:
             raise SystemCallError(f"{what}: the reply is not JSON{_detail(body)}") from None
 
@@ -185,6 +213,9 @@ class HostedSystem(BaseMemorySystem):
     capabilities = Capabilities(indexing="async", concurrent_queries=True)
     #: the environment variable the key is read from unless ``key_env=`` names another
     default_key_env = ""
+    #: what the no-op round trip requests (a documented ping where the API has one, else the base URL:
+    #: any status will do, only the time is kept)
+    floor_path = ""
 
     def __init__(
         self, base_url: str, key_env: str, auth: str, *, timeout: float, attempts: int, max_reply_bytes: int
@@ -214,6 +245,18 @@ class HostedSystem(BaseMemorySystem):
         if self.scope is None:
             raise SystemCallError(f"{self.name}: ingest or query before reset")
         return self.scope
+
+    def warm(self) -> None:
+        """Open the pooled connection before anything is timed."""
+        self.api.exchange("GET", self.floor_path, raw=True)
+
+    def network_floor_ms(self, n: int = 5) -> float | None:
+        """The median of ``n`` no-op round trips (``floor_path``), subtracted from each query's latency."""
+        return statistics.median(self.api.exchange("GET", self.floor_path, raw=True).ms for _ in range(n))
+
+    def timed(self, reply: Reply, memories: tuple[Any, ...]) -> Recall:
+        """A query's recall with the search call's own timing, size and attempts."""
+        return Recall(memories=memories, latency_ms=reply.ms, response_bytes=reply.nbytes, attempts=reply.attempts)
 
     def usage(self) -> Mapping[str, int] | None:
         """Requests sent to the API (retries included); hosted APIs report no model tokens."""

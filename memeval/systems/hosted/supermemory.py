@@ -105,11 +105,12 @@ class Supermemory(HostedSystem):
             "threshold": self.threshold,
             "rerank": self.rerank,
         }
-        reply = self.api.call("POST", "v4/search", json_body=body)
+        sent = self.api.exchange("POST", "v4/search", json_body=body)
+        reply = sent.data
         results = reply.get("results") if isinstance(reply, dict) else None
         if not isinstance(results, list):
             raise SystemCallError("POST /v4/search: expected {results: [...]}")
-        return Recall(memories=tuple(m for m in map(_memory, results) if m is not None)[: self.k])
+        return self.timed(sent, tuple(m for m in map(_memory, results) if m is not None)[: self.k])
 
     def memories(self, haystack: str) -> Sequence[str]:
         """Every document stored under the haystack's container tag, page after page."""

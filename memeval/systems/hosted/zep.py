@@ -101,13 +101,14 @@ class Zep(HostedSystem):
             "scope": self.search,
             "reranker": self.reranker,
         }
-        reply = self.api.call("POST", "graph/search", json_body=body)
+        sent = self.api.exchange("POST", "graph/search", json_body=body)
+        reply = sent.data
         if not isinstance(reply, dict):
             raise SystemCallError("POST /graph/search: expected a JSON object")
         items = reply.get(self.search) or []
         if not isinstance(items, list):
             raise SystemCallError(f"POST /graph/search: {self.search!r} is not a list")
-        return Recall(memories=tuple(m for m in map(self._memory, items) if m is not None)[: self.k])
+        return self.timed(sent, tuple(m for m in map(self._memory, items) if m is not None)[: self.k])
 
     def _memory(self, item: Any) -> Memory | None:
         if not isinstance(item, dict):
