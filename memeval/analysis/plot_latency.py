@@ -8,6 +8,7 @@ percentile lines and the latency target.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import plotly.graph_objects as go
 import polars as pl
@@ -16,7 +17,7 @@ from plotly.subplots import make_subplots
 from ..scoring.speed import quantile
 from .plot_base import PALETTE, TEMPLATE
 
-__all__ = ["latency_histogram", "percentile"]
+__all__ = ["latency_histogram", "percentile", "write_path_figure"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -106,4 +107,43 @@ def latency_histogram(
     if skipped:
         head += "<br><sup>not drawn, no measured latency: " + "; ".join(skipped) + "</sup>"
     fig.update_layout(title=head, height=260 * rows + 100, template=TEMPLATE, bargap=0.05)
+    return fig
+
+
+def write_path_figure(manifests: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+    """Each run's write path per haystack (``manifest["write_path"]``, run.writepath): ingest time and,
+    for a system that indexes asynchronously, time to searchable, one point per haystack (ms, log
+    axis). Haystacks that never became searchable are counted in the trace's name, never drawn as 0.
+
+    >>> m = {"write_path": {"indexing": "async", "haystacks": {"a": {"ingest_ms": 12.0, "searchable_ms": 340.0},
+    ...      "b": {"ingest_ms": 9.0, "searchable_ms": None, "probes": 7}}}}
+    >>> [t.name for t in write_path_figure({"zep": m}).data]
+    ['zep: ingest (n=2)', 'zep: time to searchable (n=1, 1 never)']
+    """
+    fig = go.Figure()
+    i = 0
+    for label, m in manifests.items():
+        wp = m.get("write_path")
+        wp = wp if isinstance(wp, dict) else {}
+        hays = wp.get("haystacks")
+        if not isinstance(hays, dict):
+            continue
+        rows = [h for h in hays.values() if isinstance(h, dict)]
+        series = [("ingest", [h.get("ingest_ms") for h in rows], 0)]
+        if wp.get("indexing") == "async":
+            never = sum(1 for h in rows if h.get("searchable_ms") is None and h.get("probes"))
+            series.append(("time to searchable", [h.get("searchable_ms") for h in rows], never))
+        for what, values, never in series:
+            xs = [float(v) for v in values if isinstance(v, (int, float))]
+            fig.add_trace(
+                go.Box(
+                    x=xs,
+                    name=f"{label}: {what} (n={len(xs)}" + (f", {never} never)" if never else ")"),
+                    boxpoints="all",
+                    marker={"color": PALETTE[i % len(PALETTE)]},
+                    showlegend=False,
+                )
+            )
+        i += 1
+    fig.update_layout(template=TEMPLATE, title="write path per haystack (ms)", xaxis_type="log")
     return fig

@@ -180,6 +180,30 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_HEADLINE_SCHEMA)
 
 
+def _write_path_lines(manifest: dict) -> list[str]:
+    """The headline's causal-guard line (only when a memory dated after its question came back) and,
+    for a system that indexes asynchronously, its time to searchable (run.writepath)."""
+    lines = []
+    causal = manifest.get("causal")
+    if isinstance(causal, dict) and causal.get("questions_flagged"):
+        lines.append(
+            f"  causal guard: {causal['questions_flagged']} of {causal.get('checked')} dated questions retrieved "
+            f"a memory dated after the question ({causal.get('memories_flagged')} memories): a leak from the future"
+        )
+    wp = manifest.get("write_path")
+    wp = wp if isinstance(wp, dict) else {}
+    hays = wp.get("haystacks") if wp.get("indexing") == "async" else None
+    if isinstance(hays, dict) and hays:
+        ms = sorted(h["searchable_ms"] for h in hays.values() if isinstance(h.get("searchable_ms"), (int, float)))
+        never = sum(1 for h in hays.values() if h.get("searchable_ms") is None and h.get("probes"))
+        shown = f"median {ms[len(ms) // 2]:,.0f} ms, max {ms[-1]:,.0f} ms over {len(ms)} haystacks" if ms else "none"
+        lines.append(
+            f"  time to searchable: {shown}"
+            + (f"; {never} never searchable within {wp.get('searchable_timeout_s')}s" if never else "")
+        )
+    return lines
+
+
 def headline_lines(run_dir: str | Path) -> list[str]:
     """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
 
@@ -212,6 +236,7 @@ def headline_lines(run_dir: str | Path) -> list[str]:
             f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
             f"failed calls {grading['call_failures']}"
         )
+    lines += _write_path_lines(read_manifest(run_dir))
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

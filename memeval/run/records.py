@@ -142,6 +142,9 @@ class Record:
     # with errata (scoring/errata.py): the score against the gold as published; ``score`` is against
     # the corrected gold (None where the errata drop the question)
     score_raw: float | None = _col("float")
+    # the causal guard (run.writepath): how many returned memories are dated after the question's
+    # asked_at (a leak from the future); None where the question has no date
+    future_memories: int | None = _col("long")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":
