@@ -145,6 +145,9 @@ class Record:
     # the causal guard (run.writepath): how many returned memories are dated after the question's
     # asked_at (a leak from the future); None where the question has no date
     future_memories: int | None = _col("long")
+    # the official metric's particulars where the bench has some (LongMemEval-V2: the function, the
+    # extracted boxed answer, whether it was UNKNOWN, the judge's reply, why it is ungraded)
+    official_detail: dict[str, Any] | None = _col("json")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":
