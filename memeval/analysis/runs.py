@@ -20,7 +20,16 @@ from ..run.sweep.plan import is_sweep
 from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
-__all__ = ["RunInfo", "run_info", "find_runs", "run_sources", "sibling_bounds", "headline_table", "headline_lines"]
+__all__ = [
+    "RunInfo",
+    "run_info",
+    "find_runs",
+    "run_sources",
+    "sibling_bounds",
+    "headline_table",
+    "headline_lines",
+    "attribution_line",
+]
 
 
 @dataclass(frozen=True)
@@ -180,6 +189,21 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_HEADLINE_SCHEMA)
 
 
+def attribution_line(summary) -> str | None:
+    """The headline's line of ``memeval attribute``'s manifest summary: where the misses broke.
+
+    >>> attribution_line({"misses": 4, "attributed_misses": 4, "counts": {"write_loss": 1, "reader_loss": 3}})
+    '  where it broke: 4 of 4 misses attributed: write loss 1, reader loss 3'
+    """
+    if not isinstance(summary, dict) or "misses" not in summary:
+        return None
+    counts = summary.get("counts") or {}
+    parts = [f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if k != "correct" and v]
+    return f"  where it broke: {summary.get('attributed_misses', 0)} of {summary['misses']} misses attributed" + (
+        ": " + ", ".join(parts) if parts else ""
+    )
+
+
 def headline_lines(run_dir: str | Path) -> list[str]:
     """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
 
@@ -212,6 +236,9 @@ def headline_lines(run_dir: str | Path) -> list[str]:
             f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
             f"failed calls {grading['call_failures']}"
         )
+    line = attribution_line(read_manifest(run_dir).get("attribution"))
+    if line:
+        lines.append(line)
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

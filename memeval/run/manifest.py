@@ -67,6 +67,8 @@ class Manifest:
     memory_state: dict[str, Any] | None = None
     #: a judge-graded run: questions asked, graded, unparseable replies, failed calls (run.grading)
     grading: dict[str, Any] | None = None
+    #: ``memeval attribute``: where each miss broke (analysis.attribution): conditions, counts and shares
+    attribution: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 

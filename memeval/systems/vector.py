@@ -136,6 +136,11 @@ class Vector(BaseMemorySystem):
         hits = self.ranked(question, self.params["k"])
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn embedded and indexed since the last reset."""
+        with self._lock:
+            return tuple(memory_text(t) for t in self._turns)
+
     def close(self) -> None:
         self.client.close()
         if self.client.cache is not None:
