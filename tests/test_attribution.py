@@ -4,6 +4,7 @@ ceiling), planted failures recovered, and ``memories(haystack)`` on the built-in
 from __future__ import annotations
 
 import httpx
+import polars as pl
 import pytest
 
 from attribution_plants import contains_judge, echo_reader
@@ -216,3 +217,50 @@ def test_demo_bench_bm25_every_miss_has_exactly_one_cause(tmp_path, stubs, capsy
     for row in summary["by_tier"]:
         assert row["lo"] <= row["share"] <= row["hi"] and row["cause"] in CAUSES
     assert f"where it broke: {len(misses)} of {len(misses)} misses attributed" in out.err
+
+
+def test_where_it_broke_in_the_trace_browser_and_the_chart(tmp_path):
+    from memeval.analysis.plot_attribution import attribution_split
+    from memeval.analysis.widgets import TraceBrowser, render_trace_html, worst_questions_table
+    from memeval.workbench import load_runs
+
+    bench = make_minibench(tmp_path / "b")
+    rd = run_system(
+        bench, "python:attribution_plants:drops_at_ingest", tiers=["core"], out=tmp_path / "d", progress=False
+    )
+    df = load_runs([attribute_run(rd)])
+    browser = TraceBrowser(df)
+    assert set(browser.broke.options) == {"(all)", "correct", "write_loss"} and not browser.broke.disabled
+    browser.broke.value = "write_loss"
+    assert [r["qid"] for r in browser.matches] == ["Q2"]
+    assert "write loss" in browser.view.value and "evidence stored: False" in browser.view.value
+    assert "<th>attribution</th>" in worst_questions_table(df) and "write_loss" in worst_questions_table(df)
+    plain = load_runs([rd])
+    assert TraceBrowser(plain).broke.disabled and "where it broke" not in render_trace_html(plain.row(0, named=True))
+    fig = attribution_split(df)
+    shares = {t.name: t.y[0] for t in fig.data}
+    n = df.filter(pl.col("attribution").is_not_null()).height
+    assert shares["write loss"] == pytest.approx(1 / n) and shares["correct"] == pytest.approx((n - 1) / n)
+
+
+def test_degradation_report_shows_where_it_broke(tmp_path):
+    from browser import load_html, require_chromium
+    from memeval.analysis.report import render_report
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "degradation.ipynb"
+    out = tmp_path / "reports" / "degradation.html"
+    params = {"preset": "tiny", "seed": 1, "systems": ["bm25", "recent:tokens=2000"], "attribute": True}
+    render_report(notebook, out, params, cwd=tmp_path)
+    text = out.read_text()
+    assert "Where it broke, per tier" in text and "Where it broke, per axis" in text
+    attributed = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith("_attributed")]
+    causes = {r["attribution"] for p in attributed for r in read_records(p)}
+    assert {"correct", "write_loss"} <= causes  # recent keeps the last 2000 tokens: older evidence never kept
+    require_chromium()
+    titles = "() => Array.from(document.querySelectorAll('.gtitle')).map(e => e.textContent)"
+    page = load_html(out, tmp_path / "degradation.png", evaluate={"titles": titles})
+    assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
+    assert page.plotly_svgs >= 2 * page.plotly_divs
+    drawn = [t for t in page.values["titles"] if t.startswith("Where it broke")]
+    assert len(drawn) == 2, page.values["titles"]

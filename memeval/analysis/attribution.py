@@ -6,8 +6,9 @@ or beyond the reader even with the evidence in hand (reader ceiling) -- or answe
 conditions beside the run itself (a): (b) ``oracle``, the question's evidence turns; (c) ``context``,
 the whole haystack cut to the reading budget (newest kept); (d) ``stored``, what the system stored for
 the haystack (``memories(haystack)``, re-ingested for it; where the system lists it), cut likewise.
-The dump also says, without any reader, whether the evidence was stored; the run's records say
-whether it was retrieved. A dry or memory run gets that retrieval part only (no reader is asked).
+The conditions are asked for the misses (whose cause needs them; ``all_conditions`` for every
+graded question), once per question whatever its epochs. The dump also says, without any reader,
+whether the evidence was stored; the run's records say whether it was retrieved. A dry or memory run gets that retrieval part only (no reader is asked).
 
 The cause of a graded record (:func:`cause_of`; a score of 1 is correct, anything less a miss):
 
@@ -62,6 +63,7 @@ __all__ = [
     "attribute_run",
     "attribution_table",
     "attribution_summary",
+    "attributed",
 ]
 
 ATTRIBUTION_VERSION = "attribution-v1"
@@ -169,6 +171,7 @@ def attribute_run(
     budget: int | None = None,
     reingest: bool = True,
     errata=None,
+    all_conditions: bool = False,
     n_resamples: int = 1000,
 ) -> Path:
     """Attribute every record of ``run_dir`` (see the module docstring); return the new run folder.
@@ -177,7 +180,8 @@ def attribute_run(
     ``system``: the system to re-ingest for its dump (an object or a spec; default the run's spec);
     ``reingest=False``: no dump (write and retrieval loss then merge as ``memory_loss``); ``budget``:
     the reading budget of the context and stored conditions (default the run's
-    ``context_max_tokens``, else :data:`DEFAULT_BUDGET`).
+    ``context_max_tokens``, else :data:`DEFAULT_BUDGET`); ``all_conditions``: ask the conditions for
+    the questions answered right too (default: the misses only, whose cause needs them).
 
     >>> out = attribute_run(tiny_run, out=tmp / "attributed")
     >>> recs = read_records(out)
@@ -233,7 +237,7 @@ def attribute_run(
         store = RecordStore(dest)
         status, error = "started", None
         try:
-            ctx = _Ctx(bench, man, grading, sut, limit, keep, dest.name, store)
+            ctx = _Ctx(bench, man, grading, sut, limit, keep, dest.name, store, all_conditions)
             for tier in [t["name"] for t in man["config"]["tiers"]]:
                 mine = [r for r in records if r["tier"] == tier]
                 if mine:
@@ -265,8 +269,9 @@ def attribute_run(
 class _Ctx:
     """What attributing one run holds: the bench, the grading scorer, the system re-ingested."""
 
-    def __init__(self, bench, man, grading, sut, limit, keep, run_id, store):
+    def __init__(self, bench, man, grading, sut, limit, keep, run_id, store, all_conditions=False):
         self.bench, self.man, self.grading, self.sut = bench, man, grading, sut
+        self.all_conditions = all_conditions
         self.limit, self.keep, self.run_id, self.store = limit, keep, run_id, store
         self.root = Path(bench.root)
 
@@ -284,13 +289,12 @@ class _Ctx:
         for hay, group in by_hay.items():
             sessions = haystacks.get(hay, [])
             scope = tier_name if hay is None else f"{tier_name}/{hay}"
-            turns = [t for s in sessions for t in s.turns]
-            corpus = retrieval.Corpus.of(turns, memory_text)
             dump, dump_error = self._dump(sessions, scope)
+            h = _Haystack([t for s in sessions for t in s.turns], dump, self.limit)
             asked: dict[str, dict] = {}  # per question: the conditions' fields (every epoch shares them)
             for r in group:
                 q = questions[r["qid"]]
-                fields = self._fields(q, r, corpus, turns, dump, dump_error, asked)
+                fields = self._fields(q, r, h, dump_error, asked)
                 self.store.append({k: r.get(k) for k in RECORD_FIELDS} | {"run_id": self.run_id} | fields)
 
     def _dump(self, sessions, scope: str) -> tuple[tuple[str, ...] | None, str | None]:
@@ -312,41 +316,70 @@ class _Ctx:
         except (SystemCallError, SystemContractError) as e:
             return None, f"stored dump of {scope}: {e}"
 
-    def _fields(self, q, r, corpus, turns, dump, dump_error, asked) -> dict[str, Any]:
+    def _fields(self, q: Question, r: dict, h: _Haystack, dump_error: str | None, asked: dict) -> dict[str, Any]:
         out: dict[str, Any] = {"attribution_version": ATTRIBUTION_VERSION}
         if r.get("error") is not None:
             return out | {"attribution_note": "error record"}
-        stored = evidence_in(q, [str(m) for m in dump], corpus) if dump is not None else None
-        read = _read_evidence(q, r, corpus, self.keep)
+        stored = h.stored(q)
+        read = _read_evidence(q, r, h.corpus, self.keep)
         out |= {"attribution_stored": stored, "attribution_read": read}
-        if self.grading is not None and r.get("score") is not None:
+        score = r.get("score")
+        if self.grading is not None and score is not None and (score < 1 or self.all_conditions):
             if q.id not in asked:
-                asked[q.id] = self._conditions(q, corpus, turns, dump)
+                asked[q.id] = self._conditions(q, h)
             out |= asked[q.id]
-        cause, note = cause_of(
-            r.get("score"), out.get("attribution_oracle_score"), stored, read, reader=self.grading is not None
-        )
+        cause, note = cause_of(score, out.get("attribution_oracle_score"), stored, read, self.grading is not None)
         notes = [x for x in (note, dump_error) if x]
         return out | {"attribution": cause, "attribution_note": "; ".join(notes) or None}
 
-    def _conditions(self, q, corpus, turns, dump) -> dict[str, Any]:
-        by_id = {retrieval._id_key(t.turn_id): t for t in turns}
-        evidence = [memory_text(by_id[k]) for k in (retrieval._id_key(t) for t in q.evidence_turns) if k in by_id]
-        if not retrieval.has_evidence(q):
-            evidence = []
-        conds = {"oracle": evidence, "context": [memory_text(t) for t in turns]}
-        if dump is not None:
-            conds["stored"] = list(dump)
+    def _conditions(self, q: Question, h: _Haystack) -> dict[str, Any]:
+        assert self.grading is not None  # answer mode only
+        evidence = h.evidence(q)
+        conds = {"oracle": fit_memories(evidence, self.limit).memories, "context": h.context}
+        if h.stored_read is not None:
+            conds["stored"] = h.stored_read
         answers: dict[str, Any] = {}
         out: dict[str, Any] = {}
-        for name, mems in conds.items():
-            read = fit_memories(mems, self.limit, "first" if name == "oracle" else "last").memories
+        for name, read in conds.items():
             got = self.grading.score(q, scorers.Response(None, tuple(read), root=str(self.root)), {})
             out[f"attribution_{name}_score"] = got.get("score")
             answers[name] = {"answer": got.get("answer"), "verdict": got.get("verdict")}
             if got.get("ungraded_reason"):
                 answers[name]["ungraded_reason"] = got["ungraded_reason"]
         return out | {"attribution_answers": answers}
+
+
+class _Haystack:
+    """One haystack's turns, the system's stored dump, and what every question of it shares: the
+    whole haystack and the dump cut to the budget (newest kept), the turns the dump holds."""
+
+    def __init__(self, turns: list, dump: tuple[str, ...] | None, limit: int):
+        self.turns = turns
+        self.corpus = retrieval.Corpus.of(turns, memory_text)
+        self.by_id = {retrieval._id_key(t.turn_id): t for t in turns}
+        self.context = fit_memories([memory_text(t) for t in turns], limit, "last").memories
+        self.dump = dump
+        self.stored_read = None if dump is None else fit_memories(list(dump), limit, "last").memories
+        texts = [str(m) for m in dump or () if m]
+        mapped = retrieval.map_memories(texts, self.corpus)
+        self._held = {m for m in mapped if m is not None}
+        self._all_turns = all(m is not None for m in mapped)  # else: a system that rewrites what it stores
+        self._texts = texts
+
+    def evidence(self, q: Question) -> list:
+        """The question's evidence turns as memories (none for a question whose answer is an abstention)."""
+        if not retrieval.has_evidence(q):
+            return []
+        keys = (retrieval._id_key(t) for t in q.evidence_turns)
+        return [memory_text(self.by_id[k]) for k in keys if k in self.by_id]
+
+    def stored(self, q: Question) -> bool | None:
+        """:func:`evidence_in` of the dump (None: no dump, or no evidence)."""
+        if self.dump is None or not retrieval.has_evidence(q) or not q.evidence_turns:
+            return None
+        if any(retrieval._id_key(t) in self._held for t in q.evidence_turns):
+            return True
+        return False if self._all_turns else bool(retrieval.retrieval_hit(q, None, self._texts))
 
 
 def attribution_table(
@@ -412,3 +445,13 @@ def attribution_summary(records: Sequence[Mapping[str, Any]], n_resamples: int =
 
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def attributed(run: str | Path) -> str:
+    """The attributed folder of ``run`` (``NAME=RUN_DIR`` kept as such), made by :func:`attribute_run`
+    unless it exists: for notebooks, on runs without a reader (dry or memory mode)."""
+    name, sep, path = str(run).rpartition("=") if "=" in str(run) else ("", "", str(run))
+    dest = Path(path).parent / f"{Path(path).name}_attributed"
+    if not (dest / "manifest.json").exists():
+        attribute_run(path, out=dest)
+    return f"{name}{sep}{dest}"

@@ -31,6 +31,11 @@ def add_arguments(p) -> None:
         help="reading budget (tokens) of the whole-haystack and stored-dump conditions "
         "(default: the run's --context-max-tokens, else 32000)",
     )
+    p.add_argument(
+        "--all-conditions",
+        action="store_true",
+        help="ask the conditions for the questions answered right too (default: the misses only)",
+    )
     p.add_argument("--errata", metavar="FILE", help="gold corrections, as given to the run")
     add_model_arguments(p)
 
@@ -50,6 +55,7 @@ def run(args) -> int:
         budget=args.budget,
         reingest=not args.no_reingest,
         errata=args.errata,
+        all_conditions=args.all_conditions,
     )
     print("\n".join(headline_lines(out)), file=sys.stderr)
     print(out)
