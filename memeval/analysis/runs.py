@@ -33,6 +33,7 @@ __all__ = [
     "sibling_bounds",
     "headline_table",
     "headline_lines",
+    "attribution_line",
 ]
 
 
@@ -324,6 +325,21 @@ def _write_path_lines(manifest: dict) -> list[str]:
     return lines
 
 
+def attribution_line(summary) -> str | None:
+    """The headline's line of ``memeval attribute``'s manifest summary: where the misses broke.
+
+    >>> attribution_line({"misses": 4, "attributed_misses": 4, "counts": {"write_loss": 1, "reader_loss": 3}})
+    '  where it broke: 4 of 4 misses attributed: write loss 1, reader loss 3'
+    """
+    if not isinstance(summary, dict) or "misses" not in summary:
+        return None
+    counts = summary.get("counts") or {}
+    parts = [f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if k != "correct" and v]
+    return f"  where it broke: {summary.get('attributed_misses', 0)} of {summary['misses']} misses attributed" + (
+        ": " + ", ".join(parts) if parts else ""
+    )
+
+
 def headline_lines(run_dir: str | Path) -> list[str]:
     """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
 
@@ -349,14 +365,18 @@ def headline_lines(run_dir: str | Path) -> list[str]:
         )
     if errs.height:
         lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
-    grading = read_manifest(run_dir).get("grading")
+    manifest = read_manifest(run_dir)
+    grading = manifest.get("grading")
     if isinstance(grading, dict) and grading.get("asked"):  # a judge-graded run: how much it could grade
         lines.append(
             f"  judge: graded {grading['graded']} of {grading['asked']} ({grading['graded_share']:.0%}); "
             f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
             f"failed calls {grading['call_failures']}"
         )
-    lines += _write_path_lines(read_manifest(run_dir))
+    lines += _write_path_lines(manifest)
+    line = attribution_line(manifest.get("attribution"))
+    if line:
+        lines.append(line)
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

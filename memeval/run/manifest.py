@@ -75,6 +75,8 @@ class Manifest:
     write_path: dict[str, Any] | None = None
     #: the causal guard over the records: questions that retrieved a memory dated after them
     causal: dict[str, Any] | None = None
+    #: ``memeval attribute``: where each miss broke (analysis.attribution): conditions, counts and shares
+    attribution: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 
