@@ -2,6 +2,7 @@
 ``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
 ``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the hosted APIs
 (:data:`HOSTED`: ``zep:k=10``, ``supermemory:k=10``, ``mem0-platform:k=10``; keys from the environment),
+the third-party systems ``letta:...``, ``graphiti:...``, ``langmem:...`` (``systems/thirdparty``),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from ..errors import ArgumentError, MemevalError, SystemContractError
 from ..models.catalog import EMBEDDER, LOCAL_NAMES
+from ..text.urls import public_url
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
+from .thirdparty import ADAPTERS as THIRD_PARTY
 
 if TYPE_CHECKING:
     from .hybrid import Hybrid
@@ -108,11 +111,16 @@ def public_spec(spec: str) -> str:
     'vector:model=all-MiniLM-L6-v2-onnx-int8,k=5'
     >>> public_spec("bm25")
     'bm25'
+    >>> public_spec("letta:url=http://me:secret@127.0.0.1:8283,k=5")
+    'letta:url=http://127.0.0.1:8283,k=5'
     """
     if spec.startswith(("http://", "https://", "python:")) or ":" not in spec:
         return spec
     name, _, rest = spec.partition(":")
     kept = [p for p in filter(None, rest.split(",")) if p.partition("=")[0].strip() not in HOUSEKEEPING]
+    kept = [
+        f"{k}={public_url(v.strip())}" if eq else k for k, eq, v in (p.partition("=") for p in kept)
+    ]  # no user-info
     kept = [f"model={EMBEDDER.id}" if p.replace(" ", "").lower() in _LOCAL_MODEL else p for p in kept]
     return f"{name}:{','.join(kept)}" if kept else name
 
@@ -233,6 +241,20 @@ def _schema_of(name: str) -> dict[str, tuple[type, ...]] | None:
     return schema
 
 
+def _third_party(spec: str, name: str, raw: dict[str, str]) -> MemorySystem:
+    """A third-party system (``systems/thirdparty``): its parameters checked against its class, its
+    SDK imported only now (a missing one is one line naming the extra)."""
+    from .thirdparty import adapter_class  # on use: start-up time of every command
+
+    cls = adapter_class(name)
+    params = check_params(spec, name, param_schema(cls), raw)
+    try:
+        system: MemorySystem = cls(**params)
+        return system
+    except (TypeError, ArgumentError) as e:
+        raise MemevalError(f"system {spec!r}: {e}") from None
+
+
 def make_system(spec: str, **http_options: Any) -> MemorySystem:
     """Build a system from its command-line name (see module docstring).
 
@@ -282,11 +304,14 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
         hosted: MemorySystem = cls(**check_params(spec, name, param_schema(cls), raw))
         declared(hosted)
         return hosted
+    if name in THIRD_PARTY:
+        return _third_party(spec, name, raw)
     if name not in BUILTIN:
-        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *HOSTED], n=1)
+        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *HOSTED, *THIRD_PARTY], n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise SystemContractError(
             f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; hosted: {', '.join(HOSTED)}; "
+            f"third-party: {', '.join(THIRD_PARTY)}; "
             "or http://..., python:mod:factory)"
         )
     params = check_params(spec, name, _schema_of(name), raw)
