@@ -33,6 +33,7 @@ __all__ = [
     "sibling_bounds",
     "headline_table",
     "headline_lines",
+    "attribution_line",
 ]
 
 
@@ -300,6 +301,45 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_HEADLINE_SCHEMA)
 
 
+def _write_path_lines(manifest: dict) -> list[str]:
+    """The headline's causal-guard line (only when a memory dated after its question came back) and,
+    for a system that indexes asynchronously, its time to searchable (run.writepath)."""
+    lines = []
+    causal = manifest.get("causal")
+    if isinstance(causal, dict) and causal.get("questions_flagged"):
+        lines.append(
+            f"  causal guard: {causal['questions_flagged']} of {causal.get('checked')} dated questions retrieved "
+            f"a memory dated after the question ({causal.get('memories_flagged')} memories): a leak from the future"
+        )
+    wp = manifest.get("write_path")
+    wp = wp if isinstance(wp, dict) else {}
+    hays = wp.get("haystacks") if wp.get("indexing") == "async" else None
+    if isinstance(hays, dict) and hays:
+        ms = sorted(h["searchable_ms"] for h in hays.values() if isinstance(h.get("searchable_ms"), (int, float)))
+        never = sum(1 for h in hays.values() if h.get("searchable_ms") is None and h.get("probes"))
+        shown = f"median {ms[len(ms) // 2]:,.0f} ms, max {ms[-1]:,.0f} ms over {len(ms)} haystacks" if ms else "none"
+        lines.append(
+            f"  time to searchable: {shown}"
+            + (f"; {never} never searchable within {wp.get('searchable_timeout_s')}s" if never else "")
+        )
+    return lines
+
+
+def attribution_line(summary) -> str | None:
+    """The headline's line of ``memeval attribute``'s manifest summary: where the misses broke.
+
+    >>> attribution_line({"misses": 4, "attributed_misses": 4, "counts": {"write_loss": 1, "reader_loss": 3}})
+    '  where it broke: 4 of 4 misses attributed: write loss 1, reader loss 3'
+    """
+    if not isinstance(summary, dict) or "misses" not in summary:
+        return None
+    counts = summary.get("counts") or {}
+    parts = [f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if k != "correct" and v]
+    return f"  where it broke: {summary.get('attributed_misses', 0)} of {summary['misses']} misses attributed" + (
+        ": " + ", ".join(parts) if parts else ""
+    )
+
+
 def headline_lines(run_dir: str | Path) -> list[str]:
     """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
 
@@ -325,13 +365,18 @@ def headline_lines(run_dir: str | Path) -> list[str]:
         )
     if errs.height:
         lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
-    grading = read_manifest(run_dir).get("grading")
+    manifest = read_manifest(run_dir)
+    grading = manifest.get("grading")
     if isinstance(grading, dict) and grading.get("asked"):  # a judge-graded run: how much it could grade
         lines.append(
             f"  judge: graded {grading['graded']} of {grading['asked']} ({grading['graded_share']:.0%}); "
             f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
             f"failed calls {grading['call_failures']}"
         )
+    lines += _write_path_lines(manifest)
+    line = attribution_line(manifest.get("attribution"))
+    if line:
+        lines.append(line)
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images
