@@ -203,3 +203,24 @@ def test_the_served_embeddings_are_the_in_process_ones(served):
     local = OnnxEmbedder().encode(texts)
     assert remote.shape == local.shape == (3, 384) and client.prompt_tokens > 0
     assert np.allclose(remote, local, atol=1e-5)
+
+
+def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path):
+    """One real call stored, then the same request from a new client (a new command): the cached bytes,
+    no call (the server is gone from the client's path: a transport that fails any request)."""
+    from memeval.callcache import ModelCache
+
+    url, model = served
+    cache = ModelCache(tmp_path / "cache")
+    ask = [{"role": "user", "content": "Reply with a JSON object holding one short word as its answer."}]
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 12}}, "required": ["answer"]}
+    first = ChatClient(url, model, role="judge", cache=cache).chat(ask, schema=schema, max_tokens=48)
+
+    def refuse(request):
+        raise AssertionError("a cached request reached the server")
+
+    warm = ChatClient(url, model, role="judge", cache=cache, transport=httpx.MockTransport(refuse))
+    again = warm.chat(ask, schema=schema, max_tokens=48)
+    assert first.finish_reason == "stop" and not first.cached
+    assert again.cached and again.raw == first.raw and again.text == first.text
+    assert cache.counts()["hits"] == 1 and cache.counts()["stored"] == 1

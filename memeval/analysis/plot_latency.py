@@ -8,6 +8,7 @@ percentile lines and the latency target.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import plotly.graph_objects as go
 import polars as pl
@@ -16,7 +17,7 @@ from plotly.subplots import make_subplots
 from ..scoring.speed import quantile
 from .plot_base import TEMPLATE, system_colour, title_layout
 
-__all__ = ["latency_histogram", "percentile", "RESOLUTION_MS"]
+__all__ = ["latency_histogram", "percentile", "RESOLUTION_MS", "write_path_figure"]
 
 #: latency minus round trip is ``max(1, latency - network)`` (benchmark.md §5): nothing below 1 ms is
 #: told apart, so values under it are counted as "< 1 ms" rather than drawn as a bar at 1 ms
@@ -147,6 +148,45 @@ def latency_histogram(
         head += "<br><sup>not drawn, no measured latency: " + "; ".join(skipped) + "</sup>"
     fig.update_layout(**title_layout(head), height=height, template=TEMPLATE, bargap=0.05)
     fig.update_annotations(font_size=12, selector={"xref": "paper"})  # the panel titles
+    return fig
+
+
+def write_path_figure(manifests: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+    """Each run's write path per haystack (``manifest["write_path"]``, run.writepath): ingest time and,
+    for a system that indexes asynchronously, time to searchable, one point per haystack (ms, log
+    axis). Haystacks that never became searchable are counted in the trace's name, never drawn as 0.
+
+    >>> m = {"write_path": {"indexing": "async", "haystacks": {"a": {"ingest_ms": 12.0, "searchable_ms": 340.0},
+    ...      "b": {"ingest_ms": 9.0, "searchable_ms": None, "probes": 7}}}}
+    >>> [t.name for t in write_path_figure({"zep": m}).data]
+    ['zep: ingest (n=2)', 'zep: time to searchable (n=1, 1 never)']
+    """
+    fig = go.Figure()
+    i = 0
+    for label, m in manifests.items():
+        wp = m.get("write_path")
+        wp = wp if isinstance(wp, dict) else {}
+        hays = wp.get("haystacks")
+        if not isinstance(hays, dict):
+            continue
+        rows = [h for h in hays.values() if isinstance(h, dict)]
+        series = [("ingest", [h.get("ingest_ms") for h in rows], 0)]
+        if wp.get("indexing") == "async":
+            never = sum(1 for h in rows if h.get("searchable_ms") is None and h.get("probes"))
+            series.append(("time to searchable", [h.get("searchable_ms") for h in rows], never))
+        for what, values, never in series:
+            xs = [float(v) for v in values if isinstance(v, (int, float))]
+            fig.add_trace(
+                go.Box(
+                    x=xs,
+                    name=f"{label}: {what} (n={len(xs)}" + (f", {never} never)" if never else ")"),
+                    boxpoints="all",
+                    marker={"color": system_colour(label)},
+                    showlegend=False,
+                )
+            )
+        i += 1
+    fig.update_layout(template=TEMPLATE, title="write path per haystack (ms)", xaxis_type="log")
     return fig
 
 

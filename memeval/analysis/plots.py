@@ -23,7 +23,7 @@ from .plot_base import CEILING_COLOUR, FLOOR_COLOUR, PALETTE, TEMPLATE, mean_sco
 from .plot_curves import degradation_curve, retrieval_curve, seed_spread_curve
 from .plot_failures import FAILURE_CLASSES, failure_class, failure_split
 from .plot_heatmap import WIDE_INTERVAL, axis_tier_heatmap
-from .plot_latency import latency_histogram, percentile
+from .plot_latency import latency_histogram, percentile, write_path_figure
 
 __all__ = [
     "FLOOR_SYSTEM",
@@ -34,6 +34,7 @@ __all__ = [
     "degradation_curve",
     "axis_tier_heatmap",
     "latency_histogram",
+    "write_path_figure",
     "failure_split",
     "failure_class",
     "FAILURE_CLASSES",
