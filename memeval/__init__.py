@@ -58,6 +58,7 @@ _CORE = {
     "RunConfig": ("memeval.run.runner", "RunConfig"),
     "run_system": ("memeval.run.runner", "run_system"),
     "regrade": ("memeval.run.regrade", "regrade_run"),
+    "attribute": ("memeval.analysis.attribution", "attribute_run"),
     "Record": ("memeval.run.records", "Record"),
     "read_records": ("memeval.run.records", "read_records"),
     "Manifest": ("memeval.run.manifest", "Manifest"),
@@ -101,6 +102,8 @@ _NOTEBOOK = {
     "render_trace_html": ("memeval.analysis.widgets", "render_trace_html"),
     "with_flips": ("memeval.analysis.widgets", "with_flips"),
     "worst_questions_table": ("memeval.analysis.widgets", "worst_questions_table"),
+    "attributed": ("memeval.analysis.attribution", "attributed"),
+    "attribution_split": ("memeval.analysis.plot_attribution", "attribution_split"),
     "judges": ("memeval.analysis.judges", None),
     "two_gradings": ("memeval.analysis.judges_run", "two_gradings"),
     "grade_leniency": ("memeval.analysis.judges_run", "grade_leniency"),
@@ -160,6 +163,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .run.runner import RunConfig
     from .run.runner import run_system
     from .run.regrade import regrade_run as regrade
+    from .analysis.attribution import attribute_run as attribute
     from .run.records import Record
     from .run.records import read_records
     from .run.manifest import Manifest
@@ -200,6 +204,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.widgets import render_trace_html
     from .analysis.widgets import with_flips
     from .analysis.widgets import worst_questions_table
+    from .analysis.attribution import attributed
+    from .analysis.plot_attribution import attribution_split
     from .analysis import judges
     from .analysis.judges_run import two_gradings
     from .analysis.judges_run import grade_leniency

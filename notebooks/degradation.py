@@ -59,8 +59,7 @@ from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side
 from memeval import run_folders, ensure_bench, load_runs, run_systems
 from memeval import load_bench
-from memeval.analysis.attribution import attributed
-from memeval.analysis.plot_attribution import attribution_split
+from memeval import attributed, attribution_split
 
 setup_notebook()
 bench_path = None

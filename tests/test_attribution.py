@@ -203,7 +203,16 @@ def test_demo_bench_bm25_every_miss_has_exactly_one_cause(tmp_path, stubs, capsy
     )
     source = read_records(rd)
     argv = ["attribute", str(rd), "--reader-url", reader.client.base_url, "--reader-model", "echo"]
-    argv += ["--judge-url", judge.client.base_url, "--judge-model", "contains"]
+    argv += [
+        "--judge-url",
+        judge.client.base_url,
+        "--judge-model",
+        "contains",
+        "--budget",
+        "1000",
+        "--concurrency",
+        "4",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr()
     recs = read_records(out.out.strip())
@@ -264,3 +273,10 @@ def test_degradation_report_shows_where_it_broke(tmp_path):
     assert page.plotly_svgs >= 2 * page.plotly_divs
     drawn = [t for t in page.values["titles"] if t.startswith("Where it broke")]
     assert len(drawn) == 2, page.values["titles"]
+
+
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, capsys):
+    assert main(["attribute", str(tmp_path / "no-such-run")]) != 0
+    err = capsys.readouterr().err
+    assert "no-such-run" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "no-such-run_attributed").exists()
