@@ -12,6 +12,7 @@ def add_arguments(p) -> None:
         required=True,
         help="no_memory | oracle | recent:tokens=N | bm25:k=N | context:tokens=N | vector:k=N,model=M | "
         "hybrid:k=N,model=M | mem0:llm_url=URL,llm_model=M,embed_model=E (pip install memeval[mem0]) | "
+        "zep:k=N | supermemory:k=N | mem0-platform:k=N (hosted APIs; key from the environment) | "
         "http://HOST:PORT | python:mod:factory",
     )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
@@ -77,6 +78,14 @@ def add_arguments(p) -> None:
         metavar="FILE",
         help="gold corrections (YAML, docs: memeval.scoring.errata) applied when grading; records keep "
         "score_raw (the published gold) beside score, the manifest the file's sha256",
+    )
+    p.add_argument(
+        "--searchable-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="a system that indexes asynchronously (hosted APIs): the longest wait per haystack for its newest "
+        "session to be searchable after ingest; past it the haystack's questions are error records",
     )
     p.add_argument("--no-progress", action="store_true")
 
@@ -227,6 +236,7 @@ def run(args) -> int:
         max_connection_failures=args.max_connection_failures,
         messages=_say,
         errata=args.errata,
+        searchable_timeout=args.searchable_timeout,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,

@@ -69,5 +69,9 @@ class Hybrid(BaseMemorySystem):
         hits = [self._turns[i] for i in rrf([sparse, dense], self.params["rrf_k"])[: self.params["k"]]]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (both halves index them all)."""
+        return tuple(memory_text(t) for t in self._turns.values())
+
     def close(self) -> None:
         self.vector.close()

@@ -146,6 +146,11 @@ class Vector(BaseMemorySystem):
             "embedding_texts_cached": c.texts_cached,
         }
 
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn embedded and indexed since the last reset."""
+        with self._lock:
+            return tuple(memory_text(t) for t in self._turns)
+
     def close(self) -> None:
         self.client.close()
         if self.client.cache is not None:
