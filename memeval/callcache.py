@@ -15,8 +15,9 @@ an unreadable reply is never stored, so asking again asks the endpoint again.
 Storage: one SQLite file (``calls.sqlite``) in the cache folder, WAL journal, one transaction per
 reply, so any number of threads and processes read and write it at once and a killed writer leaves
 every committed reply readable (SQLite rolls the unfinished transaction back). Size: at most
-``max_bytes`` of replies (default :data:`DEFAULT_MAX_BYTES`); beyond it the least recently used are
-deleted (a hit marks its row used at most once a day, so a warm run does not write on every hit).
+``max_bytes`` of replies (default :data:`DEFAULT_MAX_BYTES`), checked when the cache opens and every
+256 stores; beyond it the least recently used are deleted (a hit marks its row used at most once a
+day, so a warm run does not write on every hit).
 
 >>> c = ModelCache(tmp / "cache")
 >>> k = request_key("chat", "http://127.0.0.1:8080/v1", {"model": "m", "messages": [], "temperature": 0})
@@ -121,6 +122,9 @@ class ModelCache:
             self._db.execute("CREATE INDEX IF NOT EXISTS reply_used ON reply (used)")
         self._counts: dict[str, dict[str, int]] = {}
         self._puts = 0
+        on_disk = sum(_bytes_of(self.path.with_name(self.path.name + x)) for x in ("", "-wal"))
+        if on_disk > self.max_bytes:  # the files hold at least the replies: below the bound, no scan
+            self.prune()  # at open too: a string of short commands must keep to the bound as well
 
     # counting ---------------------------------------------------------------------------------
     def _count(self, role: str, what: str) -> None:
@@ -206,6 +210,13 @@ class ModelCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _bytes_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # a WAL file another process checkpointed away meanwhile
+        return 0
 
 
 def resolve_cache(folder: str | None = None, off: bool = False) -> ModelCache | None:

@@ -44,6 +44,7 @@ from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
+from ..callcache import cache_note
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
 from ..scoring import retrieval, scorers
@@ -263,7 +264,13 @@ def attribute_run(
                 "stored_dump": dump_note,
             }
             manifest = replace(
-                manifest, status=status, error=error, finished_at=_now(), n_records=len(done), attribution=summary
+                manifest,
+                status=status,
+                error=error,
+                finished_at=_now(),
+                n_records=len(done),
+                attribution=summary,
+                model_cache=cache_note((judge, reader)),  # this command's calls, not the source run's
             )
             write_manifest(dest, manifest)
             if sut is not None:
