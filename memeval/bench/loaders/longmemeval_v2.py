@@ -5,7 +5,8 @@ The data folder holds ``questions.jsonl``, ``trajectories.jsonl`` (1.2 GB in the
 screenshots (``screenshots/<trajectory>/<n>.png``) and, where published, ``checksums.sha256``. One
 import makes one tier (``small`` or ``medium``). Every distinct *ordered* haystack is one memory
 build (small: 2, medium: 447), written once into the tier's turns file; the questions sharing it
-name it. The build list is recorded in ``bench.yaml`` (``builds``).
+name it. The build list is recorded in ``bench.yaml`` (``builds``), each build's ordered trajectory
+ids in ``haystacks_<tier>.json`` (what ``memeval export longmemeval-v2`` writes back).
 
 A trajectory becomes one session (its id is the session id): an overview turn (goal, start URL,
 outcome, environment) and one turn per state, carrying ``state_index``, URL, thought, action and the
@@ -236,7 +237,11 @@ def _parse_line(raw: bytes, path, n):
 
 def _read_at(fh, path, entry: tuple[int, int, str], line: int | None = None):
     fh.seek(entry[0])
-    return _parse_line(fh.read(entry[1]), path, line)
+    raw = fh.read(entry[1])
+    try:
+        return orjson.loads(raw)  # read once by the index pass already: valid JSON, UTF-8
+    except orjson.JSONDecodeError:  # the file changed under us: the full reader names the fault
+        return _parse_line(raw, path, line)
 
 
 def _opt_str(r: SourceRecord, obj: dict, key: str, field: str) -> str | None:
@@ -434,6 +439,7 @@ def import_longmemeval_v2(
     index = index_trajectories(tpath)
     with staged_output(out, force) as root:
         qs = _Questions(qpath, haystacks, hpath, text_only, data, root)
+        qs_ids = {q.id: ids for q, ids in qs.rows}
         builds: dict[str, dict] = {}
         counter = TierCounter()
         questions: list[Question] = []
@@ -465,6 +471,10 @@ def import_longmemeval_v2(
                     out_fh.write("".join(turn_line(t) + "\n" for t in ts))
                 builds[hid] = {"trajectories": len(ids), "turns": next_id - 1, "questions": [q.id for q in hqs]}
                 questions.extend(replace(q, haystack=hid) for q in hqs)
+        hay_file = f"haystacks_{tier}.json"
+        (root / hay_file).write_text(
+            orjson.dumps({q.haystack: qs_ids[q.id] for q in questions}).decode(), encoding="utf-8"
+        )
         with open(root / q_file, "w", encoding="utf-8", newline="\n") as fh:
             fh.write("".join(orjson.dumps(q.to_dict()).decode() + "\n" for q in questions))
         t = counter.tier(tier, turns_file, q_file, len(questions))
@@ -486,6 +496,7 @@ def import_longmemeval_v2(
                 "checksums_verified": checked,
                 "screenshots": n_images,
                 "n_builds": len(builds),
+                "haystacks_file": hay_file,
                 "builds": builds,
                 "source_files": {
                     "questions.jsonl": file_sha256(qpath),
