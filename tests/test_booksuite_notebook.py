@@ -87,7 +87,9 @@ def test_notebook_reproduces_the_chapter_table(executed):
     # each mean with its interval: in the figure's bars and in the HTML table beside the text one
     up = simple["error_y"]["array"]
     assert len(up) == 4 and all(u >= 0 for u in up) and any(u > 0 for u in up)
-    html = [o["data"]["text/html"] for c in executed.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    html = [
+        o["data"]["text/html"] for c in executed.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
+    ]
     assert any(re.search(r"<td>0\.323 \[0\.\d\d–0\.\d\d\] n=8</td>", h) for h in html)
 
 
