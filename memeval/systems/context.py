@@ -130,3 +130,7 @@ class LongContext(BaseMemorySystem):
                 ids.insert(0, self._turns[i].turn_id)
                 used += part.tokens
         return WindowRecall(tuple(kept), tuple(ids), window_tokens=budget, dropped_tokens=self._total - used)
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (the window is cut at query time, not at ingest)."""
+        return tuple(memory_text(t) for t in self._turns)
