@@ -288,7 +288,7 @@ FORMATS = {
         _longmemeval_v2,
         import_longmemeval_v2,
         {"questions.jsonl": "jsonl", "trajectories.jsonl": "jsonl", "haystacks/lme_v2_medium.json": "json"},
-        150,
+        100,
     ),
     "glasshouse": (
         _glasshouse,
