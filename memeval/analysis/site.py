@@ -547,9 +547,13 @@ class SiteBuilder:
 
     def _index(self, runs: list[_Run], skipped: list[str], compares: dict) -> str:
         values = {f: sorted({_filter_value(r.info, f) for r in runs}) for f in FILTERS}
+        bound = {r.info.label: r.info.role for r in runs if r.info.is_bound}  # "oracle (ceiling bound)"
         filters = "".join(
             f'<label>{f} <select name="{f}"><option value="">all</option>'
-            + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values[f])
+            + "".join(
+                f'<option value="{_e(v)}">{_e(v)}{f" ({bound[v]} bound)" if f == "system" and v in bound else ""}</option>'
+                for v in values[f]
+            )
             + "</select></label>"
             for f in FILTERS
         )
