@@ -284,6 +284,12 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
         assert json.loads(re.search(r'<script type="application/json" id="pairs">(.*?)</script>', index)[1]) == {}
         page = get(f"/compare?a={pages[0]}&b={pages[1]}")  # not written with the site: built when asked
         assert "McNemar exact p" in page and "Flipped questions" in page
+        stamp = get("/stamp.txt").strip()
+        gone = next(p for p in pages if p.startswith("a-"))
+        shutil.rmtree(runs / "a")  # a run goes away: its page and its comparison go too
+        index = wait_for(lambda: get("/stamp.txt").strip() != stamp and get("/index.html"), "rebuilt again")
+        assert set(re.findall(r'href="runs/([^"]+)"', index)) == set(pages) - {gone}
+        assert not (tmp_path / "site" / "runs" / gone).exists() and not list((tmp_path / "site" / "compare").iterdir())
     finally:
         proc.terminate()
         proc.wait(timeout=30)
