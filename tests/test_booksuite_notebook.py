@@ -10,6 +10,7 @@ from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figu
 from memeval.scoring.booksuite_scores import CaseScore, layer_table
 
 from booksuite_paths import SUITE
+from notebook_project import assert_clean, notebook_project
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "book_layers.ipynb"
 
@@ -45,6 +46,7 @@ def executed(tmp_path_factory):
     from memeval.testing.chat_stub import ScriptedChatServer
 
     work = tmp_path_factory.mktemp("book_layers")
+    project = tmp_path_factory.mktemp("book_layers_project")
     with ScriptedChatServer(_judge) as srv:
         nb = execute_notebook(
             NOTEBOOK,
@@ -55,10 +57,11 @@ def executed(tmp_path_factory):
                 "judge_model": "scripted",
                 "judge_key_env": "MEMEVAL_NO_KEY",
             },
-            cwd=work,
+            cwd=notebook_project(project),
             timeout=300,
         )
         assert len(srv.requests) == 32  # 4 canned systems x 8 answered cases
+    assert_clean(project)
     return nb
 
 
@@ -87,7 +90,9 @@ def test_notebook_reproduces_the_chapter_table(executed):
     # each mean with its interval: in the figure's bars and in the HTML table beside the text one
     up = simple["error_y"]["array"]
     assert len(up) == 4 and all(u >= 0 for u in up) and any(u > 0 for u in up)
-    html = [o["data"]["text/html"] for c in executed.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    html = [
+        o["data"]["text/html"] for c in executed.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
+    ]
     assert any(re.search(r"<td>0\.323 \[0\.\d\d–0\.\d\d\] n=8</td>", h) for h in html)
 
 

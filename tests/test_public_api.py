@@ -99,6 +99,7 @@ PUBLIC = [
     "make_system",
     "natural_key",
     "operating_points",
+    "paired_diff",
     "paired_differences",
     "pass_rates",
     "plots",
