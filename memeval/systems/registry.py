@@ -1,7 +1,8 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
 ``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
-``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the third-party systems
-``letta:...``, ``graphiti:...``, ``langmem:...`` (``systems/thirdparty``),
+``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the hosted APIs
+(:data:`HOSTED`: ``zep:k=10``, ``supermemory:k=10``, ``mem0-platform:k=10``; keys from the environment),
+the third-party systems ``letta:...``, ``graphiti:...``, ``langmem:...`` (``systems/thirdparty``),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -25,11 +26,21 @@ if TYPE_CHECKING:
     from .hybrid import Hybrid
     from .vector import Vector
 
-__all__ = ["BUILTIN", "make_system", "parse_spec", "public_spec", "HOUSEKEEPING", "param_schema", "check_params"]
+__all__ = [
+    "BUILTIN",
+    "HOSTED",
+    "make_system",
+    "parse_spec",
+    "public_spec",
+    "HOUSEKEEPING",
+    "param_schema",
+    "check_params",
+]
 
 #: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
-#: batch size, the API key's variable, CPU threads): left out of the system's name in a run's config.
-HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads"})
+#: batch size, the API key's variable, CPU threads; a hosted API's URL, deadline, attempts and reply
+#: cap): left out of the system's name in a run's config.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "base_url", "timeout", "attempts", "max_reply_bytes"})
 _LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
@@ -53,6 +64,15 @@ BUILTIN: dict[str, Callable[..., MemorySystem]] = {
     "vector": _vector,
     "hybrid": _hybrid,
     "context": LongContext,  # context:tokens=N, the long-context reader baseline (answer mode)
+}
+
+
+#: hosted memory APIs (``systems/hosted``): name -> (module, class), imported on use; each class's
+#: constructor declares its parameters (checked like a built-in's)
+HOSTED: dict[str, tuple[str, str]] = {
+    "zep": ("memeval.systems.hosted.zep", "Zep"),
+    "supermemory": ("memeval.systems.hosted.supermemory", "Supermemory"),
+    "mem0-platform": ("memeval.systems.hosted.mem0_platform", "Mem0Platform"),
 }
 
 
@@ -278,13 +298,20 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
             return Mem0(**params)
         except TypeError as e:
             raise MemevalError(f"system {spec!r}: {e}") from None
+    if name in HOSTED:
+        mod, attr = HOSTED[name]
+        cls = getattr(importlib.import_module(mod), attr)  # on use: start-up time of every command
+        hosted: MemorySystem = cls(**check_params(spec, name, param_schema(cls), raw))
+        declared(hosted)
+        return hosted
     if name in THIRD_PARTY:
         return _third_party(spec, name, raw)
     if name not in BUILTIN:
-        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *THIRD_PARTY], n=1)
+        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *HOSTED, *THIRD_PARTY], n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise SystemContractError(
-            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0, {', '.join(THIRD_PARTY)}; "
+            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; hosted: {', '.join(HOSTED)}; "
+            f"third-party: {', '.join(THIRD_PARTY)}; "
             "or http://..., python:mod:factory)"
         )
     params = check_params(spec, name, _schema_of(name), raw)
