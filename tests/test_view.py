@@ -39,7 +39,7 @@ def site(tmp_path_factory):
 def test_index_links_every_run_and_escapes_names(site):
     root, runs = site
     index = (root / "site" / "index.html").read_text()
-    links = re.findall(r'href="(runs/[^"]+\.html)"', index)
+    links = set(re.findall(r'href="(runs/[^"]+\.html)"', index))  # in the runs table and the leaderboards
     assert len(links) == len(runs) == 4
     assert all((root / "site" / link).is_file() for link in links)
     assert EVIL not in index and "&lt;img src=x" in index
@@ -131,7 +131,7 @@ def test_serve_on_loopback(site):
             except OSError:
                 assert time.monotonic() < deadline and proc.poll() is None
                 time.sleep(0.5)
-        assert "memeval runs" in body and body.count('href="runs/') == 4
+        assert "memeval runs" in body and len(set(re.findall(r'href="(runs/[^"]+)"', body))) == 4
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -97,7 +97,11 @@ def _missed_evidence_html(row: dict, evidence_text: dict | None) -> str:
     items = []
     for t in missed:
         text = (evidence_text or {}).get((row.get("tier"), row.get("haystack"), t))
-        body = _e(text) if text is not None else "<em>(text not loaded: pass the bench to see it)</em>"
+        body = (
+            _e(text)
+            if text is not None
+            else "<em>(text not loaded: pass the bench folder to see it, e.g. memeval view --bench DIR)</em>"
+        )
         items.append(
             f'<li class="memory missed" style="{_MISSED_STYLE}padding:2px 6px;margin:2px 0;'
             f'white-space:pre-wrap">turn {_e(t)}: {body}</li>'
@@ -220,16 +224,22 @@ _WORST_COLUMNS = (
 )
 
 
-def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, varied: bool = True) -> str:
+def worst_questions_table(
+    df: pl.DataFrame, n: int = 20, text_limit: int = 240, varied: bool = True, full_credit: bool = True
+) -> str:
     """The ``n`` lowest-scoring graded records as a static HTML table (escaped, long text clipped).
 
     Order: score ascending, then heavier axes first, then larger tiers first. ``varied`` takes the
     worst record of every system × axis before the second worst of any, so the table shows where each
     system fails rather than one group. Ungraded records and errors are not "worst"; they are counted
-    in the caption.
+    in the caption. ``full_credit=False`` leaves out records with full credit (score 1), which
+    ``varied`` would otherwise list for an axis a system got all right.
     """
     graded = df.filter(pl.col("score").is_not_null())
     n_ungraded = df.height - graded.height
+    n_graded = graded.height
+    if not full_credit:
+        graded = graded.filter(pl.col("score") < 1)
     order = (["score", "weight", "tier_index", "system", "qid"], [False, True, True, False, False])
     ranked = graded.sort(*order[:1], descending=order[1])
     if varied:
@@ -252,8 +262,9 @@ def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, 
             )
             + "</tr>"
         )
+    below = "" if full_credit else f", {n_graded - graded.height} with full credit left out"
     caption = (
-        f"{len(rows)} lowest-scoring of {graded.height} graded records ({n_ungraded} ungraded or errored, not ranked)"
+        f"{len(rows)} lowest-scoring of {n_graded} graded records ({n_ungraded} ungraded or errored, not ranked{below})"
     )
     return (
         f'<table class="worst-questions"><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'

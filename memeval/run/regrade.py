@@ -27,6 +27,7 @@ from ..audit import validity
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import Memory, memory_text
+from ..callcache import cache_note
 from .records import RecordStore, read_records, record_memories
 from .folder import RunLock, read_manifest, write_manifest
 from .manifest import Manifest
@@ -170,7 +171,14 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
             status, error = "error", f"{type(e).__name__}: {e}"
             raise
         finally:
-            manifest = replace(manifest, status=status, error=error, finished_at=_now(), n_records=len(store.done))
+            manifest = replace(
+                manifest,
+                status=status,
+                error=error,
+                finished_at=_now(),
+                n_records=len(store.done),
+                model_cache=cache_note((judge, reader)),
+            )
             write_manifest(dest, manifest)
             store.close()
     return dest

@@ -20,6 +20,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from ..bench.model import Question
 from ..bench.oracle import LOCOMO_ABSTENTION, official_abstention
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash, user_message
+from . import lme_v2
 from .reader_images import ReaderImages
 
 __all__ = [
@@ -177,6 +178,7 @@ class Reader:
                 else {}
             ),
             **({"images": True} if self.images else {}),
+            "lme_v2_prompts": lme_v2.reader_prompt_hashes(),  # LongMemEval-V2 questions: the published prompts
         }
 
     def template_for(self, q: Question) -> str:
@@ -186,9 +188,20 @@ class Reader:
             return self.for_bench[official.bench][1]
         return self.template
 
-    def answer(self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None) -> str:
+    def answer(
+        self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None, question_image=None
+    ) -> str:
         """Raises ``ChatError`` when the endpoint fails after retries. ``images``: what
-        ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``)."""
+        ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``).
+
+        A LongMemEval-V2 question is put as its leaderboard reader puts it (``lme_v2.reader_messages``:
+        the domain's system prompt, memories and images as content parts, ``question_image`` last,
+        at most ``lme_v2.READER_MAX_TOKENS`` completion tokens); the full reply is the answer."""
+        if lme_v2.is_lme_v2(q):
+            urls = images.urls if images is not None else ()
+            marks_ = images.marks if images is not None and images.urls else None
+            msgs = lme_v2.reader_messages(q, memories, urls, marks_, question_image)
+            return self.client.chat(msgs, max_tokens=lme_v2.READER_MAX_TOKENS).text.strip()
         marks = images.marks if images is not None and images.urls else (None,) * len(memories)
         msg = self.template_for(q).format(
             asked_at=q.asked_at or "unknown",

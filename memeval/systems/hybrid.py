@@ -49,6 +49,9 @@ class Hybrid(BaseMemorySystem):
         }
         self._turns: dict[int, Turn] = {}
 
+    def usage(self) -> dict[str, int]:
+        return self.vector.usage()
+
     def reset(self) -> None:
         self.vector.reset()
         self.bm25.reset()
