@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from .._version import __version__
+from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
@@ -263,7 +264,13 @@ def attribute_run(
                 "stored_dump": dump_note,
             }
             manifest = replace(
-                manifest, status=status, error=error, finished_at=_now(), n_records=len(done), attribution=summary
+                manifest,
+                status=status,
+                error=error,
+                finished_at=_now(),
+                n_records=len(done),
+                attribution=summary,
+                model_cache=cache_note((judge, reader)),  # calls already asked (the run's, a regrade's) cost none
             )
             write_manifest(dest, manifest)
             if sut is not None:
