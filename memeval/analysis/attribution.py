@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from .._version import __version__
+from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
