@@ -60,6 +60,8 @@ def test_a_second_regrade_with_the_same_judge_and_reader_makes_no_model_call(sou
 
         cold = regrade("cold", "--cache", str(cache))
         asked = len(judge.requests), len(reader.requests)
+        sent = sorted(judge.replies + reader.replies)
+        assert sorted(body for _, body in _rows(cache)) == sent  # every reply stored byte for byte
         warm = regrade("warm", "--cache", str(cache))
         assert (len(judge.requests), len(reader.requests)) == asked  # not one new call, judge or reader
         fresh = regrade("fresh", "--no-cache")
