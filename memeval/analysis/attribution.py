@@ -235,6 +235,7 @@ def attribute_run(
             status="started",
             error=None,
             finished_at=None,
+            model_cache=None,  # the source's calls are not this command's (set when it ends)
             attribution={
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},
