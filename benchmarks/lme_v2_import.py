@@ -12,6 +12,8 @@ the disk, not the loader.
 
 Each run is a fresh ``python -m memeval import`` process; its peak RSS is the child's ``ru_maxrss``.
 Prints the median wall time, MiB/s over the trajectories file, and the peak RSS of every run.
+``--baseline`` alternates each run with a floor: a fresh process that only reads the file twice and
+parses every line with orjson (what the loader's two passes cannot avoid), and gives the ratio.
 """
 
 from __future__ import annotations
@@ -124,11 +126,26 @@ def one_run(data: Path, out: Path) -> tuple[float, float]:
     return dt, peak / 1024
 
 
+def floor_run(data: Path) -> float:
+    """Seconds of a fresh process parsing every line of trajectories.jsonl twice with orjson."""
+    code = (
+        "import orjson, sys\n"
+        "for _ in range(2):\n"
+        "    with open(sys.argv[1], 'rb') as fh:\n"
+        "        for raw in fh:\n"
+        "            orjson.loads(raw)\n"
+    )
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, str(data / "trajectories.jsonl")], check=True)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gib", type=float, default=1.2)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tmp", help="folder for the temporary data (default: the system's)")
+    ap.add_argument("--baseline", action="store_true", help="alternate each run with the orjson-only floor")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lmev2-bench-", dir=args.tmp))
     try:
@@ -137,8 +154,11 @@ def main() -> None:
         print(
             f"synthetic trajectories.jsonl: {size / 2**20:.0f} MiB ({N_TRAJ} trajectories, {N_STATES} states), written in {time.perf_counter() - t0:.0f} s"
         )
-        results = []
+        results, floors = [], []
         for k in range(args.runs):
+            if args.baseline:
+                floors.append(floor_run(tmp / "data"))
+                print(f"floor {k + 1}: {floors[-1]:.1f} s (orjson, two passes)")
             # a child per run, measured alone: a fresh interpreter as parent of each
             code = (
                 "import sys, json; sys.path.insert(0, %r); import lme_v2_import as b; from pathlib import Path; "
@@ -157,6 +177,9 @@ def main() -> None:
             shutil.rmtree(tmp / f"bench{k}")
         med = statistics.median(d for d, _ in results)
         print(f"median: {med:.1f} s, {size / 2**20 / med:.1f} MiB/s; peak RSS max {max(p for _, p in results):.0f} MiB")
+        if floors:
+            fm = statistics.median(floors)
+            print(f"floor median: {fm:.1f} s; import / floor = {med / fm:.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

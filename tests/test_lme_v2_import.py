@@ -208,3 +208,14 @@ def test_vector_hybrid_context_and_http_systems_run_on_it(small, tmp_path):
     assert any("$29.99" in m for m in kettle["memories_returned"])
     # the served system got the screenshots as image paths inside the bench folder
     assert any(str(m.get("image")).startswith("screenshots/") for r in recs for m in r["memories"] or [])
+
+
+def test_builds_that_would_not_fit_the_disk_are_refused_before_writing(data, tmp_path, capsys, monkeypatch):
+    import shutil as sh
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(sh, "disk_usage", lambda p: SimpleNamespace(total=10**12, used=10**12 - 100, free=100))
+    out = tmp_path / "b"
+    code = main(["import", "longmemeval-v2", str(data), "--tier", "medium", "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code != 0 and "GiB free" in err and not out.exists()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
@@ -437,6 +438,7 @@ def import_longmemeval_v2(
             raise InputError(p, None, None, "no such file")
     haystacks = _read_haystacks(hpath)
     index = index_trajectories(tpath)
+    _check_room(out, haystacks, index)
     with staged_output(out, force) as root:
         qs = _Questions(qpath, haystacks, hpath, text_only, data, root)
         qs_ids = {q.id: ids for q, ids in qs.rows}
@@ -507,6 +509,21 @@ def import_longmemeval_v2(
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))
+
+
+def _check_room(out, haystacks: dict[str, list[str]], index: dict[str, tuple[int, int, str]]) -> None:
+    """Refuse before writing when the builds (each a copy of its trajectories' text) would not fit
+    the free space beside ``out`` (medium: 447 builds of up to 500 trajectories each)."""
+    need = sum(index[t][1] for ids in {tuple(v) for v in haystacks.values()} for t in ids if t in index)
+    parent = Path(out).resolve().parent
+    while not parent.exists():
+        parent = parent.parent
+    free = shutil.disk_usage(parent).free
+    if need > 0.9 * free:
+        raise MemevalError(
+            f"longmemeval-v2: the builds need about {need / 2**30:.1f} GiB of text (each distinct haystack "
+            f"written whole), {free / 2**30:.1f} GiB free beside {out}"
+        )
 
 
 def _copy_screenshots(obj, data: Path, root: Path, path, label: str, images: dict[str, str]) -> int:
