@@ -45,7 +45,6 @@ from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
-from ..callcache import cache_note
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
 from ..scoring import retrieval, scorers
