@@ -97,6 +97,7 @@ _NOTEBOOK = {
     "operating_points": ("memeval.analysis.costs", "operating_points"),
     "with_prices": ("memeval.analysis.costs", "with_prices"),
     "paired_differences": ("memeval.analysis.intervals", "paired_differences"),
+    "paired_diff": ("memeval.analysis.pairs", "paired_diff"),
     "sweep_table": ("memeval.analysis.sweeps", "sweep_table"),
     "evidence_texts": ("memeval.analysis.widgets", "evidence_texts"),
     "render_trace_html": ("memeval.analysis.widgets", "render_trace_html"),
@@ -199,6 +200,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.costs import operating_points
     from .analysis.costs import with_prices
     from .analysis.intervals import paired_differences
+    from .analysis.pairs import paired_diff
     from .analysis.sweeps import sweep_table
     from .analysis.widgets import evidence_texts
     from .analysis.widgets import render_trace_html

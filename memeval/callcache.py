@@ -110,16 +110,20 @@ class ModelCache:
             raise UsageError(f"{self.path}: is a symbolic link; memeval never writes through one (remove it)")
         self.max_bytes = int(max_bytes)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
-        with self._lock:
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout = 60000")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS reply (key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, "
                 "body BLOB NOT NULL, size INTEGER NOT NULL, created REAL NOT NULL, used REAL NOT NULL)"
             )
             self._db.execute("CREATE INDEX IF NOT EXISTS reply_used ON reply (used)")
+        except sqlite3.Error as e:
+            raise UsageError(
+                f"{self.path}: not a model-call cache memeval can open ({e}); remove it, or give another --cache DIR"
+            ) from None
         self._counts: dict[str, dict[str, int]] = {}
         self._puts = 0
         on_disk = sum(_bytes_of(self.path.with_name(self.path.name + x)) for x in ("", "-wal"))

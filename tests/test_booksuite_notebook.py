@@ -10,6 +10,7 @@ from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figu
 from memeval.scoring.booksuite_scores import CaseScore, layer_table
 
 from booksuite_paths import SUITE
+from notebook_project import assert_clean, notebook_project
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "book_layers.ipynb"
 
@@ -45,6 +46,7 @@ def executed(tmp_path_factory):
     from memeval.testing.chat_stub import ScriptedChatServer
 
     work = tmp_path_factory.mktemp("book_layers")
+    project = tmp_path_factory.mktemp("book_layers_project")
     with ScriptedChatServer(_judge) as srv:
         nb = execute_notebook(
             NOTEBOOK,
@@ -55,10 +57,11 @@ def executed(tmp_path_factory):
                 "judge_model": "scripted",
                 "judge_key_env": "MEMEVAL_NO_KEY",
             },
-            cwd=work,
+            cwd=notebook_project(project),
             timeout=300,
         )
         assert len(srv.requests) == 32  # 4 canned systems x 8 answered cases
+    assert_clean(project)
     return nb
 
 

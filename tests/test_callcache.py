@@ -60,6 +60,8 @@ def test_a_second_regrade_with_the_same_judge_and_reader_makes_no_model_call(sou
 
         cold = regrade("cold", "--cache", str(cache))
         asked = len(judge.requests), len(reader.requests)
+        sent = sorted(judge.replies + reader.replies)
+        assert sorted(body for _, body in _rows(cache)) == sent  # every reply stored byte for byte
         warm = regrade("warm", "--cache", str(cache))
         assert (len(judge.requests), len(reader.requests)) == asked  # not one new call, judge or reader
         fresh = regrade("fresh", "--no-cache")
@@ -367,7 +369,7 @@ def test_a_symlinked_cache_folder_is_refused(tmp_path, capsys):
             str(tmp_path / "link"),
         ]
         assert main(args + ["--judge-url", judge.base_url, "--judge-model", "j"]) != 0
-        assert judge.requests == []
+        assert judge.requests == [] and not (tmp_path / "re").exists()  # nothing half-written
     err = capsys.readouterr().err
     assert "symbolic link" in err and "Traceback" not in err
 
@@ -417,3 +419,16 @@ def test_attributing_a_run_again_makes_no_model_call(tmp_path):
     assert [[r[f] for f in fields] for r in read_records(first)] == [
         [r[f] for f in fields] for r in read_records(second)
     ]
+
+
+def test_a_cache_file_that_is_not_one_is_one_line_and_no_call(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / FILENAME).write_bytes(b"this is not a database, just some bytes" * 100)
+    with ScriptedChatServer(judge_responder("strict")) as judge:
+        bench = make_minibench(tmp_path / "bench")
+        src = run_system(bench, "bm25:k=2", mode="dry", out=tmp_path / "src", progress=False)
+        args = ["regrade", str(src), "--mode", "memory", "--out", str(tmp_path / "re"), "--cache", str(tmp_path / "c")]
+        assert main(args + ["--judge-url", judge.base_url, "--judge-model", "j"]) != 0
+        assert judge.requests == [] and not (tmp_path / "re").exists()  # nothing half-written
+    err = capsys.readouterr().err
+    assert "not a model-call cache" in err and str(tmp_path / "c" / FILENAME) in err and "Traceback" not in err

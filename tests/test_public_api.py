@@ -102,6 +102,7 @@ PUBLIC = [
     "make_system",
     "natural_key",
     "operating_points",
+    "paired_diff",
     "paired_differences",
     "pass_rates",
     "plots",

@@ -132,6 +132,7 @@ def test_oracle_is_a_ceiling_in_every_view_never_ranked(site, tmp_path):
         tmp_path / "o.png",
         evaluate={
             "boards": rows,
+            "option": "document.querySelector('select[name=system] option[value=oracle]').textContent",
             "oracle_row": """Array.from(document.querySelectorAll('#runs tr.run'))
                 .filter(r => r.getAttribute('data-f-system') === 'oracle').map(r => [r.className, r.cells[2].innerText])""",
         },
@@ -143,6 +144,7 @@ def test_oracle_is_a_ceiling_in_every_view_never_ranked(site, tmp_path):
     ranks = sorted(int(rank) for rank, cls in by_system.values() if cls == "system")
     assert ranks == [1, 2]  # bm25 and bm25:k=2 only: the oracle scores highest but holds no rank
     assert s1["rows"][0][1] == "oracle" and s1["rows"][-1][1] == "no_memory"  # bounds above and below
+    assert rep.values["option"] == "oracle (ceiling bound)"
     ((cls, cell),) = rep.values["oracle_row"]
     assert "bound" in cls and "ceiling (bound)" in cell
     oracle_page = (root / "site" / "runs" / _page(made, "s1-oracle")).read_text()
@@ -282,6 +284,12 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
         assert json.loads(re.search(r'<script type="application/json" id="pairs">(.*?)</script>', index)[1]) == {}
         page = get(f"/compare?a={pages[0]}&b={pages[1]}")  # not written with the site: built when asked
         assert "McNemar exact p" in page and "Flipped questions" in page
+        stamp = get("/stamp.txt").strip()
+        gone = next(p for p in pages if p.startswith("a-"))
+        shutil.rmtree(runs / "a")  # a run goes away: its page and its comparison go too
+        index = wait_for(lambda: get("/stamp.txt").strip() != stamp and get("/index.html"), "rebuilt again")
+        assert set(re.findall(r'href="runs/([^"]+)"', index)) == set(pages) - {gone}
+        assert not (tmp_path / "site" / "runs" / gone).exists() and not list((tmp_path / "site" / "compare").iterdir())
     finally:
         proc.terminate()
         proc.wait(timeout=30)

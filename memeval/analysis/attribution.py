@@ -38,13 +38,13 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from .._version import __version__
+from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
-from ..callcache import cache_note
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
 from ..scoring import retrieval, scorers
@@ -234,6 +234,7 @@ def attribute_run(
             status="started",
             error=None,
             finished_at=None,
+            model_cache=None,  # the source's calls are not this command's (set when it ends)
             attribution={
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},

@@ -43,7 +43,7 @@ def add_arguments(p) -> None:
         help="questions whose conditions are asked at once (the reader and judge take that many calls)",
     )
     p.add_argument("--errata", metavar="FILE", help="gold corrections, as given to the run")
-    add_model_arguments(p)
+    add_model_arguments(p)  # the judge's and reader's endpoints and the model-call cache (--cache, --no-cache)
 
 
 def run(args) -> int:
