@@ -166,7 +166,7 @@ def audit(
     run = _Audit(bench, max_findings)
     if bounds_only:
         for tier in selected:
-            data = run.load_tier(tier)
+            data = run.load_tier(tier, streamed=True)  # bounds read evidence turns only
             if on_tier is not None:
                 on_tier(data)
             check_bounds(run, data)

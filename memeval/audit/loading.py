@@ -53,6 +53,12 @@ def _turn(obj: dict, path, n: int) -> Turn:
     return turn_from_dict(obj, path, n)
 
 
+def _prune(h: Haystack, ids: set[int]) -> None:
+    """Keep only the turns of ``h`` whose ids are in ``ids`` (its look-ups rebuilt for them)."""
+    h.turns = [t for t in h.turns if t.turn_id in ids]
+    h.pos = {t.turn_id: p for p, t in enumerate(h.turns)}
+
+
 def turn_key(t: Turn) -> tuple:
     return (t.text, t.speaker, t.date, t.image)
 
@@ -61,7 +67,8 @@ def turn_key(t: Turn) -> tuple:
 class TierData:
     """One tier as read: its haystacks (turns and look-ups) and its questions; ``turns`` in file order,
     and ``ids_unique`` when no turn id or question id repeats (then ``turns`` and the question lists
-    are what ``bench.io.read_turns`` and ``read_questions`` return: a dry run asks from them)."""
+    are what ``bench.io.read_turns`` and ``read_questions`` return: a dry run asks from them). Read
+    ``streamed`` (the validity gate), ``turns`` is empty and each haystack holds its evidence turns only."""
 
     tier: Tier
     haystacks: dict[Any, Haystack]
@@ -104,12 +111,23 @@ class Loading(AuditState):
                     )
                 owners.setdefault(f, t.name)
 
-    def load_tier(self, tier: Tier) -> TierData:
+    def load_tier(self, tier: Tier, streamed: bool = False) -> TierData:
+        """The tier read and validated. ``streamed``: each haystack keeps only the turns some question
+        cites as evidence once its lines end (what the ``bounds`` check reads), so memory is bounded by
+        the largest haystack, not the tier; ``TierData.turns`` is then empty."""
         with no_gc():  # as bench.io's readers: 100,000s of new objects, no cycles
-            return self._load_tier(tier)
+            return self._load_tier(tier, streamed)
 
-    def _load_tier(self, tier: Tier) -> TierData:
+    def _load_tier(self, tier: Tier, streamed: bool = False) -> TierData:
         path = self.root / tier.turns_file
+        keep: dict[Any, set[int]] = {}  # streamed: the evidence turn ids each haystack keeps
+        if streamed:
+            questions = self.load_questions(tier, "main")
+            sets = {name: self.load_questions(tier, name) for name in tier.question_sets}
+            self.qset = "main"
+            for q in (*questions, *(q for qs in sets.values() for q in qs)):
+                keep.setdefault(q.haystack, set()).update(q.evidence_turns)
+        cur: Haystack | None = None
         hays: dict[Any, Haystack] = {}
         last_date: dict[Any, tuple[str, int]] = {}
         bad_dates: list[tuple[int, str]] = []
@@ -120,11 +138,16 @@ class Loading(AuditState):
         turns: list[Turn] = []
         for n, obj in iter_jsonl(path):
             t = _turn(obj, path, n)
-            turns.append(t)
             n_turns += 1
             h = hays.get(t.haystack)
             if h is None:
                 h = hays[t.haystack] = Haystack(t.haystack)
+            if not streamed:
+                turns.append(t)
+            elif h is not cur:  # the previous haystack's lines ended: keep its evidence turns only
+                if cur is not None:
+                    _prune(cur, keep.get(cur.hid, set()) | keep.get(None, set()))
+                cur = h
             sess = (t.haystack, t.session_id)
             if sess != prev_sess:
                 n_sessions += 1
@@ -177,6 +200,8 @@ class Loading(AuditState):
                             "images-resolve", tier.name, None, f"{tier.turns_file}:{n}: image {t.image!r} {problem}"
                         )
                 self.add("images-resolve", "image_turns")
+        if cur is not None:
+            _prune(cur, keep.get(cur.hid, set()) | keep.get(None, set()))
         if bad_dates:
             n, d = bad_dates[0]
             self.fail(
@@ -188,9 +213,10 @@ class Loading(AuditState):
             )
         self.add("dates-chronological", "turns", n_turns)
 
-        questions = self.load_questions(tier, "main")
-        sets = {name: self.load_questions(tier, name) for name in tier.question_sets}
-        self.qset = "main"
+        if not streamed:
+            questions = self.load_questions(tier, "main")
+            sets = {name: self.load_questions(tier, name) for name in tier.question_sets}
+            self.qset = "main"
         self.add("ids-unique", "turns", n_turns)
 
         for key, actual in (("n_turns", n_turns), ("n_sessions", n_sessions), ("n_questions", len(questions))):

@@ -14,23 +14,87 @@ metrics instead.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Callable, Iterable
 
+from ..atomic import write_text
+from ..bench.io import load_bench
 from ..errors import MemevalError
 from . import audit
 from .loading import TierData
 
-__all__ = ["VALID_MIN", "dry_validity", "gate_line", "is_invalid"]
+__all__ = ["VALID_MIN", "CACHE_FILE", "dry_validity", "gate_line", "is_invalid"]
 
 VALID_MIN = 0.90
+#: the gate's results beside the bench, keyed on its content hash and tiers (``_cache_key``)
+CACHE_FILE = Path(".memeval") / "dry_validity.json"
+_CACHE_VERSION = 1  # bump when the gate's grading changes: older entries are then not read
+
+
+def _cache_key(content_hash: str, tiers: Iterable[str] | None) -> str:
+    return f"v{_CACHE_VERSION}|{VALID_MIN}|{content_hash}|{','.join(tiers) if tiers is not None else '*'}"
+
+
+def _cache_read(root: Path) -> dict:
+    path = root / CACHE_FILE
+    try:
+        if path.is_symlink() or path.parent.is_symlink():
+            return {}
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _cache_write(root: Path, key: str, gate: dict) -> None:
+    """Best effort: a read-only bench folder (or a link where the cache should be) just is not cached."""
+    path = root / CACHE_FILE
+    try:
+        if path.parent.is_symlink():
+            return
+        path.parent.mkdir(exist_ok=True)
+        entries = _cache_read(root)
+        entries[key] = gate
+        write_text(path, json.dumps(entries, sort_keys=True, indent=1) + "\n")
+    except (OSError, MemevalError):
+        pass
 
 
 def dry_validity(
-    bench_dir, tiers: Iterable[str] | None = None, on_tier: Callable[[TierData], None] | None = None
+    bench_dir,
+    tiers: Iterable[str] | None = None,
+    on_tier: Callable[[TierData], None] | None = None,
+    *,
+    cache: bool = False,
 ) -> dict:
     """``{"valid": bool | None, "evidence_ceiling": {tier: min(weighted, unweighted)}, "threshold",
     "reason"}`` from ``memeval audit`` of ``bench_dir`` (the given tiers); ``valid`` is None when
-    the audit could not measure it. ``on_tier``: as :func:`memeval.audit.audit`'s."""
+    the audit could not measure it. ``on_tier``: as :func:`memeval.audit.audit`'s (not called when
+    the result comes from the cache).
+
+    ``cache`` (for a caller that has checked the manifest's ``content_hash`` against the files, as
+    ``memeval run`` does unless ``--no-verify``): a bench with a hash is graded once; the result is
+    kept in ``CACHE_FILE`` under the bench folder, keyed on the hash and tiers, and read back."""
+    tiers = None if tiers is None else list(tiers)
+    key, content_hash = None, ""
+    if cache:
+        try:
+            content_hash = load_bench(bench_dir).content_hash
+        except MemevalError:
+            pass
+    if cache and content_hash:
+        key = _cache_key(content_hash, tiers)
+        cached = _cache_read(Path(bench_dir)).get(key)
+        if isinstance(cached, dict) and "valid" in cached:
+            return cached
+    gate = _grade(bench_dir, tiers, on_tier)
+    if key is not None and not gate["reason"].startswith("audit failed"):
+        _cache_write(Path(bench_dir), key, gate)
+    return gate
+
+
+def _grade(bench_dir, tiers: list[str] | None, on_tier: Callable[[TierData], None] | None) -> dict:
     try:
         rep = audit(bench_dir, tiers, bounds_only=True, on_tier=on_tier)  # the one check the gate reads
     except MemevalError as e:  # an audit that cannot read the bench leaves validity unknown, never blocks a run

@@ -30,8 +30,9 @@ from tqdm.auto import tqdm
 
 from ..text.names import slug
 from ..bench.images import inline_session
-from ..bench.io import load_bench, read_questions, read_turns
-from ..bench.model import Question, haystacks_of
+from ..bench.io import load_bench, read_questions
+from ..bench.model import Question
+from ..bench.stream import TierTurns
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..audit import validity
 from ..audit.loading import TierData
@@ -314,7 +315,10 @@ def _run_locked(
     loaded: dict[str, TierData] = {}  # the tiers the gate read: asked from, not read again
     if cfg.mode == "dry" and manifest.dry_validity is None:  # the validity gate (audit/validity.py)
         gate = validity.dry_validity(
-            cfg.bench_dir, [t.name for t in chosen], on_tier=lambda d: loaded.__setitem__(d.tier.name, d)
+            cfg.bench_dir,
+            [t.name for t in chosen],
+            on_tier=lambda d: loaded.__setitem__(d.tier.name, d),
+            cache=cfg.verify,  # the hash was checked against the files: a graded gate is read back
         )
         manifest = replace(manifest, dry_validity=gate)
     manifest = replace(
@@ -532,14 +536,14 @@ class _Runner:
         by_hay: dict[str | None, list] = {}
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
-        haystacks = haystacks_of(data.turns if data is not None else read_turns(root / tier.turns_file))
+        haystacks = TierTurns(root / tier.turns_file)  # one haystack read at a time, never the whole tier
         # one bar at a time below the questions' bar: each haystack's ingest bar is closed (and its line
         # cleared) before questions are asked, so the closed questions' bar is the last line written
         ask_bar = None
         try:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
-                sessions = haystacks.get(hay, [])
+                sessions = haystacks.sessions(hay)
                 used_before = self.sut.usage()
                 with tqdm(
                     total=len(sessions), desc=f"{scope}: ingest", unit="session", disable=not self.progress, leave=False
