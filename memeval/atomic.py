@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+import orjson
+
 from .errors import MemevalError
 
 __all__ = [
@@ -101,6 +103,42 @@ def dumps_line(obj) -> str:
     return _LINE_ENCODER.encode(obj)
 
 
+def _finite(obj) -> bool:
+    """No NaN or infinity among the floats of a record: its fields and the values of its dict fields
+    (e.g. ``retrieval_metrics``).
+
+    >>> _finite({"a": 1.0, "m": {"x": 0.5}}), _finite({"m": {"x": float("nan")}})
+    (True, False)
+    """
+    if not isinstance(obj, dict):
+        return True
+    for v in obj.values():
+        t = type(v)
+        if t is float:
+            if v - v != 0.0:  # NaN or +-inf
+                return False
+        elif t is dict:
+            for x in v.values():
+                if type(x) is float and x - x != 0.0:
+                    return False
+    return True
+
+
+def dumps_fast(obj) -> str:
+    """One JSON line by orjson (~5x faster; compact separators), for lines whose bytes no hash reads
+    (run records); whatever orjson cannot encode goes through :func:`dumps_line`.
+
+    >>> dumps_fast({"a": [1, 2.5], "b": "é"})
+    '{"a":[1,2.5],"b":"é"}'
+    """
+    if not _finite(obj):  # orjson writes NaN/inf as null: json's NaN keeps them visible to readers' checks
+        return dumps_line(obj)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError: an int beyond 64 bits, a non-str key, an unknown type
+        return dumps_line(obj)
+
+
 def write_text(path, text: str) -> None:
     with atomic_open(path) as fh:
         fh.write(text)
@@ -155,16 +193,18 @@ class JsonlAppender:
     '{"a": 1}\\n{"a": 2}\\n'
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, fast: bool = False):
+        """``fast``: lines encoded by :func:`dumps_fast` (run records), else :func:`dumps_line`."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(self.path)
         fd = open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
         self._lock = threading.Lock()
+        self._dumps = dumps_fast if fast else dumps_line
 
     def write(self, obj) -> None:
-        line = dumps_line(obj) + "\n"
+        line = self._dumps(obj) + "\n"
         with self._lock:
             self._fh.write(line)
             self._fh.flush()

@@ -129,3 +129,18 @@ def test_top_k_equals_a_full_sort_around_the_thresholds(values, k):
     scores = np.array(values, dtype=np.float32)
     ranked = sorted(range(len(values)), key=lambda i: (-scores[i], i))  # independent: a plain sort
     assert top_k_positive(scores, k).tolist() == [i for i in ranked if scores[i] > 0][:k]
+
+
+def test_token_cache_is_dropped_over_a_reset_only_when_its_texts_do_not_come_back():
+    from memeval.systems.bm25_index import TokenCache
+
+    cache = TokenCache(str.split)
+    for t in ("a b", "c d", "e f"):  # three new texts, none found cached
+        cache.add(t)
+    assert cache.worth_keeping(min_texts=10)  # small: kept whatever the hits
+    for t in ("g", "h"):
+        cache.add(t)
+    assert not cache.worth_keeping(min_texts=3)  # large and nothing came back: dropped
+    for t in ("a b", "c d", "x"):  # two of three found cached
+        cache.add(t)
+    assert cache.worth_keeping(min_texts=3, min_found=0.5)

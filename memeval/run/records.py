@@ -391,7 +391,7 @@ class RecordStore:
 
     def __init__(self, run_dir: str | os.PathLike[str], keep_errors: bool = True) -> None:
         self.path = Path(run_dir) / "records.jsonl"
-        self._out = JsonlAppender(self.path)  # drops a torn last line first
+        self._out = JsonlAppender(self.path, fast=True)  # drops a torn last line first; orjson lines
         current = read_records(run_dir)
         self.errors: dict[tuple[str, str, int], dict[str, Any]] = {
             record_key(r): r for r in current if r.get("error") is not None

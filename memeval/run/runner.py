@@ -347,13 +347,15 @@ def _run_locked(
         else None
     )
     status, error, reasons = "started", manifest.error, manifest.status_reasons
+    final: list[dict] | None = None
     try:
         runner.measure_floor("before")
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
         assert isinstance(cfg.max_errors, MaxErrors)  # RunConfig normalises it
-        grading = grading_summary(read_records(run_dir))  # a judge-graded run: did the judge grade enough?
+        final = read_records(run_dir)  # read once: the grading summary and the causal guard
+        grading = grading_summary(final)  # a judge-graded run: did the judge grade enough?
         verdict = run_status(len(store.done), len(store.errors), cfg.max_errors, _failure_reasons(grading))
         status, error, reasons = verdict.status, None, list(verdict.reasons) or None
         manifest = replace(manifest, grading=grading)
@@ -372,7 +374,7 @@ def _run_locked(
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
             ingest_usage = {**(ingest_usage or {}), **runner.ingest_usage}
         write_path = runner.write_path_json(manifest.write_path)
-        causal = writepath.causal_summary(read_records(run_dir))
+        causal = writepath.causal_summary(final if final is not None else read_records(run_dir))
         manifest = replace(
             manifest,
             status=status,

@@ -311,6 +311,19 @@ def ranking_metrics(
         return None, None
     ranked, source, _ = _ranking(turn_ids, memories, corpus)
     gold = list(dict.fromkeys(_id_key(t) for t in q.evidence_turns))
+    if not ranked:  # nothing ranked: every metric is 0 (recall_all of an empty gold 1): computed once
+        empty_sess = not any(t in corpus.session_of for t in gold) and not q.evidence_sessions
+        cached = _EMPTY_RANKING.get(empty_sess)
+        if cached is None:
+            cached = _EMPTY_RANKING[empty_sess] = _metrics([], gold, q, corpus)
+        return dict(cached), source
+    return _metrics(ranked, gold, q, corpus), source
+
+
+_EMPTY_RANKING: dict[bool, dict[str, float]] = {}
+
+
+def _metrics(ranked: list, gold: list, q: Question, corpus: Corpus) -> dict[str, float]:
     n_turns = sum(1 for g in gold if g in corpus.session_of)
     out: dict[str, float] = {}
     for k, names in zip(KS, _NAMES["turn"]):
@@ -326,7 +339,7 @@ def ranking_metrics(
         eff = _effective_k(sess_ranked, len(corpus.turn_ids), k)
         for name, v in zip(names, _scores(sess_ranked, sess_gold, n_sess, eff)):
             out[name] = v
-    return {k: out[k] for k in _ALL_NAMES}, source
+    return {k: out[k] for k in _ALL_NAMES}
 
 
 def _ranking(turn_ids: Sequence | None, memories: Sequence[str] | None, corpus: Corpus) -> tuple[list, str, int]:

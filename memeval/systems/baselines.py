@@ -135,7 +135,7 @@ class BM25(BaseMemorySystem):
     def reset(self) -> None:
         with self._lock:
             self._turns, self._docs, self._index = [], [], None
-            if len(self._cache) >= self._cache.limit:
+            if not self._cache.worth_keeping():
                 self._cache.clear()
 
     def ingest(self, session: Session) -> None:

@@ -47,6 +47,7 @@ class TokenCache:
         self._tf = array("f")
         self._len = array("q")  # tokens in the text (with repeats): the document length
         self._queries: dict[str, list[str]] = {}
+        self.looked_up = self.found = 0  # add() calls, and those that found the text cached
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -54,7 +55,10 @@ class TokenCache:
     def add(self, text: str) -> int:
         """The text's number (tokenised on first sight)."""
         n = self._texts.get(text)
-        if n is None:
+        self.looked_up += 1
+        if n is not None:
+            self.found += 1
+        else:
             toks = self.tokenize(text) or [EMPTY_TOKEN]
             counts: dict[int, int] = {}
             vocab = self.vocab
@@ -69,6 +73,15 @@ class TokenCache:
             self._len.append(len(toks))
             n = self._texts[text] = len(self._texts)
         return n
+
+    def worth_keeping(self, min_texts: int = 100_000, min_found: float = 0.1) -> bool:
+        """Whether to keep the cache over a reset: under ``limit`` texts, and below ``min_texts`` or
+        with at least ``min_found`` of the texts added since the last call found already cached (a
+        bench whose haystacks share no turns, as LongMemEval's, gains nothing from keeping them).
+        Counts restart at each call."""
+        found = self.found >= min_found * self.looked_up
+        self.looked_up = self.found = 0
+        return len(self._texts) < self.limit and (len(self._texts) < min_texts or found)
 
     def query_tokens(self, question: str) -> list[str]:
         """The question's tokens (memoised: a bench asks the same questions in every tier)."""
