@@ -18,6 +18,7 @@ from memeval.cli import main
 from memeval.errors import InputError
 from memeval.multiturn.records import read_sample_records
 from memeval.run import read_records, run_system
+from incli import memeval_cli
 from minibench import make_minibench
 from test_multiturn_memory import write_suite
 
@@ -105,7 +106,9 @@ def _set(line: str, **kv) -> str:
     ],
     ids=["nan", "inf", "five", "minus-one", "duplicate"],
 )
-def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(good_run, tmp_path, edit, field, why):
+def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(
+    good_run, tmp_path, edit, field, why, capsys
+):
     bad = _corrupt(good_run, tmp_path, edit)
     with pytest.raises(InputError, match=why) as e:
         read_records(bad)
@@ -117,11 +120,12 @@ def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(goo
     for reader in (load_runs, headline_lines):
         with pytest.raises(InputError, match=why):
             reader([bad] if reader is load_runs else bad)
+    # the commands in process (memeval.cli.main, what `python -m memeval` runs): their one line, not a process
     for argv in (["summary", str(bad)], ["diff", str(good_run), str(bad)], ["regrade", str(bad), "--mode", "dry"]):
-        p = _cli(*argv)
+        p = memeval_cli(capsys, *argv)
         assert p.returncode == 2 and why in _one_line(p) and "records.jsonl:" in p.stderr, (argv, p.stderr)
     site = tmp_path / "site"
-    p = _cli("view", str(tmp_path), "--out", str(site), "--no-progress")
+    p = memeval_cli(capsys, "view", str(tmp_path), "--out", str(site), "--no-progress")
     assert p.returncode == 0 and f"skipped {bad}" in p.stderr and why in p.stderr, p.stderr
 
 
