@@ -16,6 +16,16 @@ accepts — OpenAI's ``{"type": "json_schema", ...}`` first (OpenAI, vLLM, Ollam
 ``{"type": "json_object", "schema": S}`` (llama-cpp-python's server), then the prompt alone (the
 caller's prose request). A server that rejects a form is not asked in it again (per client);
 ``ChatResult.form`` says which form answered.
+
+Cache (``cache=``, a :class:`~memeval.callcache.ModelCache`; the commands' ``--cache DIR``): a request
+already answered is served from disk, byte for byte, and not sent (``ChatResult.cached``). The key is
+the whole request body, the endpoint's public URL and the request's sample index, its count of
+complete replies to identical requests before it on this client (``callcache.request_key``). Only a
+complete reply is stored: HTTP 200, a readable completion, not cut at ``max_tokens`` (``finish_reason``
+"length" or "content_filter"), not empty, and a JSON object where one was asked for
+(``schema``/``response_format``): a reply its caller may ask again is asked again.
+A structured call looks up every form the server has not refused, so a warm run makes no call even
+where the first form is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import httpx
+from .callcache import ModelCache, request_key
 from .errors import ArgumentError, EndpointError, MemevalError
 from .retry import Retryable, RetryPolicy, post_attempt
 from .text.urls import public_url
@@ -84,6 +96,7 @@ class ChatResult:
     usage: "CallUsage | None" = None
     form: str | None = None  # the structured-output form that answered (None: none asked)
     finish_reason: str | None = None  # "length": cut at max_tokens
+    cached: bool = False  # served from the model-call cache (no request sent)
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,7 @@ class CallUsage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     role: str = "chat"
+    cached: bool = False  # the reply came from the cache: these tokens were not spent again
 
 
 _METER: ContextVar[list | None] = ContextVar("memeval_usage_meter", default=None)
@@ -118,14 +132,14 @@ def metered() -> Iterator[list[CallUsage]]:
         _METER.reset(token)
 
 
-def _usage_of(client, data: dict) -> CallUsage:
+def _usage_of(client, data: dict, cached: bool = False) -> CallUsage:
     u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
 
     def count(k):
         v = u.get(k)
         return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
-    return CallUsage(client, client.model, count("prompt_tokens"), count("completion_tokens"), client.role)
+    return CallUsage(client, client.model, count("prompt_tokens"), count("completion_tokens"), client.role, cached)
 
 
 def usage_entries(calls: Iterable[CallUsage], role_of=None) -> list[dict]:
@@ -155,7 +169,8 @@ def prompt_hash(text: str) -> str:
 class ChatClient:
     """``ChatClient(base_url, model, api_key_env="OPENAI_API_KEY", role="judge")``; ``chat(messages) -> ChatResult``.
 
-    ``max_tokens`` and ``timeout`` default to the role's :data:`ROLE_LIMITS`.
+    ``max_tokens`` and ``timeout`` default to the role's :data:`ROLE_LIMITS`; ``cache``: the model-call
+    cache (see the module docstring), None for none.
     """
 
     def __init__(
@@ -171,6 +186,7 @@ class ChatClient:
         transport: httpx.BaseTransport | None = None,
         role: str = "chat",
         max_tokens: int | None = None,
+        cache: ModelCache | None = None,
     ):
         limits = ROLE_LIMITS.get(role, ROLE_LIMITS["chat"])
         self.base_url, self.model, self.temperature = base_url.rstrip("/"), model, temperature
@@ -188,6 +204,9 @@ class ChatClient:
         self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=bounds, transport=transport)
         self.base_url = public_url(self.base_url)
         self.forms = list(FORMS)  # the structured-output forms this server has not refused yet
+        self.cache = cache
+        self._asked: dict[str, int] = {}  # request (key without a sample index) -> complete replies got
+        self._asked_lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         """What a record stores about this client: never the key."""
@@ -218,20 +237,62 @@ class ChatClient:
             body["tool_choice"] = tool_choice or "auto"
         if (seed if seed is not None else self.seed) is not None:
             body["seed"] = seed if seed is not None else self.seed
+        sample = self._sample(body | ({"response_format": response_format} if response_format else {}))
         if response_format:
             body["response_format"] = response_format
-            return self._complete(body, None)
+            return self._cached([(body, None)], sample) or self._complete(body, None, sample, True)
         if schema is None:
-            return self._complete(body, None)
+            return self._cached([(body, None)], sample) or self._complete(body, None, sample)
+        bodies = {
+            f: body | ({"response_format": fmt} if (fmt := structured_format(f, schema, schema_name)) else {})
+            for f in FORMS
+        }
+        hit = self._cached([(bodies[f], f) for f in self.forms], sample)
+        if hit is not None:
+            return hit
         while True:
             form = self.forms[0]
-            fmt = structured_format(form, schema, schema_name)
             try:
-                return self._complete(body | ({"response_format": fmt} if fmt else {}), form)
+                return self._complete(bodies[form], form, sample, True)
             except _Refused:
                 self.forms.remove(form)  # never the last ("prose" sends no response_format)
 
-    def _complete(self, body: dict, form: str | None) -> ChatResult:
+    # the model-call cache ----------------------------------------------------------------------
+    def _sample(self, body: dict) -> tuple[str, int] | None:
+        """The request (its key without a sample index) and its sample index: how many complete replies
+        this client got for identical requests before it (so an epoch that repeats a request gets a
+        reply of its own, and a rerun the same replies in the same order; a parse retry after an
+        incomplete reply asks the same sample again). None without a cache."""
+        if self.cache is None:
+            return None
+        k = request_key("chat", self.base_url + "/chat/completions", body)
+        with self._asked_lock:
+            return k, self._asked.get(k, 0)
+
+    def _answered(self, sample: tuple[str, int] | None) -> None:
+        """One more complete reply for the request of ``sample`` (the next identical request is the next sample)."""
+        if sample is not None:
+            with self._asked_lock:
+                self._asked[sample[0]] = self._asked.get(sample[0], 0) + 1
+
+    def _key(self, body: dict, sample: tuple[str, int] | None) -> str:
+        return request_key("chat", self.base_url + "/chat/completions", body, None if sample is None else sample[1])
+
+    def _cached(self, candidates: list[tuple[dict, str | None]], sample: tuple[str, int] | None) -> ChatResult | None:
+        """The cached reply of the first of ``candidates`` (request body, form) that has one (one hit
+        or one miss counted)."""
+        if self.cache is None:
+            return None
+        keys = [self._key(b, sample) for b, _ in candidates]
+        found = self.cache.lookup(keys, self.role)
+        if found is None:
+            return None
+        self._answered(sample)
+        return self._read(found[1], candidates[keys.index(found[0])][1], cached=True)
+
+    def _complete(
+        self, body: dict, form: str | None, sample: tuple[str, int] | None = None, json_wanted: bool = False
+    ) -> ChatResult:
         try:
             resp = RetryPolicy(self.max_attempts, self.backoff).call(
                 lambda _n: self._post(body, form is not None and form != "prose"), sleep=time.sleep
@@ -242,8 +303,21 @@ class ChatClient:
             if form not in (None, "prose") and _names_response_format(resp):
                 raise _Refused(form)
             raise ChatError(f"HTTP {resp.status_code} from {self.base_url}: {resp.text[:200]}")
+        content = resp.content
+        result = self._read(content, form)
+        if self.cache is not None:
+            if resp.status_code == 200 and _complete_reply(result, json_wanted):
+                self.cache.put(self._key(body, sample), content, self.role, self.model)
+                self._answered(sample)
+            else:
+                self.cache.not_stored(self.role)
+        return result
+
+    def _read(self, content: bytes, form: str | None, cached: bool = False) -> ChatResult:
+        """The :class:`ChatResult` of a reply's body (as sent, or as the cache kept it: the same bytes
+        give the same result); its usage is metered."""
         try:
-            data = resp.json()
+            data = json.loads(content)
             choice = data["choices"][0]
             msg = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
@@ -251,7 +325,7 @@ class ChatClient:
         if not isinstance(msg, dict):
             raise ChatError(f"malformed chat completion from {self.base_url}")
         calls = tuple(c for c in (msg.get("tool_calls") or ()) if isinstance(c, dict))
-        usage = _usage_of(self, data)
+        usage = _usage_of(self, data, cached)
         meter = _METER.get()
         if meter is not None:
             meter.append(usage)
@@ -264,6 +338,7 @@ class ChatClient:
             usage=usage,
             form=form,
             finish_reason=finish if isinstance(finish, str) else None,
+            cached=cached,
         )
 
     def _post(self, body: dict, structured: bool) -> httpx.Response:
@@ -282,6 +357,22 @@ class ChatClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+#: finish reasons of a reply that stopped before it was done (never cached)
+_INCOMPLETE = frozenset({"length", "content_filter"})
+
+
+def _complete_reply(r: ChatResult, json_wanted: bool) -> bool:
+    """Whether a reply may be cached: complete (not cut, not filtered), not empty, and holding a JSON
+    object where one was asked for (else its caller may ask again, and must reach the endpoint)."""
+    if r.finish_reason in _INCOMPLETE:
+        return False
+    if r.tool_calls:
+        return True
+    if not r.text.strip():
+        return False
+    return not json_wanted or parse_json_object(r.text) is not None
 
 
 class _Refused(MemevalError):

@@ -45,6 +45,10 @@ resamples = 1000
 # prices: a price table (YAML: {model: {input: USD, output: USD}} per million tokens) to price each
 # question's tokens; None = the cost each run recorded (memeval run --prices)
 prices: str | None = None
+# attribute: attribute each run that has no reader (dry or memory mode: evidence stored, retrieved) with
+# `memeval attribute` before loading it; answer-mode runs: attribute them with their reader and judge
+# (memeval attribute RUN ...) and pass the attributed folders in run_dirs
+attribute = False
 
 # %%
 import polars as pl
@@ -54,13 +58,16 @@ from memeval import aggregate, plots
 from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side
 from memeval import run_folders, ensure_bench, load_runs, run_systems
-from memeval import load_bench
+from memeval import load_bench, natural_key
+from memeval import attributed, attribution_split
 
 setup_notebook()
 bench_path = None
 if run_dirs is None:
     bench_path = ensure_bench(bench_dir, preset, seed)
     run_dirs = run_systems(bench_path, systems, tiers, mode, runs_root)
+if attribute:
+    run_dirs = [attributed(d) for d in run_dirs]
 df = load_runs(run_dirs)
 run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
@@ -105,7 +112,7 @@ else:
 if gate:
     print("dry answer-score curves are not drawn: dry scores are not valid on this bench (see above)")
 else:
-    for name in df["system"].unique(maintain_order=True):
+    for name in sorted(df["system"].unique().to_list(), key=natural_key):
         if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
             plots.degradation_curve(df, by="axis", system=name, x=x, n_resamples=resamples).show()
 
@@ -199,6 +206,21 @@ if gate:
     print("the outcome split reads dry scores, which are not valid on this bench (see above)")
 else:
     plots.failure_split(df).show()
+
+# %% [markdown]
+# ## Where it broke: write, retrieval or reader
+#
+# Runs attributed by `memeval attribute` (or with `attribute=True`): each miss given one cause -- never
+# stored (write loss), stored but not retrieved (retrieval loss), retrieved but not used by the reader
+# while the reader answers right from the oracle evidence (reader loss), or missed by the reader even
+# from the oracle evidence (reader ceiling). Hover: count and 95% interval of each share.
+
+# %%
+if df["attribution"].drop_nulls().len():
+    attribution_split(df, n_resamples=resamples).show()
+    attribution_split(df, by="axis", n_resamples=resamples).show()
+else:
+    print("no attribution in these runs: run `memeval attribute RUN` and pass the attributed folders in run_dirs")
 
 # %% [markdown]
 # ## Speed (beside accuracy, never folded in)

@@ -70,6 +70,14 @@ display(HTML(html_table(aggregate.latency_table(df), caption=f"target {target_ms
 plots.latency_histogram(df)
 
 # %% [markdown]
+# ## Write path: ingest time and, for systems that index asynchronously, time to searchable per haystack
+
+# %%
+from memeval.run import read_manifest
+
+plots.write_path_figure({str(d): read_manifest(d) for d in run_dirs})
+
+# %% [markdown]
 # ## Per tier: does the haystack's size slow retrieval down?
 
 # %%

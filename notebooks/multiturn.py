@@ -41,10 +41,11 @@ from pathlib import Path
 from IPython.display import HTML, display
 
 from memeval import setup_notebook
+from memeval import anchored
 from memeval import make_agent
 from memeval import MULTITURN_GRADER_CONFIG as DEFAULT_CONFIG
 from memeval import RuleExtractor, extractor_accuracy
-from memeval import pass_rates, results_frame
+from memeval import pass_rates, results_frame, wilson_interval
 from memeval import bad_turn_histogram, correction_breakdown, latest_sample_records as latest, process_directions
 from memeval import bad_turn_figure, shares_figure, strata_figure
 from memeval import read_sample_records
@@ -58,13 +59,13 @@ setup_notebook()  # plotly.js embedded once: figures render offline in the HTML 
 
 if records_path is None:
     if suite_dir is None:
-        suite_dir = f"data/multiturn-s{seed}-n{sessions}"
+        suite_dir = anchored(f"data/multiturn-s{seed}-n{sessions}")  # the project root's data/, whatever the cwd
         if not (Path(suite_dir) / "suite.yaml").is_file():
             save_suite(generate_suite(seed, sessions, cross_session), suite_dir)
-    suite = load_suite(suite_dir)
+    suite = load_suite(anchored(suite_dir))
     records = [r for a in agents for r in run_suite(suite, make_agent(a))]
 else:
-    records = read_sample_records(records_path)
+    records = read_sample_records(anchored(records_path))
 df = results_frame(records)
 versions = sorted(df["grader_version"].unique().to_list())
 grader_version = grader_version or versions[-1]
@@ -83,11 +84,21 @@ rates = {
 }
 strata_figure(rates).show()
 
+
 # %%
+def _ci(lo, hi):
+    return "–" if lo is None else f"{lo:.3f}–{hi:.3f}"
+
+
 rows = []
 for a, pr in rates.items():
-    rows += [{"agent": a, "weight used": r["weight_used"], **r} for r in pr.strata.iter_rows(named=True)]
-    rows.append({"agent": a, "stratum": "total (weighted)", "rate": pr.total})
+    rows += [
+        {"agent": a, "weight used": r["weight_used"], "95% interval": _ci(r["rate_lo"], r["rate_hi"]), **r}
+        for r in pr.strata.iter_rows(named=True)
+    ]
+    rows.append(
+        {"agent": a, "stratum": "total (weighted)", "rate": pr.total, "95% interval": _ci(pr.total_lo, pr.total_hi)}
+    )
 display(
     HTML(
         rows_table(
@@ -104,6 +115,7 @@ display(
                 "incomplete",
                 "env_drift",
                 "rate",
+                "95% interval",
             ],
         )
     )
@@ -123,6 +135,7 @@ for a, pr in rates.items():
                 "split": f"corrections {r['corrections_group']}",
                 "tasks": r["tasks"],
                 "rate": r["rate"],
+                "95% interval": _ci(r["rate_lo"], r["rate_hi"]),
             }
         )
     for r in pr.by_cross_task.iter_rows(named=True):
@@ -132,6 +145,7 @@ for a, pr in rates.items():
                 "split": f"cross_task={r['cross_task']}",
                 "tasks": r["tasks"],
                 "rate": r["rate"],
+                "95% interval": _ci(r["rate_lo"], r["rate_hi"]),
             }
         )
 for a, pr in rates.items():
@@ -142,6 +156,7 @@ for a, pr in rates.items():
             "split": "turn samples (counted per turn, outside the task rate)",
             "tasks": ts["samples"],
             "rate": ts["rate"],
+            "95% interval": _ci(*wilson_interval(ts["pass"], ts["pass"] + ts["fail"])),
         }
     )
     ss = pr.session_units or {"samples": 0}
@@ -152,9 +167,10 @@ for a, pr in rates.items():
                 "split": "session units (counted per session, outside the task rate)",
                 "tasks": ss["samples"],
                 "rate": ss["rate"],
+                "95% interval": _ci(*wilson_interval(ss["pass"], ss["pass"] + ss["fail"])),
             }
         )
-display(HTML(rows_table(brk, ["agent", "split", "tasks", "rate"])))
+display(HTML(rows_table(brk, ["agent", "split", "tasks", "rate", "95% interval"])))
 
 # %% [markdown]
 # ## Where it breaks: bad-turn histogram, process errors, corrections

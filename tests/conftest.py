@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from shared_data import GLASSHOUSE, glasshouse_found, in_ci, require_glasshouse  # noqa: E402
+
+# The commands' model-call cache is off in tests (a stub on a reused port must not be answered from another
+# test's replies); tests of the cache pass --cache DIR or a ModelCache of their own.
+os.environ.setdefault("MEMEVAL_CACHE", "off")
 
 
 def pytest_report_header(config) -> list[str]:

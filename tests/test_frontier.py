@@ -9,6 +9,7 @@ import polars as pl
 from browser import load_html, require_chromium
 from memeval.analysis.costs import operating_points
 from memeval.analysis.frontier import frontier_plot
+from memeval.analysis.plot_base import CEILING_COLOUR, system_colour
 from memeval.analysis.report import render_report
 from memeval.llm import ChatClient
 from memeval.run import run_system
@@ -52,12 +53,24 @@ def test_frontier_keeps_the_points_nothing_beats():
     fig = frontier_plot(_points())
     lines = [t for t in fig.data if t.mode == "lines"]
     assert [list(t.x) for t in lines] == [[10.0, 20.0]]  # one frontier line (latency); the cost one has one point
-    assert all("(n=2)" in label for t in fig.data if t.mode != "lines" for label in t.text)
+    points = [t for t in fig.data if t.mode == "markers"]
+    assert all(t.name.endswith("(n=2)") and not t.text for t in points)  # named in the legend, no labels to overlap
+    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type == "log"
+    assert {t.marker.color for t in points if t.name.startswith("b ")} == {system_colour("b")}
 
 
-def test_frontier_without_cost_says_so():
-    fig = frontier_plot(_points().with_columns(pl.lit(None, pl.Float64).alias("cost_usd")))
-    assert any("no cost recorded" in a.text for a in fig.layout.annotations)
+def test_frontier_without_cost_draws_no_empty_panel_and_bounds_as_lines():
+    df = _points().with_columns(pl.lit(None, pl.Float64).alias("cost_usd"))
+    oracle = df.filter(pl.col("system") == "a").with_columns(
+        pl.lit("oracle").alias("system"), pl.lit(1.0).alias("score")
+    )
+    fig = frontier_plot(pl.concat([df, oracle]))
+    assert "not drawn: no cost recorded" in fig.layout.title.text
+    assert "xaxis2" not in fig.layout.to_plotly_json()  # one panel: latency only
+    assert [a.text for a in fig.layout.annotations][0].startswith("median latency")
+    assert all(not t.name.startswith("oracle") for t in fig.data)  # the ceiling is not a point
+    (ceiling,) = [s for s in fig.layout.shapes if s.y0 == 1.0]
+    assert ceiling.line.dash == "dash" and ceiling.line.color == CEILING_COLOUR
 
 
 def _reply(body):

@@ -28,6 +28,7 @@ RANKS: dict[str, int] = {
     "testing": 0,  # loopback stubs (OpenAI-compatible judges, readers): standalone, no memeval imports
     "bench": 1,
     "models": 1,  # the local offline models (embedder, chat server): below systems, which embed with them
+    "callcache": 1,  # the model-call cache: below systems (embeddings) and llm (chat), above workspace
     "systems": 2,
     "llm": 3,
     "scoring": 4,

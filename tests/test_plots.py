@@ -52,32 +52,52 @@ def test_degradation_curve_weighted():
     assert "weighted mean" in fig.layout.title.text
 
 
-def test_degradation_curve_by_axis_needs_one_system():
+def _panel(fig, axis, name):
+    """The trace ``name`` drawn in the small-multiple panel of ``axis``."""
+    (t,) = [t for t in fig.data if t.name == name and (t.meta or {}).get("axis") == axis]
+    return t
+
+
+def test_degradation_curve_by_axis_is_small_multiples_of_one_system():
     df = synthetic_records()
-    fig = plots.degradation_curve(df, by="axis")  # only bm25 is not a baseline
-    assert [t.name for t in fig.data] == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]  # weight-table order, no bands
-    assert list(_trace(fig, "TEMPORAL").y) == pytest.approx([1.0, 0.0, 0.0])
+    fig = plots.degradation_curve(df, by="axis", floor=False, ceiling=False)  # only bm25 is not a baseline
+    assert [t.meta["axis"] for t in fig.data] == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]  # weight-table order
+    assert {t.name for t in fig.data} == {"bm25"} and len({t.xaxis for t in fig.data}) == 4  # one panel each
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[:4] == ["BASIC (weight 1)", "TEMPORAL (weight 2)", "MULTI (weight 3)", "ABSTAIN (weight 3)"]
+    assert list(_panel(fig, "TEMPORAL", "bm25").y) == pytest.approx([1.0, 0.0, 0.0])
     two = pl.concat([df, df.filter(pl.col("system") == "bm25").with_columns(pl.lit("mem0").alias("system"))])
     with pytest.raises(ValueError, match="needs one system"):
         plots.degradation_curve(two, by="axis")
-    assert _trace(plots.degradation_curve(two, by="axis", system="mem0"), "BASIC").y[2] == pytest.approx(0.0)
-    banded = plots.degradation_curve(df, by="axis", floor="no_memory")
-    assert list(_trace(banded, "floor: no_memory").y) == pytest.approx([0.25, 0.25, 0.25])
+    assert _panel(plots.degradation_curve(two, by="axis", system="mem0"), "BASIC", "mem0").y[2] == pytest.approx(0.0)
+    # each panel holds that axis's own floor and ceiling, dashed in the bounds' colours
+    banded = plots.degradation_curve(df, by="axis")
+    floor = _panel(banded, "BASIC", "floor: no_memory")
+    assert floor.line.dash == "dash" and floor.line.color == plots.FLOOR_COLOUR
+    assert _panel(banded, "BASIC", "ceiling: oracle").line.color == plots.CEILING_COLOUR
+    # the bm25 curve is in its panel with its bounds (same x and y axes)
+    assert {floor.xaxis, _panel(banded, "BASIC", "bm25").xaxis} == {floor.xaxis}
 
 
 def test_axis_tier_heatmap_cells():
     fig = plots.axis_tier_heatmap(synthetic_records())
-    assert [t.name for t in fig.data] == ["no_memory", "oracle", "bm25"]
-    bm25 = fig.data[2]
+    scores = [t for t in fig.data if not t.name.endswith(": ungraded")]
+    assert [t.name for t in scores] == ["bm25", "no_memory", "oracle"]  # systems first, then the bounds
+    assert [a.text for a in fig.layout.annotations][:3] == ["bm25", "floor: no_memory", "ceiling: oracle"]
+    bm25 = scores[0]
+    assert bm25.textfont.size == 11  # a fixed size: plotly never shrinks a long label
     assert list(bm25.x) == ["core", "small", "medium"]
     rows = list(bm25.y)
     assert rows == ["BASIC", "TEMPORAL", "MULTI", "ABSTAIN"]
     basic = bm25.z[rows.index("BASIC")]
     assert basic[2] == pytest.approx(0.5)  # medium: Q1 0 and Q9 1
     multi = bm25.z[rows.index("MULTI")]
-    assert multi[2] is None and "1 ungraded" in bm25.text[rows.index("MULTI")][2]
+    assert multi[2] is None and bm25.text[rows.index("MULTI")][2] == "–"
+    assert "1 ungraded" in bm25.customdata[rows.index("MULTI")][2]
+    grey = next(t for t in fig.data if t.name == "bm25: ungraded")  # drawn grey beneath the empty cell
+    assert grey.z[rows.index("MULTI")][2] == 1 and grey.z[rows.index("BASIC")][2] is None
     # two questions, one right: resampling gives 0, 0.5 or 1, so the 95% interval is 0-1: marked wide
-    assert bm25.text[rows.index("BASIC")][2] == "0.50 ± (n=2)"
+    assert bm25.text[rows.index("BASIC")][2] == "0.50±<br>n=2"
     assert bm25.customdata[rows.index("BASIC")][2] == "0.00–1.00"
 
 
@@ -112,6 +132,22 @@ def test_latency_histogram_percentiles_and_exclusions():
     assert fig.layout.xaxis.ticktext[:3] == ("0.1", "1", "10")  # a log scale, labelled in ms
 
 
+def test_latency_below_resolution_is_a_count_not_a_bar_at_1_ms():
+    """Over HTTP the figure is max(1, latency - round trip): 30 questions 0.4 ms above the round trip are
+    stored as 1.0; they show as "< 1 ms" with their count, never as the histogram's bar at 1 ms."""
+    fast = dict(system="http", latency_ms=2.0, network_ms=1.6, latency_minus_rtt_ms=1.0, speed_status="measured")
+    slow = dict(system="http", latency_ms=20.0, network_ms=1.6, latency_minus_rtt_ms=18.4, speed_status="measured")
+    rows = [record(qid=f"F{i}", **fast) for i in range(30)] + [record(qid=f"S{i}", **slow) for i in range(10)]
+    fig = plots.latency_histogram(records_frame(rows))
+    (hist,) = [t for t in fig.data if t.type == "histogram"]
+    assert len(hist.x) == 10 and min(10**v for v in hist.x) == pytest.approx(18.4)  # no value at the clamp
+    (below,) = [t for t in fig.data if t.type == "bar"]
+    assert list(below.y) == [30] and below.text[0] == "< 1 ms: 30"
+    texts = {a.text for a in fig.layout.annotations}
+    assert "p50: < 1 ms" in texts and "p50: 1.0 ms" not in texts  # the median is the clamp: said so
+    assert any("n=40 (30 below 1 ms)" in t for t in texts)
+
+
 def test_latency_histogram_draws_no_empty_panel():
     rows = [
         record(
@@ -126,6 +162,7 @@ def test_latency_histogram_draws_no_empty_panel():
     rows += [record(system="bm25", qid="Q1", latency_minus_rtt_ms=5.0)]
     fig = plots.latency_histogram(records_frame(rows))
     assert len(fig.data) == 1 and fig.data[0].name == "bm25"
+    assert fig.data[0].marker.color == plots.system_colour("bm25")
     assert "not drawn, no measured latency: served (concurrency 8: latency includes queueing)" in fig.layout.title.text
 
 
@@ -173,15 +210,29 @@ def test_curve_points_carry_their_95_interval():
     assert "bars: 95% bootstrap intervals" in fig.layout.title.text
 
 
-def test_per_axis_lines_never_share_a_colour():
+def test_per_axis_curves_are_one_panel_each_in_the_systems_colour():
     from memeval.bench.axes import AXES
 
     rows = [
         record(system="bm25", tier=t, qid=f"Q{a}", axis=a, weight=1, score=1.0) for a in AXES for t in ("core", "small")
     ]
     fig = plots.degradation_curve(records_frame(rows), by="axis", floor=False, ceiling=False)
-    colours = [t.line.color for t in fig.data]
-    assert len(colours) == len(AXES) == 17 and len(set(colours)) == 17
+    assert len(fig.data) == len(AXES) == 17 and len({t.xaxis for t in fig.data}) == 17  # 17 panels, not 17 lines
+    assert {t.line.color for t in fig.data} == {plots.system_colour("bm25")}
+    assert sum(t.showlegend is not False for t in fig.data) == 1  # one legend entry for the system
+
+
+def test_a_system_keeps_its_colour_whatever_else_a_figure_shows():
+    df = synthetic_records()
+    full = plots.degradation_curve(df)  # no_memory and oracle are bands here
+    alone = plots.retrieval_curve(df.filter(pl.col("system") == "bm25"))
+    bounds_as_lines = plots.degradation_curve(df, floor=False, ceiling=False)
+    colour = _trace(full, "bm25").line.color
+    assert _trace(alone, "bm25").line.color == colour == _trace(bounds_as_lines, "bm25").line.color
+    # bounds drawn as lines are dashed in their own colours, never a system's
+    assert _trace(bounds_as_lines, "oracle").line.color == plots.CEILING_COLOUR != colour
+    assert _trace(bounds_as_lines, "no_memory").line.dash == "dash"
+    assert _trace(full, "floor: no_memory").line.color == plots.FLOOR_COLOUR
 
 
 def test_overall_table_carries_intervals_beside_each_mean():

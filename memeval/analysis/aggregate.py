@@ -30,6 +30,7 @@ __all__ = [
     "WEIGHT_TABLE",
     "FLOOR",
     "CEILING",
+    "run_role",
     "question_set",
     "retrieval_table",
     "RETRIEVAL_METRICS",
@@ -43,6 +44,28 @@ __all__ = [
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(metric_names())
 
 FLOOR, CEILING = "no_memory", "oracle"
+
+
+def run_role(manifest: dict) -> str | None:
+    """``"ceiling"``, ``"floor"`` or None: whether a run is a bound shown beside systems rather than a
+    system. The manifest marks the built-in oracle (``config.system.role``); the floor is the
+    ``no_memory`` system (runs made before the mark: the oracle by its name).
+
+    >>> run_role({"config": {"system": {"spec": "oracle", "role": "ceiling"}}})
+    'ceiling'
+    >>> run_role({"config": {"system": {"spec": "no_memory"}}}), run_role({"config": {"system": {"spec": "bm25"}}})
+    ('floor', None)
+    """
+    sys_cfg = (manifest.get("config") or {}).get("system") or {}
+    if sys_cfg.get("role") in ("ceiling", "floor"):
+        return str(sys_cfg["role"])
+    spec = str(sys_cfg.get("spec") or "")
+    for name, role in ((FLOOR, "floor"), (CEILING, "ceiling")):
+        if spec == name or spec.startswith(name + ":"):
+            return role
+    return None
+
+
 WEIGHT_TABLE = pl.DataFrame({"axis": list(AXIS_WEIGHTS), "weight": list(AXIS_WEIGHTS.values())})
 
 #: polars type of each element kind of :class:`memeval.run.records.Record`

@@ -34,6 +34,7 @@ import polars as pl
 from ..bench.io import load_bench
 from ..errors import InputError
 from ..run.folder import read_manifest
+from ..systems.registry import HOUSEKEEPING  # the settings that say where, not what
 
 __all__ = [
     "WHOLE_HAYSTACK",
@@ -48,7 +49,7 @@ __all__ = [
 #: a system returning at least this share of its haystack's turns (median over questions) is flagged
 WHOLE_HAYSTACK = 0.8
 #: the settings a comparison states, in the order the fairness line names them
-TERMS = ("k", "context budget", "reader", "judge", "question set", "categories counted", "bench")
+TERMS = ("k", "search params", "context budget", "reader", "judge", "question set", "categories counted", "bench")
 _NA = "-"
 
 
@@ -106,7 +107,8 @@ class Comparison:
             out.extend(f"  {s}: {why}" for s, why in self.left_out.items())
         for s, share in self.whole_haystack.items():
             out.append(
-                f"  WARNING {s} returns (nearly) the whole haystack: median {share:.0%} of its turns per question; "
+                f"  WARNING {s} returns (nearly) the whole haystack: median {share:.0%} of its turns (or of its "
+                "characters, for a system returning no turn ids) per question; "
                 "its score reads everything, not what it retrieved"
             )
         if self.unchecked_haystack:
@@ -121,6 +123,21 @@ def _k_and_budget(config: Mapping[str, Any]) -> tuple[str, str]:
     if config.get("context_max_tokens") is not None:
         budget.append(f"reader cap {config['context_max_tokens']}")
     return k, ", ".join(budget) or _NA
+
+
+#: parameters that are neither k nor a budget nor housekeeping, yet change what a search returns
+_NOT_SEARCH = frozenset({"k", "tokens", "max_tokens", "budget"})
+
+
+def _search_params(config: Mapping[str, Any]) -> str:
+    """A system's other search settings (threshold, mode, rerank, ...), as ``name=value`` sorted by name.
+
+    >>> _search_params({"system": {"params": {"k": 10, "threshold": 0.0, "mode": "hybrid", "base_url": "u"}}})
+    'mode=hybrid, threshold=0.0'
+    """
+    params = (config.get("system") or {}).get("params") or {}
+    kept = sorted(f"{n}={v}" for n, v in params.items() if n not in _NOT_SEARCH and n not in HOUSEKEEPING)
+    return ", ".join(kept) or _NA
 
 
 def _model(identity: Mapping[str, Any] | None) -> str:
@@ -148,6 +165,7 @@ def run_terms(manifest: Mapping[str, Any], graded_axes: Iterable[str], questions
     axes = sorted(set(graded_axes))
     values = {
         "k": k,
+        "search params": _search_params(c),
         "context budget": budget,
         "reader": reader,
         "judge": judge,
@@ -177,6 +195,29 @@ def _haystack_sizes(root: str, turns_file: str, _mtime: int) -> dict[str | None,
     return {r["haystack"]: r["len"] for r in t.group_by("haystack").len().iter_rows(named=True)}
 
 
+@functools.lru_cache(maxsize=32)
+def _haystack_chars(root: str, turns_file: str, _mtime: int) -> dict[str | None, int]:
+    """Characters of turn text per haystack of one turns file (the share a system without turn ids returns)."""
+    t = pl.read_ndjson(Path(root) / turns_file, schema={"haystack": pl.Utf8, "text": pl.Utf8})
+    agg = t.group_by("haystack").agg(pl.col("text").str.len_chars().sum().alias("n"))
+    return {r["haystack"]: int(r["n"] or 0) for r in agg.iter_rows(named=True)}
+
+
+def _chars_of(manifest: Mapping[str, Any]) -> dict[str, dict[str | None, int]] | None:
+    """{tier: {haystack: characters}} read from the run's bench folder, or None when it cannot be read."""
+    root = ((manifest.get("config") or {}).get("bench") or {}).get("root")
+    if not root:
+        return None
+    try:
+        bench = load_bench(root)
+        return {
+            t.name: _haystack_chars(str(root), t.turns_file, (Path(root) / t.turns_file).stat().st_mtime_ns)
+            for t in bench.tiers
+        }
+    except (InputError, OSError, pl.exceptions.PolarsError, ValueError):
+        return None
+
+
 def _sizes_of(manifest: Mapping[str, Any]) -> dict[str, dict[str | None, int]] | None:
     """{tier: {haystack: n turns}} read from the run's bench folder, or None when it cannot be read."""
     root = ((manifest.get("config") or {}).get("bench") or {}).get("root")
@@ -204,7 +245,12 @@ def _whole_haystack(
         d = df.filter(
             (pl.col("run_id") == run_id) & pl.col("error").is_null() & pl.col("retrieved_turns").is_not_null()
         )
-        if not d.height:
+        if not d.height:  # no turn ids (a hosted API returns rewritten facts): the share of characters
+            share_c, known = _chars_share(df, run_id, manifests.get(run_id) or {})
+            if not known:
+                unchecked.append(str(system))
+            elif share_c is not None and share_c >= WHOLE_HAYSTACK:
+                flagged[str(system)] = share_c
             continue
         sizes = _sizes_of(manifests.get(run_id) or {})
         if sizes is None:
@@ -221,6 +267,28 @@ def _whole_haystack(
             if share >= WHOLE_HAYSTACK:
                 flagged[str(system)] = share
     return flagged, tuple(unchecked)
+
+
+def _has_chars(df: pl.DataFrame, run_id: str) -> bool:
+    return "chars_returned" in df.columns and bool(
+        df.filter((pl.col("run_id") == run_id) & pl.col("chars_returned").is_not_null()).height
+    )
+
+
+def _chars_share(df: pl.DataFrame, run_id: str, manifest: Mapping[str, Any]) -> tuple[float | None, bool]:
+    """The median share of its haystack's characters a run returned per answered question, and whether
+    the bench could be read (a run without ``chars_returned``: (None, True), nothing to check)."""
+    if not _has_chars(df, run_id):
+        return None, True
+    chars = _chars_of(manifest)
+    if chars is None:
+        return None, False
+    d = df.filter((pl.col("run_id") == run_id) & pl.col("error").is_null() & pl.col("chars_returned").is_not_null())
+    hay = d["haystack"] if "haystack" in d.columns else pl.Series([None] * d.height)
+    shares = sorted(
+        c / n for tier, h, c in zip(d["tier"], hay, d["chars_returned"]) if (n := chars.get(tier, {}).get(h))
+    )
+    return (shares[len(shares) // 2] if shares else None), True
 
 
 def _left_out(df: pl.DataFrame, common: pl.DataFrame, keys: list[str]) -> dict[str, str]:

@@ -20,6 +20,7 @@ import polars as pl
 from ..errors import InputError
 from ..run.folder import run_identity
 from .aggregate import load_records
+from .plot_base import TEMPLATE, system_colour, title_layout
 
 __all__ = [
     "VERDICTS",
@@ -214,7 +215,8 @@ def confusion_heatmap(conf: pl.DataFrame, label_a: str = "judge A", label_b: str
         )
     )
     fig.update_layout(
-        title=title or f"Confusion (n = {sum(map(sum, z))} records)",
+        **title_layout(title or f"Confusion (n = {sum(map(sum, z))} records)"),
+        template=TEMPLATE,
         height=420,
         xaxis_title=label_b,
         yaxis_title=label_a,
@@ -234,13 +236,15 @@ def acceptance_bars(table: pl.DataFrame, by: str = "trap", title: str = ""):
             x=t[by].to_list(),
             y=t["acceptance"].to_list(),
             name=judge,
+            marker_color=system_colour(judge),
             text=[f"{a}/{n}" for a, n in zip(t["accepted"].to_list(), t["n"].to_list())],
             textposition="outside",
             hovertemplate=f"{judge}<br>%{{x}}: %{{y:.3f}} accepted (%{{text}})<extra></extra>",
         )
     fig.update_layout(
+        **title_layout(title or f"Acceptance of trap answers per {by} (accepted/n)"),
+        template=TEMPLATE,
         barmode="group",
-        title=title or f"Acceptance of trap answers per {by} (accepted/n)",
         yaxis=dict(title="acceptance (0 = strict)", range=[0, 1.15]),
         height=420,
     )

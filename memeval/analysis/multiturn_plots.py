@@ -1,5 +1,6 @@
 """Plotly figures for multi-turn pass rates (static: they survive in the HTML report), on the shared
-plot template (:data:`memeval.analysis.plot_base.TEMPLATE`, :data:`~memeval.analysis.plot_base.PALETTE`)."""
+plot template (:data:`memeval.analysis.plot_base.TEMPLATE`), each agent in its colour
+(:func:`memeval.analysis.plot_base.system_colour`) and each pass rate with its 95% interval."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import polars as pl
 import plotly.graph_objects as go
 
 from ..multiturn.rates import EXCLUDED, PassRates
-from .plot_base import PALETTE, TEMPLATE
+from .plot_base import PALETTE, TEMPLATE, system_colour, title_layout
 
 __all__ = ["strata_figure", "shares_figure", "bad_turn_figure"]
 
@@ -22,16 +23,34 @@ def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
         rows = list(pr.strata.iter_rows(named=True))
         x = [f"{r['stratum']} turns (w={r['weight']})" for r in rows] + ["total (weighted)"]
         y = [r["rate"] for r in rows] + [pr.total]
+        lo = [r["rate_lo"] for r in rows] + [pr.total_lo]
+        hi = [r["rate_hi"] for r in rows] + [pr.total_hi]
         text = [("n/a" if r["rate"] is None else f"{r['rate']:.2f}") + f" (n={r['pass'] + r['fail']})" for r in rows]
         text.append("n/a" if pr.total is None else f"{pr.total:.2f}")
-        fig.add_bar(name=agent, x=x, y=y, text=text, textposition="outside")
+        nan = float("nan")
+        fig.add_bar(
+            name=agent,
+            x=x,
+            y=y,
+            text=text,
+            textposition="inside",
+            marker_color=system_colour(agent),
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[nan if v is None or h is None else h - v for v, h in zip(y, hi)],
+                arrayminus=[nan if v is None or lw is None else v - lw for v, lw in zip(y, lo)],
+                thickness=1.2,
+            ),
+        )
     gv = {pr.grader_version for pr in rates.values()}
     fig.update_layout(
         template=TEMPLATE,
-        colorway=PALETTE,
         barmode="group",
-        yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.15]),
-        title=f"Pass rate by session length (grader {', '.join(sorted(gv))})",
+        yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.1]),
+        **title_layout(
+            f"Pass rate by session length (grader {', '.join(sorted(gv))}; bars: 95% intervals, Wilson per stratum)"
+        ),
         legend_title="agent",
         height=420,
     )

@@ -1,11 +1,18 @@
 """What every memeval score figure shares: the template and palette, per-group means with their 95%
 intervals, and the tier-size x axis.
 
-``TEMPLATE``, ``PALETTE`` and ``mean_scores`` are public; the other names are the building blocks of
-the ``plot_*`` modules (one copy of each, here).
+``TEMPLATE``, ``PALETTE``, ``system_colour`` and ``mean_scores`` are public; the other names are the
+building blocks of the ``plot_*`` modules (one copy of each, here).
+
+Colours are keyed by system label: a system has the same colour in every figure of a report (and of
+the run browser), whatever else a figure shows; the floor and ceiling always have their own (red and
+green, dashed), never a system's.
 """
 
 from __future__ import annotations
+
+import re
+import zlib
 
 import polars as pl
 from plotly.colors import qualitative
@@ -15,11 +22,91 @@ from ..bench.axes import AXES
 from .aggregate import question_set
 from .intervals import DEFAULT_RESAMPLES, bootstrap_means
 
-__all__ = ["TEMPLATE", "PALETTE", "mean_scores"]
+__all__ = [
+    "TEMPLATE",
+    "PALETTE",
+    "FLOOR_COLOUR",
+    "CEILING_COLOUR",
+    "system_colour",
+    "system_colours",
+    "bound_kind",
+    "bound_line",
+    "system_line",
+    "natural_key",
+    "wrap_title",
+    "title_layout",
+    "mean_scores",
+]
 
 #: 10 + 24 distinct colours: a figure never repeats one for up to 34 lines (17 axes fit twice).
 PALETTE = qualitative.Plotly + [c for c in qualitative.Dark24 if c not in qualitative.Plotly]
 TEMPLATE = "plotly_white"  #: the plotly template every memeval figure uses
+FLOOR_COLOUR = "#d62728"  #: the floor (``no_memory``) in every figure: red, dashed
+CEILING_COLOUR = "#2ca02c"  #: the ceiling (``oracle``) in every figure: green, dashed
+_BOUND_NAMES = {"floor": "no_memory", "ceiling": "oracle"}
+#: the colours systems take, in preference order: the palette without the floor's and ceiling's
+_SYSTEM_COLOURS = [c for c in PALETTE if c.casefold() not in (FLOOR_COLOUR, CEILING_COLOUR)]
+_TAKEN: dict[str, str] = {}  # label -> colour, for this process (a notebook kernel: one report)
+
+
+def bound_kind(system: str) -> str | None:
+    """``"floor"``, ``"ceiling"`` or None: whether ``system`` is a bound (by its name, bare or with
+    parameters; figures see records, not manifests).
+
+    >>> bound_kind("oracle"), bound_kind("no_memory:x=1"), bound_kind("bm25")
+    ('ceiling', 'floor', None)
+    """
+    return next((k for k, name in _BOUND_NAMES.items() if is_role(system, name)), None)
+
+
+def natural_key(label: str) -> tuple:
+    """Sort key reading digit runs as numbers: ``bm25, bm25:k=5, bm25:k=20`` (not ``k=20`` before ``k=5``).
+
+    >>> sorted(["bm25:k=20", "bm25", "bm25:k=5"], key=natural_key)
+    ['bm25', 'bm25:k=5', 'bm25:k=20']
+    """
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", label) if t)
+
+
+def system_colour(label: str) -> str:
+    """The colour of ``label`` in every figure: the floor's and ceiling's own for those, else a palette
+    colour chosen by a stable hash of the label (the same in every report and the run browser), moved to
+    the next free one if another system of this process already took it.
+
+    >>> system_colour("oracle") == CEILING_COLOUR and system_colour("bm25") == system_colour("bm25")
+    True
+    """
+    kind = bound_kind(label)
+    if kind is not None:
+        return FLOOR_COLOUR if kind == "floor" else CEILING_COLOUR
+    if label not in _TAKEN:
+        used = set(_TAKEN.values())
+        start = zlib.crc32(label.encode("utf-8")) % len(_SYSTEM_COLOURS)
+        order = _SYSTEM_COLOURS[start:] + _SYSTEM_COLOURS[:start]
+        _TAKEN[label] = next((c for c in order if c not in used), order[0])
+    return _TAKEN[label]
+
+
+def bound_line(kind: str) -> dict:
+    """The plotly ``line`` of a floor or ceiling (``kind``) in every figure: its colour, dashed."""
+    return {"color": FLOOR_COLOUR if kind == "floor" else CEILING_COLOUR, "dash": "dash", "width": 2}
+
+
+def system_line(label: str) -> dict:
+    """The plotly ``line`` of ``label``: a bound's dashed line, else the system's colour, solid."""
+    kind = bound_kind(label)
+    return bound_line(kind) if kind else {"color": system_colour(label)}
+
+
+def system_colours(labels) -> dict[str, str]:
+    """:func:`system_colour` of each label, the labels taken in natural order (so which of two
+    colliding systems moves does not depend on the order a figure meets them).
+
+    >>> c = system_colours(["bm25:k=5", "bm25"]); c["bm25"] != c["bm25:k=5"]
+    True
+    """
+    return {s: system_colour(s) for s in sorted(dict.fromkeys(labels), key=natural_key)}
+
 
 _X_COLUMNS = {
     "turns": ("tier_turns", "turns in the haystack"),
@@ -99,3 +186,45 @@ def error_bars(m: pl.DataFrame) -> dict:
 def hover_interval(m: pl.DataFrame) -> list[str]:
     """Each ``mean_scores`` row's 95% interval as hover text ("–" when there is none)."""
     return [("–" if lo is None else f"{lo:.3f}–{hi:.3f}") for lo, hi in zip(m["lo"].to_list(), m["hi"].to_list())]
+
+
+#: about how wide plotly's default sans-serif draws a character, as a share of the font size (a
+#: little over the real average, so a wrapped title never reaches the edge)
+_CHAR_WIDTH = 0.58
+TITLE_SIZE = 16  #: the font size of every memeval figure title (px)
+
+
+def wrap_title(text: str, width_px: float = 1000, size: float = TITLE_SIZE) -> str:
+    """``text`` with ``<br>`` breaks between words so no line is wider than ``width_px`` (less the
+    margins) at font ``size``; existing breaks kept, markup (``<sup>``, ``<b>``) not counted.
+
+    >>> wrap_title("aaaa bbbb cccc", width_px=80, size=10)
+    'aaaa bbbb<br>cccc'
+    >>> wrap_title("short<br><sup>a b</sup>", width_px=1000)
+    'short<br><sup>a b</sup>'
+    """
+    limit = max(10, int(0.9 * width_px / (_CHAR_WIDTH * size)))
+    out: list[str] = []
+    for part in re.split(r"<br\s*/?>", text):
+        line: list[str] = []
+        n = 0
+        for word in part.split(" "):
+            w = len(re.sub(r"<[^>]*>", "", word))
+            if line and n + 1 + w > limit:
+                out.append(" ".join(line))
+                line, n = [], 0
+            line.append(word)
+            n += w + (1 if n else 0)
+        out.append(" ".join(line))
+    return "<br>".join(out)
+
+
+def title_layout(text: str, width_px: float = 1000, size: float = TITLE_SIZE) -> dict:
+    """``update_layout`` settings for a figure title that is never cut: wrapped to ``width_px``
+    (:func:`wrap_title`), with a top margin tall enough for its lines."""
+    wrapped = wrap_title(text, width_px, size)
+    lines = wrapped.count("<br>") + 1
+    return {
+        "title": {"text": wrapped, "font": {"size": size}, "x": 0.02, "xanchor": "left"},
+        "margin": {"t": int(30 + 1.5 * size * lines)},
+    }

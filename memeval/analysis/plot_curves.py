@@ -13,6 +13,7 @@ import math
 
 import plotly.graph_objects as go
 import polars as pl
+from plotly.subplots import make_subplots
 
 from ..errors import ArgumentError
 from .aggregate import CEILING as CEILING_SYSTEM
@@ -20,14 +21,19 @@ from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import ceiling_gaps
 from .intervals import DEFAULT_RESAMPLES
 from .plot_base import (
-    PALETTE,
     TEMPLATE,
     axis_order,
+    bound_kind,
+    bound_line,
     error_bars,
     hover_interval,
     is_role,
     mean_scores,
+    natural_key,
     question_rows,
+    system_colour,
+    system_line,
+    title_layout,
     tier_order,
     tier_xaxis,
     x_column,
@@ -53,9 +59,10 @@ def degradation_curve(
     ``floor``/``ceiling`` name the systems drawn as shaded bands rather than lines (default: the
     ``no_memory`` and ``oracle`` systems when present; ``False`` draws none). The floor band fills
     0 up to the floor score (no better than no memory); the ceiling band fills from the ceiling
-    score up to 1. With ``by="axis"`` the lines are the axes of one system (``system``, or the only
-    non-baseline system in ``df``) and bands are drawn only for systems named explicitly. The title
-    names the question set (``core``) and the mean used.
+    score up to 1. With ``by="axis"``: small multiples, one panel per axis holding one system's curve
+    (``system``, or the only system in ``df`` that is not a floor or ceiling) and that axis's floor and
+    ceiling as dashed lines. Each system has its colour (``plot_base.system_colour``) in every figure.
+    The title names the question set (``core``) and the mean used.
     """
     if by not in ("system", "axis"):
         raise ArgumentError(f"by must be 'system' or 'axis', not {by!r}")
@@ -64,10 +71,20 @@ def degradation_curve(
     systems = rows["system"].unique(maintain_order=True).to_list()
     floor_name = _pick(systems, floor, FLOOR_SYSTEM)
     ceiling_name = _pick(systems, ceiling, CEILING_SYSTEM)
+    lines = sorted((s for s in systems if s not in (floor_name, ceiling_name)), key=natural_key)
+    mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
+    if by == "axis":
+        if system is None:
+            candidates = [s for s in lines if bound_kind(s) is None]
+            if len(candidates) != 1:
+                raise ArgumentError(f"by='axis' needs one system; pass system= (have {candidates})")
+            system = candidates[0]
+        return _by_axis(
+            rows, system, floor_name, ceiling_name, xcol, xlabel, set_label, mean_name, weighted, n_resamples
+        )
     fig = go.Figure()
-    for name, kind, asked in ((floor_name, "floor", floor), (ceiling_name, "ceiling", ceiling)):
-        # per-axis lines against an all-axes band would mislead: bands there only when asked for
-        if name is not None and (by == "system" or isinstance(asked, str)):
+    for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
+        if name is not None:
             label = name
             gaps: list[str] = []
             if kind == "ceiling":  # name what the ceiling cannot reach beside its line
@@ -78,45 +95,119 @@ def degradation_curve(
             )
             _add_band(fig, band, xcol, label, kind)
             _explain_band(fig, band, xcol, kind, gaps)
-    lines = [s for s in systems if s not in (floor_name, ceiling_name)]
-    if by == "axis":
-        if system is None:
-            if len(lines) != 1:
-                raise ArgumentError(f"by='axis' needs one system; pass system= (have {lines})")
-            system = lines[0]
-        rows = rows.filter(pl.col("system") == system)
-        groups = axis_order(rows)
-        column = "axis"
-    else:
-        groups, column = lines, "system"
-    for i, g in enumerate(groups):
+    for g in lines:
         m = mean_scores(
-            rows.filter(pl.col(column) == g), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
+            rows.filter(pl.col("system") == g), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
         )
-        fig.add_trace(
-            go.Scatter(
-                x=m[xcol].to_list(),
-                y=m["mean"].to_list(),
-                mode="lines+markers",
-                name=g,
-                line={"color": PALETTE[i % len(PALETTE)]},
-                error_y=error_bars(m),
-                customdata=list(
-                    zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list(), hover_interval(m))
-                ),
-                hovertemplate=f"{g}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
-                "n=%{customdata[1]}, ungraded/error=%{customdata[2]}<extra></extra>",
-            )
-        )
-    mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
-    who = f" — {system}, by axis" if by == "axis" else ""
+        fig.add_trace(_score_line(m, xcol, g, g, system_line(g)))
     tiers = tier_order(rows)
     fig.update_layout(
-        title=f"Degradation{who}: {mean_name} per tier ({set_label}; bars: 95% bootstrap intervals)",
+        **title_layout(f"Degradation: {mean_name} per tier ({set_label}; bars: 95% bootstrap intervals)"),
         xaxis=tier_xaxis(tiers, xcol, xlabel),
         yaxis={"title": mean_name, "range": [-0.02, 1.02]},
-        legend={"title": by},
+        legend={"title": "system"},
         template=TEMPLATE,
+    )
+    return fig
+
+
+def _score_line(m: pl.DataFrame, xcol: str, name: str, who: str, line: dict, **more) -> go.Scatter:
+    """One curve of ``mean_scores`` rows: markers, 95% interval bars, n and ungraded in the hover."""
+    return go.Scatter(
+        x=m[xcol].to_list(),
+        y=m["mean"].to_list(),
+        mode="lines+markers",
+        name=name,
+        line=line,
+        marker={"color": line["color"]},
+        error_y=error_bars(m),
+        customdata=list(zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list(), hover_interval(m))),
+        hovertemplate=f"{who}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
+        "n=%{customdata[1]}, ungraded/error=%{customdata[2]}<extra></extra>",
+        **more,
+    )
+
+
+def _by_axis(
+    rows: pl.DataFrame,
+    system: str,
+    floor_name: str | None,
+    ceiling_name: str | None,
+    xcol: str,
+    xlabel: str,
+    set_label: str,
+    mean_name: str,
+    weighted: bool,
+    n_resamples: int,
+) -> go.Figure:
+    """Small multiples: one panel per axis (weight-table order) holding ``system``'s curve in its own
+    colour, with that axis's floor and ceiling as dashed lines; never 17 lines on one plot."""
+    own = rows.filter(pl.col("system") == system)
+    axes = axis_order(own)
+    cols = min(4, max(1, len(axes)))
+    nrows = max(1, math.ceil(len(axes) / cols))
+    weights = dict(zip(own["axis"].to_list(), own["weight"].to_list()))
+    fig = make_subplots(
+        rows=nrows,
+        cols=cols,
+        subplot_titles=[f"{a} (weight {weights.get(a)})" for a in axes],
+        shared_xaxes="all",
+        shared_yaxes="all",
+        horizontal_spacing=0.04,
+        vertical_spacing=min(0.3 / nrows, 0.12),
+    )
+    tiers = tier_order(rows)
+    shown: set[str] = set()
+    for i, a in enumerate(axes):
+        r, c = i // cols + 1, i % cols + 1
+        for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
+            if name is None:
+                continue
+            b = mean_scores(
+                rows.filter((pl.col("system") == name) & (pl.col("axis") == a)),
+                ["tier_index", "tier", xcol],
+                weighted,
+                n_resamples=n_resamples,
+            )
+            if b.height:
+                label = f"{kind}: {name}"
+                fig.add_trace(
+                    go.Scatter(
+                        x=b[xcol].to_list(),
+                        y=b["mean"].to_list(),
+                        mode="lines",
+                        line=bound_line(kind),
+                        name=label,
+                        legendgroup=label,
+                        showlegend=label not in shown,
+                        hovertemplate=f"{kind} ({name}), {a}: %{{y:.3f}}<extra></extra>",
+                        meta={"axis": a},
+                    ),
+                    row=r,
+                    col=c,
+                )
+                shown.add(label)
+        m = mean_scores(
+            own.filter(pl.col("axis") == a), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
+        )
+        line = _score_line(
+            m, xcol, system, f"{system}, {a}", system_line(system), legendgroup=system, showlegend=system not in shown
+        )
+        fig.add_trace(line.update(meta={"axis": a}), row=r, col=c)
+        shown.add(system)
+    fig.update_xaxes(
+        type="log", tickvals=tiers[xcol].to_list(), ticktext=tiers["tier"].to_list(), tickfont={"size": 10}
+    )
+    fig.update_yaxes(range=[-0.05, 1.05], tickvals=[0, 0.5, 1])
+    fig.update_annotations(font={"size": 12})
+    fig.update_layout(
+        **title_layout(
+            f"Degradation — {system}, by axis: {mean_name} per tier against {xlabel} "
+            f"({set_label}; bars: 95% bootstrap intervals)"
+        ),
+        height=190 * nrows + 140,
+        template=TEMPLATE,
+        legend={"orientation": "h", "y": -0.08, "yanchor": "top"},
     )
     return fig
 
@@ -135,7 +226,6 @@ def _add_band(fig: go.Figure, m: pl.DataFrame, xcol: str, name: str, kind: str) 
     xs, ys = m[xcol].to_list(), m["mean"].to_list()
     edge = [0.0] * len(xs) if kind == "floor" else [1.0] * len(xs)
     color = "rgba(214,39,40,0.15)" if kind == "floor" else "rgba(44,160,44,0.15)"
-    line = "rgba(214,39,40,0.8)" if kind == "floor" else "rgba(44,160,44,0.8)"
     fig.add_trace(
         go.Scatter(
             x=xs, y=edge, mode="lines", line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{kind} edge"
@@ -148,7 +238,7 @@ def _add_band(fig: go.Figure, m: pl.DataFrame, xcol: str, name: str, kind: str) 
             mode="lines",
             fill="tonexty",
             fillcolor=color,
-            line={"color": line, "dash": "dash"},
+            line=bound_line(kind),
             name=f"{kind}: {name}",
             hovertemplate=f"{kind} ({name}): %{{y:.3f}}<extra></extra>",
         )
@@ -196,28 +286,19 @@ def retrieval_curve(
     xcol, xlabel = x_column(x)
     rows, set_label = question_rows(df.filter(pl.col("error").is_null()), core)
     fig = go.Figure()
-    for i, name in enumerate(rows["system"].unique(maintain_order=True).to_list()):
+    for name in sorted(rows["system"].unique().to_list(), key=natural_key):
         m = mean_scores(
             rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol], value=metric, n_resamples=n_resamples
         )
-        fig.add_trace(
-            go.Scatter(
-                x=m[xcol].to_list(),
-                y=m["mean"].to_list(),
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i % len(PALETTE)]},
-                error_y=error_bars(m),
-                customdata=list(
-                    zip(m["tier"].to_list(), m["n"].to_list(), m["n_ungraded"].to_list(), hover_interval(m))
-                ),
-                hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
-                "n=%{customdata[1]} with evidence, excluded (no evidence)=%{customdata[2]}<extra></extra>",
-            )
+        line = _score_line(m, xcol, name, name, system_line(name))
+        line.update(
+            hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
+            "n=%{customdata[1]} with evidence, excluded (no evidence)=%{customdata[2]}<extra></extra>"
         )
+        fig.add_trace(line)
     tiers = tier_order(rows)
     fig.update_layout(
-        title=f"Evidence retrieval: {metric} per tier ({set_label}; bars: 95% bootstrap intervals)",
+        **title_layout(f"Evidence retrieval: {metric} per tier ({set_label}; bars: 95% bootstrap intervals)"),
         xaxis=tier_xaxis(tiers, xcol, xlabel),
         yaxis={"title": metric, "range": [-0.02, 1.02]},
         legend={"title": "system"},
@@ -244,13 +325,12 @@ def seed_spread_curve(
     if not per_seed:
         raise ArgumentError("no seeds given")
     allm = pl.concat(per_seed)
-    systems = [
-        s
-        for s in allm["system"].unique(maintain_order=True).to_list()
-        if not (is_role(s, FLOOR_SYSTEM) or is_role(s, CEILING_SYSTEM))
-    ]
-    for i, name in enumerate(systems):
-        colour = PALETTE[i % len(PALETTE)]
+    systems = sorted(
+        (s for s in allm["system"].unique().to_list() if not (is_role(s, FLOOR_SYSTEM) or is_role(s, CEILING_SYSTEM))),
+        key=natural_key,
+    )
+    for name in systems:
+        colour = system_colour(name)
         d = allm.filter(pl.col("system") == name)
         agg = (
             d.group_by("tier_index", "tier")
@@ -310,8 +390,10 @@ def seed_spread_curve(
     tiers = tier_order(pl.concat([f for f in frames.values()]))
     mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
     fig.update_layout(
-        title=f"Degradation across {len(frames)} generated benches (seeds {', '.join(map(str, frames))}): "
-        f"band = between-seed spread, bars = within-bench 95% intervals",
+        **title_layout(
+            f"Degradation across {len(frames)} generated benches (seeds {', '.join(map(str, frames))}): "
+            "band = between-seed spread, bars = within-bench 95% intervals"
+        ),
         xaxis=tier_xaxis(tiers, xcol, xlabel),
         yaxis={"title": mean_name, "range": [-0.02, 1.02]},
         template=TEMPLATE,

@@ -14,7 +14,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from ..errors import ArgumentError
-from .plot_base import TEMPLATE, axis_order, tier_order
+from .plot_base import TEMPLATE, axis_order, tier_order, title_layout
 
 __all__ = ["failure_class", "failure_split", "FAILURE_CLASSES"]
 
@@ -86,6 +86,6 @@ def failure_split(df: pl.DataFrame, by: str = "tier") -> go.Figure:
         barmode="stack",
         template=TEMPLATE,
         yaxis={"tickformat": ".0%", "title": "share"},
-        title=f"Outcome per {by}: wrong with evidence returned vs evidence not returned vs correct",
+        **title_layout(f"Outcome per {by}: wrong with evidence returned vs evidence not returned vs correct"),
     )
     return fig

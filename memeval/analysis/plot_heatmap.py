@@ -1,10 +1,10 @@
 """The axis × tier heatmap: mean score per axis and tier, one panel per system, each cell with its n
-and a mark where its 95% interval is too wide to read.
+and a mark where its 95% interval is too wide to read; cells with nothing graded grey, marked "–".
 
 >>> from memeval.workbench import load_runs
 >>> fig = axis_tier_heatmap(load_runs([tiny_run]), n_resamples=50)
->>> [t.type for t in fig.data], fig.layout.annotations[0].text
-(['heatmap'], 'bm25')
+>>> [t.name for t in fig.data], fig.layout.annotations[0].text
+(['bm25: ungraded', 'bm25'], 'bm25')
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .intervals import DEFAULT_RESAMPLES
-from .plot_base import TEMPLATE, axis_order, mean_scores, tier_order
+from .plot_base import TEMPLATE, axis_order, bound_kind, mean_scores, natural_key, tier_order, title_layout
 
 __all__ = ["axis_tier_heatmap", "WIDE_INTERVAL"]
+
+CELL_FONT_SIZE = 11  #: every cell label at this size (plotly would shrink long labels to fit)
+UNGRADED_GREY = "#d9d9d9"  #: cells with no graded question
 
 #: A heatmap cell whose 95% interval is wider than this is marked "±" (too few questions to read it).
 WIDE_INTERVAL = 0.3
@@ -28,16 +31,34 @@ def axis_tier_heatmap(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) ->
     Uses all questions of each tier (axes whose evidence lives only in larger tiers show there);
     each cell's text gives the mean and the number of graded questions.
     """
-    systems = df["system"].unique(maintain_order=True).to_list()
+    found = df["system"].unique().to_list()
+    # systems in natural order, then the floor and the ceiling (named as such)
+    systems = sorted((s for s in found if bound_kind(s) is None), key=natural_key)
+    systems += sorted((s for s in found if bound_kind(s) is not None), key=lambda s: bound_kind(s) != "floor")
+    titles = [f"{bound_kind(s)}: {s}" if bound_kind(s) else s for s in systems]
     axes = axis_order(df)
     tiers = tier_order(df)["tier"].to_list()
-    fig = make_subplots(rows=1, cols=len(systems), subplot_titles=systems, shared_yaxes=True, horizontal_spacing=0.03)
+    fig = make_subplots(rows=1, cols=len(systems), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for c, s in enumerate(systems, start=1):
         m = mean_scores(df.filter(pl.col("system") == s), ["axis", "tier"], n_resamples=n_resamples)
         cell = {(r["axis"], r["tier"]): r for r in m.to_dicts()}
         z = [[_cell(cell, a, t, "mean") for t in tiers] for a in axes]
         text = [[_cell_text(cell.get((a, t))) for t in tiers] for a in axes]
         ci = [[_cell_interval(cell.get((a, t))) for t in tiers] for a in axes]
+        ungraded = [[1 if (a, t) in cell and cell[(a, t)]["mean"] is None else None for t in tiers] for a in axes]
+        fig.add_trace(  # ungraded cells: grey under the score layer (whose cell there is empty), marked "–"
+            go.Heatmap(
+                z=ungraded,
+                x=tiers,
+                y=axes,
+                colorscale=[[0, UNGRADED_GREY], [1, UNGRADED_GREY]],
+                showscale=False,
+                hoverinfo="skip",
+                name=f"{s}: ungraded",
+            ),
+            row=1,
+            col=c,
+        )
         fig.add_trace(
             go.Heatmap(
                 z=z,
@@ -49,6 +70,7 @@ def axis_tier_heatmap(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) ->
                 text=text,
                 customdata=ci,
                 texttemplate="%{text}",
+                textfont={"size": CELL_FONT_SIZE},
                 showscale=c == 1,
                 name=s,
                 hovertemplate=f"{s}<br>%{{y}} × %{{x}}: %{{text}}<br>95% CI %{{customdata}}<extra></extra>",
@@ -58,9 +80,11 @@ def axis_tier_heatmap(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) ->
         )
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(
-        title=f"Mean score per axis × tier (all questions per tier; n = graded questions; "
-        f"± = 95% interval wider than {WIDE_INTERVAL})",
-        height=max(320, 28 * len(axes) + 140),
+        **title_layout(
+            f"Mean score per axis × tier (all questions per tier; n = graded questions; "
+            f"± = 95% interval wider than {WIDE_INTERVAL}; grey – = none graded)"
+        ),
+        height=max(320, 34 * len(axes) + 160),
         template=TEMPLATE,
     )
     return fig
@@ -75,12 +99,14 @@ def _cell_text(r: dict | None) -> str:
     if r is None:
         return ""
     if r["mean"] is None:
-        return f"– (n=0, {r['n_ungraded']} ungraded)"
+        return "–"
     wide = r["lo"] is not None and r["hi"] - r["lo"] > WIDE_INTERVAL
-    return f"{r['mean']:.2f}{' ±' if wide else ''} (n={r['n']})"
+    return f"{r['mean']:.2f}{'±' if wide else ''}<br>n={r['n']}"
 
 
 def _cell_interval(r: dict | None) -> str:
+    if r is not None and r["mean"] is None:
+        return f"none: n=0, {r['n_ungraded']} ungraded"
     if r is None or r["lo"] is None:
         return "–"
     return f"{r['lo']:.2f}–{r['hi']:.2f}"

@@ -7,11 +7,13 @@ Used by ``memeval summary`` (automatic floor/ceiling), ``memeval run`` (the clos
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 import polars as pl
+import yaml
 
 from ..errors import InputError
 from ..run.records import read_records
@@ -20,7 +22,19 @@ from ..run.sweep.plan import is_sweep
 from ..run.status import errors_by_reason, reasons_line
 from .aggregate import CEILING, FLOOR
 
-__all__ = ["RunInfo", "run_info", "find_runs", "run_sources", "sibling_bounds", "headline_table", "headline_lines"]
+__all__ = [
+    "RunInfo",
+    "run_info",
+    "role_of",
+    "short_hash",
+    "bench_variant",
+    "find_runs",
+    "run_sources",
+    "sibling_bounds",
+    "headline_table",
+    "headline_lines",
+    "attribution_line",
+]
 
 
 @dataclass(frozen=True)
@@ -37,18 +51,98 @@ class RunInfo:
     question_set: str
     status: str
     created_at: str
+    #: ``system``, or a bound shown beside systems and never ranked: ``ceiling`` (the built-in oracle,
+    #: marked so in its manifest) or ``floor`` (``no_memory``)
+    role: str = "system"
+    bench_root: str = ""  # the bench folder the run read (manifest), "" if not recorded
+    preset: str | None = None  # the generator's preset and seed (the bench folder's ``bench.yaml``)
+    seed: str | None = None
+    sweep: Path | None = None  # the sweep folder a shard belongs to
+    n_records: int | None = None
+    n_errors: int | None = None
+    tiers: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
         """Runs with the same key were made on the same bench files, mode and question set."""
         return self.content_hash, self.mode, self.question_set
 
+    @property
+    def is_bound(self) -> bool:
+        """A floor or ceiling run: shown beside systems as a bound, never listed or ranked as one."""
+        return self.role != "system"
+
+    @property
+    def bench_id(self) -> str:
+        """The bench told apart from its siblings: name, version, preset/seed (or the bench folder's
+        name) and a short content hash.
+
+        >>> run_info(tiny_run).bench_id
+        'lifelog 1.2.0 · tiny s1 · ...'
+        """
+        variant = (
+            f"{self.preset} s{self.seed}"
+            if self.preset is not None
+            else (Path(self.bench_root).name if self.bench_root else "")
+        )
+        return " · ".join(x for x in (self.bench, variant, short_hash(self.content_hash)) if x)
+
+
+def short_hash(content_hash: str) -> str:
+    """The first 8 hex digits of a bench content hash (``sha256:`` prefix dropped).
+
+    >>> short_hash("sha256:0123456789abcdef")
+    '01234567'
+    """
+    return content_hash.split(":", 1)[-1][:8]
+
+
+def role_of(system_config: dict) -> str:
+    """``ceiling``, ``floor`` or ``system``: what the manifest's ``config.system`` marks (``role``, set by
+    the runner for the oracle), else the built-in bound names (runs written before the mark).
+
+    >>> role_of({"spec": "oracle"}), role_of({"spec": "no_memory"}), role_of({"spec": "bm25", "role": "ceiling"})
+    ('ceiling', 'floor', 'ceiling')
+    """
+    role = system_config.get("role")
+    if role in ("ceiling", "floor"):
+        return str(role)
+    spec = str(system_config.get("spec"))
+    return "ceiling" if spec == CEILING else "floor" if spec == FLOOR else "system"
+
+
+@functools.lru_cache(maxsize=64)
+def _generator(root: str, _mtime: int) -> tuple[str | None, str | None]:
+    try:
+        with open(Path(root) / "bench.yaml", encoding="utf-8") as fh:
+            meta = yaml.safe_load(fh)
+        gen = meta.get("generator") if isinstance(meta, dict) else None
+    except (OSError, yaml.YAMLError):
+        return None, None
+    if not isinstance(gen, dict) or gen.get("preset") is None:
+        return None, None
+    return str(gen["preset"]), None if gen.get("seed") is None else str(gen["seed"])
+
+
+def bench_variant(root: str) -> tuple[str | None, str | None]:
+    """The generator preset and seed of the bench at ``root`` (None, None: not generated, or not found)."""
+    try:
+        mtime = (Path(root) / "bench.yaml").stat().st_mtime_ns
+    except OSError:
+        return None, None
+    return _generator(str(root), mtime)
+
 
 def run_info(run_dir: str | Path) -> RunInfo:
+    """What ``run_dir``'s manifest says about its run (and its bench folder about the bench's preset/seed)."""
     m = read_manifest(run_dir)
     c = m["config"]
     b = c.get("bench") or {}
     spec = str(c["system"].get("spec"))
+    root = str(b.get("root") or "")
+    preset, seed = bench_variant(root) if root else (None, None)
+    parent = Path(run_dir).parent
+    n_records, n_errors = m.get("n_records"), m.get("n_errors")
     return RunInfo(
         Path(run_dir),
         str(m.get("run_id", Path(run_dir).name)),
@@ -60,16 +154,37 @@ def run_info(run_dir: str | Path) -> RunInfo:
         str(c.get("question_set") or "main"),
         str(m.get("status")),
         str(m.get("created_at") or ""),
+        role=role_of(c["system"]),
+        bench_root=root,
+        preset=preset,
+        seed=seed,
+        sweep=parent if is_sweep(parent) else None,
+        n_records=n_records if isinstance(n_records, int) else None,
+        n_errors=n_errors if isinstance(n_errors, int) else None,
+        tiers=tuple(str(t.get("name")) for t in c.get("tiers") or [] if isinstance(t, dict)),
     )
 
 
+def _run_folders(root: Path) -> list[Path]:
+    """Run folders (holding ``manifest.json``) at or anywhere under ``root``: a run folder is not searched
+    further, a sweep folder stands for its shards, symlinked folders are not followed."""
+    if (root / "manifest.json").is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    out: list[Path] = []
+    for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        out.extend(_run_folders(sub))
+    return out
+
+
 def find_runs(root: str | Path, unreadable: list[str] | None = None) -> list[RunInfo]:
-    """Every run folder (holding ``manifest.json``) that is ``root`` itself, directly under it or one
-    level deeper, newest first. A folder whose manifest cannot be read is left out; with
-    ``unreadable``, one line per such folder (its path and the reason) is appended to it."""
-    root = Path(root)
+    """Every run folder (holding ``manifest.json``) that is ``root`` itself or anywhere under it (sweep
+    shards included; symlinked folders not followed), newest first. A folder whose manifest cannot be
+    read is left out; with ``unreadable``, one line per such folder (its path and the reason) is
+    appended to it."""
     out = []
-    for man in sorted({*root.glob("manifest.json"), *root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")}):
+    for man in (d / "manifest.json" for d in _run_folders(Path(root))):
         try:
             out.append(run_info(man.parent))
         except (InputError, KeyError, TypeError, AttributeError) as e:
@@ -97,24 +212,30 @@ def run_sources(root: str | Path) -> list[Path]:
     return out
 
 
-def sibling_bounds(run_dirs: Iterable[str | Path]) -> list[Path]:
+def sibling_bounds(run_dirs: Iterable[str | Path], candidates: Iterable[RunInfo] | None = None) -> list[Path]:
     """The finished floor (``no_memory``) and ceiling (``oracle``) runs in the same parent folders as
     ``run_dirs``, made on the same bench files with the same mode and question set, that are not
-    already among ``run_dirs`` (the newest of each, per key)."""
+    already among ``run_dirs`` (the newest of each, per key). ``candidates``: the runs already found
+    (``find_runs``, newest first), instead of searching the parent folders again."""
+    run_dirs = list(run_dirs)
     given = [run_info(d) for d in run_dirs]
     have = {(r.key, r.system) for r in given}
     out: dict[tuple, Path] = {}
-    for parent in dict.fromkeys(Path(d).resolve().parent for d in run_dirs):
-        for r in find_runs(parent):
-            want = (r.key, r.system)
-            if (
-                r.system in (FLOOR, CEILING)
-                and any(r.key == g.key for g in given)
-                and want not in have
-                and want not in out
-                and r.status == "complete"
-            ):
-                out[want] = r.path
+    parents = list(dict.fromkeys(Path(d).resolve().parent for d in run_dirs))
+    if candidates is None:
+        found = [r for parent in parents for r in find_runs(parent)]
+    else:
+        found = [r for r in candidates if r.path.resolve().parent in parents]
+    for r in sorted(found, key=lambda r: r.created_at, reverse=True):
+        want = (r.key, r.system)
+        if (
+            r.is_bound
+            and any(r.key == g.key for g in given)
+            and want not in have
+            and want not in out
+            and r.status == "complete"
+        ):
+            out[want] = r.path
     return list(out.values())
 
 
@@ -180,6 +301,45 @@ def _headline_records(run_dir: str | Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_HEADLINE_SCHEMA)
 
 
+def _write_path_lines(manifest: dict) -> list[str]:
+    """The headline's causal-guard line (only when a memory dated after its question came back) and,
+    for a system that indexes asynchronously, its time to searchable (run.writepath)."""
+    lines = []
+    causal = manifest.get("causal")
+    if isinstance(causal, dict) and causal.get("questions_flagged"):
+        lines.append(
+            f"  causal guard: {causal['questions_flagged']} of {causal.get('checked')} dated questions retrieved "
+            f"a memory dated after the question ({causal.get('memories_flagged')} memories): a leak from the future"
+        )
+    wp = manifest.get("write_path")
+    wp = wp if isinstance(wp, dict) else {}
+    hays = wp.get("haystacks") if wp.get("indexing") == "async" else None
+    if isinstance(hays, dict) and hays:
+        ms = sorted(h["searchable_ms"] for h in hays.values() if isinstance(h.get("searchable_ms"), (int, float)))
+        never = sum(1 for h in hays.values() if h.get("searchable_ms") is None and h.get("probes"))
+        shown = f"median {ms[len(ms) // 2]:,.0f} ms, max {ms[-1]:,.0f} ms over {len(ms)} haystacks" if ms else "none"
+        lines.append(
+            f"  time to searchable: {shown}"
+            + (f"; {never} never searchable within {wp.get('searchable_timeout_s')}s" if never else "")
+        )
+    return lines
+
+
+def attribution_line(summary) -> str | None:
+    """The headline's line of ``memeval attribute``'s manifest summary: where the misses broke.
+
+    >>> attribution_line({"misses": 4, "attributed_misses": 4, "counts": {"write_loss": 1, "reader_loss": 3}})
+    '  where it broke: 4 of 4 misses attributed: write loss 1, reader loss 3'
+    """
+    if not isinstance(summary, dict) or "misses" not in summary:
+        return None
+    counts = summary.get("counts") or {}
+    parts = [f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if k != "correct" and v]
+    return f"  where it broke: {summary.get('attributed_misses', 0)} of {summary['misses']} misses attributed" + (
+        ": " + ", ".join(parts) if parts else ""
+    )
+
+
 def headline_lines(run_dir: str | Path) -> list[str]:
     """A run's headline in a few lines: per tier weighted/unweighted score with n, errors and retries.
 
@@ -205,13 +365,18 @@ def headline_lines(run_dir: str | Path) -> list[str]:
         )
     if errs.height:
         lines.append(f"  errors by reason: {reasons_line(errors_by_reason(errs.iter_rows(named=True)))}")
-    grading = read_manifest(run_dir).get("grading")
+    manifest = read_manifest(run_dir)
+    grading = manifest.get("grading")
     if isinstance(grading, dict) and grading.get("asked"):  # a judge-graded run: how much it could grade
         lines.append(
             f"  judge: graded {grading['graded']} of {grading['asked']} ({grading['graded_share']:.0%}); "
             f"unparseable replies {grading['unparseable']} ({grading['unparseable_share']:.0%}), "
             f"failed calls {grading['call_failures']}"
         )
+    lines += _write_path_lines(manifest)
+    line = attribution_line(manifest.get("attribution"))
+    if line:
+        lines.append(line)
     with_images = df["images_sent"].drop_nulls()
     unseen = int((with_images == 0).sum())
     if unseen:  # answer mode: say plainly where the reader answered without the images

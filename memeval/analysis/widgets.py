@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import ipywidgets as widgets
 import polars as pl
 from ..bench.io import load_bench, read_turns
+from .attribution import CAUSES
 
 __all__ = [
     "ALL",
@@ -96,7 +97,11 @@ def _missed_evidence_html(row: dict, evidence_text: dict | None) -> str:
     items = []
     for t in missed:
         text = (evidence_text or {}).get((row.get("tier"), row.get("haystack"), t))
-        body = _e(text) if text is not None else "<em>(text not loaded: pass the bench to see it)</em>"
+        body = (
+            _e(text)
+            if text is not None
+            else "<em>(text not loaded: pass the bench folder to see it, e.g. memeval view --bench DIR)</em>"
+        )
         items.append(
             f'<li class="memory missed" style="{_MISSED_STYLE}padding:2px 6px;margin:2px 0;'
             f'white-space:pre-wrap">turn {_e(t)}: {body}</li>'
@@ -162,6 +167,8 @@ def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
             f"<small>({_e(row.get('speed_status'))})</small>",
         ),
     ]
+    if row.get("attribution_version"):
+        fields.append(("where it broke", _attribution_html(row)))
     if err:
         fields.append(("error", f'<span style="color:#b00">{_e(err)}</span>'))
     body = "".join(
@@ -180,6 +187,26 @@ def render_trace_html(row: dict, evidence_text: dict | None = None) -> str:
     )
 
 
+def _attribution_html(row: dict) -> str:
+    """What ``memeval attribute`` said of the record: its cause, whether the evidence was stored and read,
+    and the scores of the conditions asked (oracle evidence, whole haystack, stored dump)."""
+    cause = row.get("attribution")
+    parts = [f"<b>{_e(cause.replace('_', ' ') if cause else 'not attributed')}</b>"]
+    for k, label in (("attribution_stored", "evidence stored"), ("attribution_read", "evidence read")):
+        if row.get(k) is not None:
+            parts.append(f"{label}: {_e(row.get(k))}")
+    scores = [
+        f"{name} {row[f'attribution_{name}_score']:g}"
+        for name in ("oracle", "context", "stored")
+        if row.get(f"attribution_{name}_score") is not None
+    ]
+    if scores:
+        parts.append("conditions: " + _e(", ".join(scores)))
+    if row.get("attribution_note"):
+        parts.append(f"<small>{_e(row.get('attribution_note'))}</small>")
+    return "; ".join(parts)
+
+
 _WORST_COLUMNS = (
     "system",
     "tier",
@@ -192,20 +219,27 @@ _WORST_COLUMNS = (
     "gold_answer",
     "answer",
     "retrieval_hit",
+    "attribution",
     "top memory",
 )
 
 
-def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, varied: bool = True) -> str:
+def worst_questions_table(
+    df: pl.DataFrame, n: int = 20, text_limit: int = 240, varied: bool = True, full_credit: bool = True
+) -> str:
     """The ``n`` lowest-scoring graded records as a static HTML table (escaped, long text clipped).
 
     Order: score ascending, then heavier axes first, then larger tiers first. ``varied`` takes the
     worst record of every system × axis before the second worst of any, so the table shows where each
     system fails rather than one group. Ungraded records and errors are not "worst"; they are counted
-    in the caption.
+    in the caption. ``full_credit=False`` leaves out records with full credit (score 1), which
+    ``varied`` would otherwise list for an axis a system got all right.
     """
     graded = df.filter(pl.col("score").is_not_null())
     n_ungraded = df.height - graded.height
+    n_graded = graded.height
+    if not full_credit:
+        graded = graded.filter(pl.col("score") < 1)
     order = (["score", "weight", "tier_index", "system", "qid"], [False, True, True, False, False])
     ranked = graded.sort(*order[:1], descending=order[1])
     if varied:
@@ -228,8 +262,9 @@ def worst_questions_table(df: pl.DataFrame, n: int = 20, text_limit: int = 240, 
             )
             + "</tr>"
         )
+    below = "" if full_credit else f", {n_graded - graded.height} with full credit left out"
     caption = (
-        f"{len(rows)} lowest-scoring of {graded.height} graded records ({n_ungraded} ungraded or errored, not ranked)"
+        f"{len(rows)} lowest-scoring of {n_graded} graded records ({n_ungraded} ungraded or errored, not ranked{below})"
     )
     return (
         f'<table class="worst-questions"><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'
@@ -278,8 +313,8 @@ def _options(values: Iterable) -> list[str]:
 
 
 class TraceBrowser(widgets.VBox):
-    """Browse records one at a time, filtered by system, tier, axis, verdict and flips (between tiers
-    or systems), searched by text (question, gold, answer, memories), or jumped to by question id;
+    """Browse records one at a time, filtered by system, tier, axis, verdict, flips (between tiers
+    or systems) and where an attributed run's misses broke (``memeval attribute``), searched by text (question, gold, answer, memories), or jumped to by question id;
     next/previous. ``evidence_text`` (:func:`evidence_texts`) shows evidence turns not returned.
 
     >>> from memeval.workbench import load_runs
@@ -306,6 +341,12 @@ class TraceBrowser(widgets.VBox):
             description="verdict", options=_options(["correct", "partial", "wrong", _UNGRADED])
         )
         self.flips = widgets.Dropdown(description="flips", options=_options(FLIPS))
+        causes = df["attribution"].drop_nulls().unique().to_list() if "attribution" in df.columns else []
+        self.broke = widgets.Dropdown(
+            description="broke at",
+            options=_options([c for c in CAUSES if c in causes]),
+            disabled=not causes,  # a run not attributed (memeval attribute) has nothing to filter
+        )
         self.search = widgets.Text(
             description="search", placeholder="text in question, gold, answer, memories", continuous_update=False
         )
@@ -316,7 +357,7 @@ class TraceBrowser(widgets.VBox):
         self.view = widgets.HTML()
         self.index = 0
         self.matches: list[dict] = []
-        for f in (self.system, self.tier, self.axis, self.verdict, self.flips, self.search):
+        for f in (self.system, self.tier, self.axis, self.verdict, self.flips, self.broke, self.search):
             f.observe(self._on_filter, names="value")
         self.jump.observe(lambda change: self.go_to(change["new"]), names="value")
         self.previous.on_click(lambda _: self.step(-1))
@@ -326,7 +367,7 @@ class TraceBrowser(widgets.VBox):
                 widgets.HBox([self.system, self.tier]),
                 widgets.HBox([self.axis, self.verdict]),
                 widgets.HBox([self.flips, self.search]),
-                widgets.HBox([self.jump]),
+                widgets.HBox([self.broke, self.jump]),
                 widgets.HBox([self.previous, self.position, self.next]),
                 self.view,
             ]
@@ -342,6 +383,7 @@ class TraceBrowser(widgets.VBox):
                 self.axis.value in (ALL, r["axis"]),
                 self.verdict.value in (ALL, verdict),
                 self.flips.value == ALL or r.get(FLIPS[self.flips.value]),
+                self.broke.value in (ALL, r.get("attribution")),
                 self.search.value.strip().casefold() in r["_haystack_text"],
             )
         )

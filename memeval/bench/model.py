@@ -29,6 +29,8 @@ EXPECT_VALUES: tuple[str, ...] = ("answer", "no_memory", "answer_or_abstain", "f
 #: The scoring rule an ``expect`` value calls for, whatever the row's axis (benchmark.md §4 rule 1;
 #: glasshouse's cross-language rows carry their original's expect under another axis name).
 EXPECT_AXIS: Mapping[str, str] = {"no_memory": "ABSTAIN", "answer_or_abstain": "STALE", "flag_conflict": "CONTRADICT"}
+#: A published grading function that fixes the rule a question is scored by (``Question.scored_as``).
+PUBLISHED_RULE_AXIS: Mapping[str, str] = {"llm_abstention_checker": "FALSE_MEMORY"}
 #: ``bench.yaml`` key naming the turn field that ``evidence_sessions`` refer to (default ``session_id``;
 #: glasshouse numbers them by ``core_session``).
 SESSION_FIELD_KEY = "evidence_session_field"
@@ -136,7 +138,17 @@ class Question:
 
         >>> Question("Q1", "XLING_QUERY", "?", expect="answer_or_abstain").scored_as
         'STALE'
+
+        A bench that names each question's published grading function (LongMemEval-V2's
+        ``eval_function``) decides first: its premise rubric (``llm_abstention_checker``) is
+        FALSE_MEMORY whatever the axis.
+
+        >>> Question("Q2", "BASIC", "?", extra={"eval_function": "llm_abstention_checker"}).scored_as
+        'FALSE_MEMORY'
         """
+        published = self.extra.get("eval_function")
+        if isinstance(published, str) and published.split("|", 1)[0].strip() in PUBLISHED_RULE_AXIS:
+            return PUBLISHED_RULE_AXIS[published.split("|", 1)[0].strip()]
         axis = (self.axis or "").upper()
         want = EXPECT_AXIS.get(self.expect)
         if want is None or (want == "ABSTAIN" and axis == "FALSE_MEMORY"):

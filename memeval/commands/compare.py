@@ -18,6 +18,7 @@ from pathlib import Path
 from ..atomic import write_jsonl
 from ..bench.loaders.booksuite import LAYERS, BookSuite, answers_from_run, load_booksuite, read_responses
 from ..errors import InputError
+from .run import add_cache_arguments
 from ..run.records import read_records
 from ..run.folder import read_manifest
 from ..scoring.booksuite_scores import (
@@ -66,6 +67,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
         default=True,
         help="ask for response_format json_object (turn off for servers that reject it)",
     )
+    add_cache_arguments(g)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,11 +102,19 @@ def suite_from_args(args) -> tuple[BookSuite, set[str]]:
 def make_judge(args):
     from ..llm import ChatClient
     from ..scoring.rubric import RubricJudge
+    from .run import model_cache
 
     if not args.judge_url or not args.judge_model:
         raise InputError("<command line>", None, "--judge-url/--judge-model", "required with --metric judge")
     return RubricJudge(
-        ChatClient(args.judge_url, args.judge_model, api_key_env=args.judge_key_env, temperature=0, role="judge"),
+        ChatClient(
+            args.judge_url,
+            args.judge_model,
+            api_key_env=args.judge_key_env,
+            temperature=0,
+            role="judge",
+            cache=model_cache(args),
+        ),
         json_mode=args.judge_json_mode,
     )
 

@@ -27,58 +27,22 @@ def _readable_p(df):
 
 
 def run(args) -> int:
-    import polars as pl
     from ._tables import console_tables  # polars on use: start-up time of every command
 
-    from ..analysis.aggregate import load_records
-    from ..analysis.fairness import compare_runs
-    from ..analysis.intervals import DEFAULT_RESAMPLES, paired_differences
-    from ..errors import MemevalError
-    from ..run.folder import run_identity
+    from ..analysis.pairs import paired_diff
 
-    ca, hash_a, set_a = run_identity(args.run_a)
-    cb, hash_b, set_b = run_identity(args.run_b)
-    if hash_a != hash_b:
-        raise MemevalError(
-            f"{args.run_b}: bench content hash {hash_b[:12]} differs from {args.run_a}'s "
-            f"{hash_a[:12]}: not the same questions, refusing to compare"
-        )
-    if set_a != set_b:
-        raise MemevalError(
-            f"{args.run_b}: question set {set_b!r} differs from {args.run_a}'s {set_a!r}: refusing to compare"
-        )
-    a, b = load_records([args.run_a]), load_records([args.run_b])
-    n = args.resamples or DEFAULT_RESAMPLES
-    label = f"A = {ca['system']['spec']} ({ca['mode']}), B = {cb['system']['spec']} ({cb['mode']})"
-    tiers = a.select("tier", "tier_index").unique().sort("tier_index")
+    d = paired_diff(args.run_a, args.run_b, by_axis=args.by_axis, n_resamples=args.resamples, seed=args.seed)
     with console_tables(100):
-        print(f"{label}; bench {ca['bench']['name']} {ca['bench']['version']}, question set {set_a}")
-        for line in compare_runs(pl.concat([a, b], how="vertical_relaxed"), [args.run_a, args.run_b]).lines():
+        print(f"{d.label}; {d.bench}")
+        for line in d.fairness:
             print(line)
-        print(
-            f"difference A − B on records both runs graded; 95% paired bootstrap ({n} resamples, seed "
-            f"{args.seed}); a_only/b_only = right (score 1) in one run only; p = exact McNemar\n"
-        )
-        overall = paired_differences(a, b, ["tier"], n_resamples=n, seed=args.seed)
-        print(_readable_p(tiers.join(overall, on="tier", how="inner").sort("tier_index").drop("tier_index")))
+        print(d.method + "\n")
+        print(_readable_p(d.overall))
         if args.by_axis:
             print("\nPer tier × axis")
-            per_axis = paired_differences(a, b, ["tier", "axis"], n_resamples=n, seed=args.seed)
-            print(
-                _readable_p(tiers.join(per_axis, on="tier", how="inner").sort("tier_index", "axis").drop("tier_index"))
-            )
+            print(_readable_p(d.per_axis))
         if args.flips:
-            keys = ["tier", "qid", "epoch"]
-            flips = (
-                a.select(*keys, "tier_index", "axis", pl.col("score").alias("a"))
-                .join(b.select(*keys, pl.col("score").alias("b")), on=keys)
-                .filter(
-                    pl.col("a").is_not_null() & pl.col("b").is_not_null() & ((pl.col("a") >= 1) != (pl.col("b") >= 1))
-                )
-                .sort("tier_index", "axis", "qid")
-                .drop("tier_index")
-            )
-            print(f"\nFlipped questions: {flips.height} (first {min(args.flips, flips.height)})")
-            if flips.height:
-                print(flips.head(args.flips))
+            print(f"\nFlipped questions: {d.flips.height} (first {min(args.flips, d.flips.height)})")
+            if d.flips.height:
+                print(d.flips.head(args.flips))
     return 0

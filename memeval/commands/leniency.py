@@ -8,6 +8,8 @@ credit given to a trap answer) per trap and per axis, with n.
 
 from __future__ import annotations
 
+from .run import add_cache_arguments
+
 HELP = "leniency probe: build trap answers from a bench; report each judge's acceptance of them per trap and axis"
 
 
@@ -25,6 +27,7 @@ def add_arguments(p) -> None:
     g.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judges' API key")
     g.add_argument("--concurrency", type=int, default=4, help="parallel judge calls (default 4)")
     g.add_argument("--out", help="also write every verdict to this JSONL file")
+    add_cache_arguments(g)
 
 
 def run(args) -> int:
@@ -60,6 +63,7 @@ def _grade(args) -> int:
     from ..llm import ChatClient
     from ..scoring.judge import Judge
     from ..scoring.leniency import grade_probes, read_probes
+    from .run import model_cache
 
     if len(args.judge_url) != len(args.judge_model):
         raise MemevalError(
@@ -68,7 +72,7 @@ def _grade(args) -> int:
     probes = read_probes(args.probes)
     rows = []
     for url, model in zip(args.judge_url, args.judge_model):
-        judge = Judge(ChatClient(url, model, api_key_env=args.judge_key_env, role="judge"))
+        judge = Judge(ChatClient(url, model, api_key_env=args.judge_key_env, role="judge", cache=model_cache(args)))
         rows += grade_probes(probes, judge, f"{model} @ {judge.client.base_url}", args.concurrency)
     if args.out:
         write_jsonl(args.out, rows)

@@ -45,9 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent chat")
     r.add_argument("--model", help="model name for --agent chat")
     r.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    from .run import add_limits
+    from .run import add_cache_arguments, add_limits
 
     add_limits(r, "agent")
+    add_cache_arguments(r)
     r.add_argument(
         "--extractor",
         choices=["rules", "chat"],
@@ -96,15 +97,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--model")
     e.add_argument("--api-key-env", default="OPENAI_API_KEY")
     e.add_argument("--threshold", type=float, default=None)
+    add_cache_arguments(e)
 
 
 def _client(args, role: str):
     from ..llm import ChatClient
-    from .run import limits
+    from .run import limits, model_cache
 
     if not args.base_url or not args.model:
         raise InputError("<command line>", None, "--base-url/--model", "needed for a chat agent, extractor or judge")
-    return ChatClient(args.base_url, args.model, api_key_env=args.api_key_env, **limits(args, role))
+    return ChatClient(
+        args.base_url, args.model, api_key_env=args.api_key_env, cache=model_cache(args), **limits(args, role)
+    )
 
 
 def _extractor(args):

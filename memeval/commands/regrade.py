@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .run import add_cache_arguments
+
 HELP = "grade a run's stored answers and memories again (new run folder, no system call)"
 
 
@@ -17,6 +19,7 @@ def add_arguments(p) -> None:
         p.add_argument(
             f"--{role}-key-env", default="OPENAI_API_KEY", help=f"environment variable holding the {role}'s API key"
         )
+    add_cache_arguments(p)
 
 
 def run(args) -> int:

@@ -12,6 +12,7 @@ def add_arguments(p) -> None:
         required=True,
         help="no_memory | oracle | recent:tokens=N | bm25:k=N | context:tokens=N | vector:k=N,model=M | "
         "hybrid:k=N,model=M | mem0:llm_url=URL,llm_model=M,embed_model=E (pip install memeval[mem0]) | "
+        "zep:k=N | supermemory:k=N | mem0-platform:k=N (hosted APIs; key from the environment) | "
         "http://HOST:PORT | python:mod:factory",
     )
     p.add_argument("--tiers", nargs="*", help="tier names (default: all, smallest first)")
@@ -78,6 +79,14 @@ def add_arguments(p) -> None:
         help="gold corrections (YAML, docs: memeval.scoring.errata) applied when grading; records keep "
         "score_raw (the published gold) beside score, the manifest the file's sha256",
     )
+    p.add_argument(
+        "--searchable-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="a system that indexes asynchronously (hosted APIs): the longest wait per haystack for its newest "
+        "session to be searchable after ingest; past it the haystack's questions are error records",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -123,6 +132,27 @@ def add_model_arguments(p) -> None:
         action="store_true",
         help="the reader model accepts images: memories' images are sent to it as image content parts",
     )
+    add_cache_arguments(p)
+
+
+def add_cache_arguments(p) -> None:
+    """``--cache DIR`` and ``--no-cache``: the model-call cache of the reader's and judge's calls."""
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="model-call cache folder: a request already answered is not sent again (default: $MEMEVAL_CACHE, "
+        "else .memeval/cache under the project root)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="send every model call (no model-call cache)")
+
+
+def model_cache(args):
+    """The command's one model-call cache (``--cache``/``--no-cache``; ``callcache.resolve_cache``), or None."""
+    if "_model_cache" not in vars(args):
+        from ..callcache import resolve_cache
+
+        args._model_cache = resolve_cache(getattr(args, "cache", None), getattr(args, "no_cache", False))
+    return args._model_cache
 
 
 def add_error_arguments(p, keep: bool = True) -> None:
@@ -167,7 +197,9 @@ def _client(args, role):
     from ..llm import ChatClient
     from ..scoring.judge import Judge, Reader
 
-    client = ChatClient(url, model, api_key_env=getattr(args, f"{role}_key_env"), **limits(args, role))
+    client = ChatClient(
+        url, model, api_key_env=getattr(args, f"{role}_key_env"), cache=model_cache(args), **limits(args, role)
+    )
     return Judge(client) if role == "judge" else Reader(client, images=getattr(args, "reader_images", False))
 
 
@@ -204,6 +236,7 @@ def run(args) -> int:
         max_connection_failures=args.max_connection_failures,
         messages=_say,
         errata=args.errata,
+        searchable_timeout=args.searchable_timeout,
         http_options={
             "timeout": args.http_timeout,
             "max_attempts": args.http_attempts,

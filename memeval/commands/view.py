@@ -1,4 +1,7 @@
-"""``memeval view [RUNS_DIR] [--out SITE_DIR] [--serve --port N]``: the run browser, a static site."""
+"""``memeval view [RUNS_DIR] [--out SITE_DIR] [--bench DIR] [--serve --port N]``: the run browser, a static
+site (index with leaderboards, sortable and filterable runs, sweeps grouped; a page per run; comparison
+pages of two runs). ``--serve`` serves it on loopback, rebuilds it when runs change and builds the
+comparison of any two runs on demand."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "write a static, offline HTML browser over every run (index with filters, a page per run)"
+HELP = "write a static, offline HTML browser over every run (leaderboards, sortable index, run and comparison pages)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,49 +18,128 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="?",
         default=None,
         metavar="RUNS_DIR",
-        help="folder of run folders, or one run folder (default: runs/ under the project root)",
+        help="folder of run folders (searched at any depth, sweeps included), or one run folder "
+        "(default: runs/ under the project root)",
     )
     p.add_argument("--out", metavar="SITE_DIR", help="folder to write (default: reports/runs under the project root)")
-    p.add_argument("--serve", action="store_true", help="then serve the site on 127.0.0.1 until Ctrl-C")
+    p.add_argument(
+        "--bench",
+        metavar="DIR",
+        help="bench folder (or a folder of them) for the text of evidence a system missed, when a run's own "
+        "bench folder (recorded in its manifest) is gone",
+    )
+    p.add_argument(
+        "--pairs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="comparison pages written with the site, newest comparable pairs first (default 40; --serve "
+        "builds any other pair on demand)",
+    )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="then serve the site on 127.0.0.1 until Ctrl-C, rebuilding it when runs change",
+    )
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 = any free port)")
+    p.add_argument(
+        "--poll", type=float, default=2.0, metavar="SECONDS", help="--serve: how often to look for changed runs"
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
 def run(args) -> int:
-    from ..analysis.site import build_site
-    from ..workspace import anchored
+    from ..analysis.site import MAX_PAIRS, SiteBuilder
     from ..errors import InputError
+    from ..workspace import anchored
 
     runs = anchored(args.runs or "runs")
     if not runs.is_dir():
         raise InputError(runs, None, None, "no such folder of runs")
+    bench = None
+    if args.bench:
+        bench = anchored(args.bench)
+        if not bench.is_dir():
+            raise InputError(bench, None, None, "no such bench folder (--bench)")
     out = anchored("reports/runs") if not args.out else Path(args.out)
 
     def progress(i, n, info):
         if not args.no_progress:
             print(f"\r[{i + 1}/{n}] {info.path.name[:70]:70}", end="", file=sys.stderr, flush=True)
 
-    res = build_site(runs, out, progress)
+    builder = SiteBuilder(
+        runs, out, bench_dir=bench, pairs=MAX_PAIRS if args.pairs is None else max(args.pairs, 0), progress=progress
+    )
+    res = builder.build()
     if not args.no_progress and res.pages:
         print(file=sys.stderr)
     for s in res.skipped:
         print(f"memeval view: skipped {s}", file=sys.stderr)
-    if not res.pages and not res.skipped:
+    if not res.pages and not res.skipped and not args.serve:
         raise InputError(runs, None, None, "no run folders here (none holds a manifest.json)")
-    print(f"{len(res.pages)} runs → {res.index}")
+    print(f"{len(res.pages)} runs, {len(res.compares)} comparison pages → {res.index}")
     if args.serve:
-        _serve(out, args.port)
+        builder.progress = None
+        _serve(builder, args.port, args.poll)
     return 0
 
 
-def _serve(root, port: int) -> None:
+def _serve(builder, port: int, poll: float) -> None:
     import functools
+    import threading
+    import urllib.parse
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
+    from ..analysis.site import watch_signature
+    from ..errors import MemevalError
+
+    lock = threading.Lock()  # one build at a time: the watcher's and a comparison asked for
+
+    class Handler(SimpleHTTPRequestHandler):
+        def do_GET(self):
+            url = urllib.parse.urlsplit(self.path)
+            if url.path == "/compare":  # any two runs, built on demand
+                q = urllib.parse.parse_qs(url.query)
+                try:
+                    with lock:
+                        page = builder.compare(q.get("a", [""])[0], q.get("b", [""])[0])
+                except MemevalError as e:
+                    self.send_error(404, str(e)[:200])
+                    return
+                self.send_response(303)
+                self.send_header("Location", f"/compare/{urllib.parse.quote(page.name)}")
+                self.end_headers()
+                return
+            super().do_GET()
+
+        def log_message(self, format, *args):  # quiet: the console shows rebuilds only
+            pass
+
+    stop = threading.Event()
+
+    def watch():
+        seen = watch_signature(builder.runs_dir)
+        while not stop.wait(poll):
+            now = watch_signature(builder.runs_dir)
+            if now == seen:
+                continue
+            seen = now
+            try:
+                with lock:
+                    res = builder.build()
+                print(f"runs changed: rebuilt {len(res.pages)} runs, updated {res.updated[11:19]} UTC", flush=True)
+            except (MemevalError, OSError) as e:  # a run half-written right now: try at the next change
+                print(f"memeval view: rebuild failed ({' '.join(str(e).splitlines())})", file=sys.stderr, flush=True)
+
+    handler = functools.partial(Handler, directory=str(builder.out))
     with ThreadingHTTPServer(("127.0.0.1", port), handler) as srv:
-        print(f"serving http://127.0.0.1:{srv.server_address[1]}/ (Ctrl-C stops)", flush=True)
+        watcher = threading.Thread(target=watch, name="memeval-view-watch", daemon=True)
+        watcher.start()
+        print(f"serving http://127.0.0.1:{srv.server_address[1]}/ (rebuilt when runs change; Ctrl-C stops)", flush=True)
         try:
             srv.serve_forever()
         except KeyboardInterrupt:
             pass
+        finally:
+            stop.set()
+            watcher.join(timeout=poll + 60)

@@ -8,11 +8,14 @@ tasks already count).
 reported as shares of all tasks. Strata weigh 1-3 turns 0.2, 4-8 0.5, 9+ 0.3; a stratum with no
 pass/fail verdict (all undetermined, say) is skipped and the other weights renormalised. The
 grader version is always part of the filter: mixed versions are refused (or split explicitly with
-:func:`pass_rates_by_version`).
+:func:`pass_rates_by_version`). Every rate carries its 95% interval: Wilson's score interval for a
+stratum's pass / (pass + fail), and for the weighted total the normal approximation over the strata's
+binomial variances (clamped to [0, 1]).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -31,6 +34,7 @@ __all__ = [
     "MixedVersionsError",
     "EXCLUDED",
     "TASK_UNITS",
+    "wilson_interval",
 ]
 
 EXCLUDED = ("undetermined", "flaky", "incomplete", "env_drift")
@@ -79,17 +83,42 @@ class PassRates:
     by_cross_task: pl.DataFrame
     turn_samples: dict  # one-turn detour samples, counted per turn, outside the task rate
     session_units: dict | None = None  # session units, counted per session, outside the task rate
+    total_lo: float | None = None  # the weighted total's 95% interval (normal approximation)
+    total_hi: float | None = None
+
+
+_Z95 = 1.959963984540054
+
+
+def wilson_interval(k: int, n: int, z: float = _Z95) -> tuple[float | None, float | None]:
+    """Wilson's score interval (95% by default) for ``k`` passes out of ``n``; (None, None) for n = 0.
+
+    >>> [round(x, 3) for x in wilson_interval(8, 10)]
+    [0.49, 0.943]
+    >>> wilson_interval(0, 0)
+    (None, None)
+    """
+    if n <= 0:
+        return None, None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _counts(df: pl.DataFrame, by: str) -> pl.DataFrame:
     aggs = [pl.len().alias("tasks")] + [(pl.col("verdict") == v).sum().alias(v) for v in ("pass", "fail") + EXCLUDED]
     out = df.group_by(by).agg(aggs)
-    return out.with_columns(
+    out = out.with_columns(
         pl.when(pl.col("pass") + pl.col("fail") > 0)
         .then(pl.col("pass") / (pl.col("pass") + pl.col("fail")))
         .otherwise(None)
         .alias("rate")
     ).sort(by)
+    ci = [wilson_interval(k, k + f) for k, f in zip(out["pass"].to_list(), out["fail"].to_list())]
+    return out.with_columns(
+        pl.Series("rate_lo", [c[0] for c in ci], pl.Float64), pl.Series("rate_hi", [c[1] for c in ci], pl.Float64)
+    )
 
 
 def _only(df: pl.DataFrame, col: str, want: str | None) -> tuple[pl.DataFrame, str | None]:
@@ -129,6 +158,13 @@ def pass_rates(
         .alias("weight_used")
     )
     total = float((used["weight"] * used["rate"]).sum()) / wsum if wsum else None
+    total_lo = total_hi = None
+    if total is not None:
+        var = sum(
+            (w / wsum) ** 2 * r * (1 - r) / (k + f)
+            for w, r, k, f in zip(used["weight"], used["rate"], used["pass"], used["fail"])
+        )
+        total_lo, total_hi = max(0.0, total - _Z95 * math.sqrt(var)), min(1.0, total + _Z95 * math.sqrt(var))
     n = df.height
     shares = {v: (df.filter(pl.col("verdict") == v).height / n if n else 0.0) for v in EXCLUDED}
     byc = _counts(
@@ -138,7 +174,7 @@ def pass_rates(
         "corrections_group",
     )
     byx = _counts(df, "cross_task")
-    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples, session_units)
+    return PassRates(gv or "", ag, total, n, strata, shares, byc, byx, turn_samples, session_units, total_lo, total_hi)
 
 
 def pass_rates_by_version(df: pl.DataFrame, agent: str | None = None, **kw) -> dict[str, PassRates]:
@@ -152,22 +188,22 @@ def format_pass_rates(pr: PassRates) -> str:
         f"grader_version={pr.grader_version} agent={pr.agent} tasks={pr.tasks}",
         f"{'stratum':8} {'weight':>6} {'used':>6} {'tasks':>5} {'pass':>4} {'fail':>4} "
         + " ".join(f"{v:>{len(v)}}" for v in EXCLUDED)
-        + f" {'rate':>6}",
+        + f" {'rate [95% CI]':>21}",
     ]  # headers never cut
     for r in pr.strata.iter_rows(named=True):
-        rate = "-" if r["rate"] is None else f"{r['rate']:.3f}"
+        rate = _rate_text(r["rate"], r["rate_lo"], r["rate_hi"])
         lines.append(
             f"{r['stratum']:8} {r['weight']:6.2f} {r['weight_used']:6.2f} {r['tasks']:5d} {r['pass']:4d} "
-            f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>6}"
+            f"{r['fail']:4d} " + " ".join(f"{r[v]:{len(v)}d}" for v in EXCLUDED) + f" {rate:>21}"
         )
-    lines.append("total (weighted): " + ("-" if pr.total is None else f"{pr.total:.3f}"))
+    lines.append("total (weighted): " + _rate_text(pr.total, pr.total_lo, pr.total_hi))
     lines.append("shares: " + ", ".join(f"{k}={v:.3f}" for k, v in pr.shares.items()))
     for name, tab, col in (
         ("corrections", pr.by_corrections, "corrections_group"),
         ("cross_task", pr.by_cross_task, "cross_task"),
     ):
         parts = [
-            f"{r[col]}: {('-' if r['rate'] is None else format(r['rate'], '.3f'))} (n={r['tasks']})"
+            f"{r[col]}: {_rate_text(r['rate'], r['rate_lo'], r['rate_hi'])} (n={r['tasks']})"
             for r in tab.iter_rows(named=True)
         ]
         lines.append(f"by {name}: " + "; ".join(parts))
@@ -185,3 +221,10 @@ def format_pass_rates(pr: PassRates) -> str:
             + f" (pass {ss['pass']}, fail {ss['fail']})"
         )
     return "\n".join(lines)
+
+
+def _rate_text(rate: float | None, lo: float | None, hi: float | None) -> str:
+    """A rate with its interval: ``0.800 [0.490, 0.943]``; ``-`` when there is none."""
+    if rate is None:
+        return "-"
+    return f"{rate:.3f}" if lo is None or hi is None else f"{rate:.3f} [{lo:.3f}, {hi:.3f}]"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..llm import metered, usage_entries
-from ..scoring import scorers, speed
+from ..scoring import lme_v2, scorers, speed
 from ..systems.base import Recall
 from ..systems.context import fit_memories
 from .cost import Prices, usage_fields
@@ -92,8 +92,11 @@ class Answering:
         out: dict[str, Any] = {}
         context = None
         reads = self.mode == "answer" and recall.answer is None
+        cap = self.context_max_tokens
+        if lme_v2.is_lme_v2(q):  # the leaderboard's reader: whole memories, 200k tokens unless told
+            keep, cap = "prefix", cap if cap is not None else lme_v2.CONTEXT_MAX_TOKENS
         if reads or getattr(recall, "window_tokens", None) is not None:
-            context, ctx = context_fields(recall, memories, self.context_max_tokens if reads else None, keep)
+            context, ctx = context_fields(recall, memories, cap if reads else None, keep)
             out.update(ctx)
         response = scorers.Response(
             recall.answer, tuple(memories), recall.turn_ids, corpus, root, context=context if reads else None

@@ -67,6 +67,16 @@ class Manifest:
     memory_state: dict[str, Any] | None = None
     #: a judge-graded run: questions asked, graded, unparseable replies, failed calls (run.grading)
     grading: dict[str, Any] | None = None
+    #: the model-call cache of the reader's and judge's calls: folder, hits, misses, replies stored and
+    #: not stored (incomplete), overall and per role (``callcache.cache_note``); None: no cache
+    model_cache: dict[str, Any] | None = None
+    #: the write path per haystack (run.writepath): ingest time, the system's own calls while ingesting,
+    #: and for a system that indexes asynchronously the time until the newest session was searchable
+    write_path: dict[str, Any] | None = None
+    #: the causal guard over the records: questions that retrieved a memory dated after them
+    causal: dict[str, Any] | None = None
+    #: ``memeval attribute``: where each miss broke (analysis.attribution): conditions, counts and shares
+    attribution: dict[str, Any] | None = None
     #: fields a newer memeval wrote that this one does not know: kept and written back unchanged
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
 

@@ -142,6 +142,26 @@ class Record:
     # with errata (scoring/errata.py): the score against the gold as published; ``score`` is against
     # the corrected gold (None where the errata drop the question)
     score_raw: float | None = _col("float")
+    # the causal guard (run.writepath): how many returned memories are dated after the question's
+    # asked_at (a leak from the future); None where the question has no date
+    future_memories: int | None = _col("long")
+    # the official metric's particulars where the bench has some (LongMemEval-V2: the function, the
+    # extracted boxed answer, whether it was UNKNOWN, the judge's reply, why it is ungraded)
+    official_detail: dict[str, Any] | None = _col("json")
+    # ``memeval attribute`` (analysis.attribution): the cause of a miss (correct, write_loss, retrieval_loss,
+    # memory_loss, reader_loss, reader_ceiling; None with a note where none can be said), whether the
+    # evidence was in the system's stored dump and among what the reader read, and the scores (and
+    # answers) of the counterfactual conditions (oracle evidence, whole haystack to budget, stored dump);
+    # dropped by a regrade, since they depend on the grade
+    attribution: str | None = _col("str")
+    attribution_note: str | None = _col("str")
+    attribution_stored: bool | None = _col("bool")
+    attribution_read: bool | None = _col("bool")
+    attribution_oracle_score: float | None = _col("float")
+    attribution_context_score: float | None = _col("float")
+    attribution_stored_score: float | None = _col("float")
+    attribution_answers: Any = _col("json")
+    attribution_version: str | None = _col("str")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Record":

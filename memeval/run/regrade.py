@@ -27,11 +27,12 @@ from ..audit import validity
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import Memory, memory_text
+from ..callcache import cache_note
 from .records import RecordStore, read_records, record_memories
 from .folder import RunLock, read_manifest, write_manifest
 from .manifest import Manifest
 
-__all__ = ["regrade_run"]
+__all__ = ["regrade_run", "source_bench", "record_memory_objects"]
 
 #: fields a re-grade takes from the source record unchanged (what the system returned, and when)
 _KEPT = (
@@ -63,7 +64,22 @@ _KEPT = (
 )
 
 
-def _memories(rec: dict) -> tuple:
+def source_bench(src: Path, man: dict, bench_dir=None):
+    """The bench a run was made on (``bench_dir``, else the one its manifest names), checked against the
+    manifest's content hash (else :class:`InputError`, one line)."""
+    bench = load_bench(bench_dir or man["config"]["bench"].get("root") or "")
+    want, have = man["config"]["bench"].get("content_hash"), bench.content_hash
+    if want and have and want != have:
+        raise InputError(
+            Path(bench.root) / "bench.yaml",
+            None,
+            "content_hash",
+            f"{have} is not the bench {src} was run on ({want}); pass the right --bench",
+        )
+    return bench
+
+
+def record_memory_objects(rec: dict) -> tuple:
     """The record's memories as :class:`Memory` (content, timestamp, speaker) where the record kept
     them, else the display strings of an older record."""
     if rec.get("memories") is None:
@@ -110,15 +126,7 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
         raise MemevalError(
             f"{src}: some records hold no answer; mode 'answer' needs a reader (--reader-url/--reader-model)"
         )
-    bench = load_bench(bench_dir or man["config"]["bench"].get("root") or "")
-    want, have = man["config"]["bench"].get("content_hash"), bench.content_hash
-    if want and have and want != have:
-        raise InputError(
-            Path(bench.root) / "bench.yaml",
-            None,
-            "content_hash",
-            f"{have} is not the bench {src} was run on ({want}); pass the right --bench",
-        )
+    bench = source_bench(src, man, bench_dir)
     if isinstance(errata, (str, Path)):
         errata = load_errata(errata)
     scorer_list = scorers.scorers_for(mode, judge, reader or _NoReader(), errata)
@@ -144,6 +152,8 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
             dry_validity=None,
             config={**man["config"], "mode": mode, "grader": grader},
             regraded_from={"run_id": man["run_id"], "path": str(src.resolve()), "grader": man["config"].get("grader")},
+            model_cache=None,  # the source's calls are not this regrade's (set when it ends)
+            attribution=None,  # it depends on the grade: a regrade drops it (its records' fields too, _KEPT)
             scorers=[s.spec() for s in scorer_list],
         )
         tiers = [t["name"] for t in man["config"]["tiers"]]
@@ -162,7 +172,14 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
             status, error = "error", f"{type(e).__name__}: {e}"
             raise
         finally:
-            manifest = replace(manifest, status=status, error=error, finished_at=_now(), n_records=len(store.done))
+            manifest = replace(
+                manifest,
+                status=status,
+                error=error,
+                finished_at=_now(),
+                n_records=len(store.done),
+                model_cache=cache_note((judge, reader)),
+            )
             write_manifest(dest, manifest)
             store.close()
     return dest
@@ -202,7 +219,7 @@ def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_l
             turns = r.get("retrieved_turns")
             response = scorers.Response(
                 system_answer(r, src_mode),
-                _memories(r),
+                record_memory_objects(r),
                 None if turns is None else tuple(turns),
                 corpora[q.haystack],
                 str(root),

@@ -42,8 +42,10 @@ from ..systems.base import Declared, Recall, declared, memory_text
 from ..systems.http import HttpSystem, StaleGeneration, ingest_key
 from ..text.urls import public_url
 from ..systems.registry import make_system, public_spec
+from . import writepath
 from .answering import Answering, speed_fields
 from .grading import failure_reason, grading_summary
+from ..callcache import cache_note
 from .records import Record, RecordStore, memories_json, read_records, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
@@ -105,6 +107,9 @@ class RunConfig:
     max_errors: MaxErrors | str | int | None = None  # errors tolerated before the status is failed
     max_connection_failures: int = 10  # the circuit breaker: consecutive connection failures tolerated
     messages: Callable[[str], None] | None = field(default=None, compare=False)
+    #: an asynchronously indexing system: the longest wait, per haystack, for its newest session to be
+    #: searchable after ingest (run.writepath); past it the haystack's questions are error records
+    searchable_timeout: float = 120.0
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # normalised once, here, so every caller gets the same config
@@ -117,6 +122,8 @@ class RunConfig:
         put(self, "runs_root", str(self.runs_root))
         me = self.max_errors
         put(self, "max_errors", me if isinstance(me, MaxErrors) else MaxErrors.parse(str(me or 0)))
+        if not float(self.searchable_timeout) >= 0:
+            raise MemevalError(f"searchable_timeout must be 0 or more seconds, got {self.searchable_timeout}")
         if int(self.max_connection_failures) < 1:
             raise MemevalError(f"max_connection_failures must be at least 1, got {self.max_connection_failures}")
         cmt = self.context_max_tokens
@@ -179,6 +186,7 @@ def run_system(
     max_connection_failures: int = 10,
     messages: Callable[[str], None] | None = None,
     errata=None,
+    searchable_timeout: float = 120.0,
 ) -> Path:
     """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 
@@ -220,6 +228,7 @@ def run_system(
             max_errors=max_errors,
             max_connection_failures=max_connection_failures,
             messages=messages,
+            searchable_timeout=searchable_timeout,
         )
     )
 
@@ -358,6 +367,8 @@ def _run_locked(
         ingest_usage = manifest.ingest_usage
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
             ingest_usage = {**(ingest_usage or {}), **runner.ingest_usage}
+        write_path = runner.write_path_json(manifest.write_path)
+        causal = writepath.causal_summary(read_records(run_dir))
         manifest = replace(
             manifest,
             status=status,
@@ -373,6 +384,9 @@ def _run_locked(
             memory_state=manifest.memory_state
             if runner.memory_state is None
             else _memory_state_note(runner.memory_state),
+            model_cache=cache_note((cfg.judge, cfg.reader), manifest.model_cache),  # this session's + earlier
+            write_path=write_path,
+            causal=causal if causal["checked"] else manifest.causal,
         )
         write_manifest(run_dir, manifest)
         store.close()
@@ -470,6 +484,28 @@ class _Runner:
         self.answering = Answering(cfg.mode, self.scorers, cfg.reader, cfg.context_max_tokens, cfg.prices)
         self.memory_state: dict[str, Any] | None = None  # set once a system says what it holds
         self.earlier_state: Any = None  # memory_state of the manifest resumed (added to)
+        self.write_path: dict[str, dict[str, Any]] = {}  # per haystack: ingest time, calls, time to searchable
+        self.ingest_ms = 0.0  # the current haystack's ingest time (re-ingests included)
+
+    def write_path_json(self, old: Any) -> dict[str, Any] | None:
+        """``manifest["write_path"]``: each haystack's entry (a resumed run adds its own), how the system
+        indexes, and the bounded wait."""
+        old_hays = old.get("haystacks") if isinstance(old, dict) else None
+        hays = {**(old_hays if isinstance(old_hays, dict) else {}), **self.write_path}
+        if not hays:
+            return old if isinstance(old, dict) else None
+        indexing = self.caps.indexing
+        return {
+            "indexing": indexing,
+            "searchable_timeout_s": self.cfg.searchable_timeout if indexing == "async" else None,
+            "haystacks": hays,
+            "note": "ingest_ms: reset excluded, re-ingests included; "
+            + (
+                "searchable_ms: from the end of ingest to the first probe query that returned the newest session"
+                if indexing == "async"
+                else "the system declares it is searchable when ingest returns (no probe)"
+            ),
+        }
 
     def measure_floor(self, when: str) -> None:
         self.sut.warm()
@@ -504,6 +540,7 @@ class _Runner:
             for hay, items in by_hay.items():
                 scope = tier.name if hay is None else f"{tier.name}/{hay}"
                 sessions = haystacks.get(hay, [])
+                used_before = self.sut.usage()
                 with tqdm(
                     total=len(sessions), desc=f"{scope}: ingest", unit="session", disable=not self.progress, leave=False
                 ) as ingest_bar:
@@ -511,6 +548,7 @@ class _Runner:
                         failed = self._reset_and_ingest(sessions, ingest_bar, bench.content_hash, scope)
                 if calls:
                     self.ingest_usage[scope] = usage_entries(calls, lambda c: "system")
+                failed = self._write_path(scope, sessions, failed, used_before)
                 if ask_bar is None:
                     ask_bar = tqdm(total=len(todo), desc=f"{tier.name}: questions", unit="q", disable=not self.progress)
                     ask_bar.set_postfix(errors=self.n_errors, refresh=False)
@@ -524,10 +562,29 @@ class _Runner:
             if ask_bar is not None:
                 ask_bar.close()
 
+    def _write_path(self, scope: str, sessions, failed: str | None, used_before) -> str | None:
+        """Record the haystack's write path; for an asynchronously indexing system, wait (bounded) until
+        its newest session is searchable. None when the haystack may be asked; else the one line why not."""
+        entry: dict[str, Any] = {
+            "sessions": len(sessions),
+            "ingest_ms": round(self.ingest_ms, 3),
+            "system_usage": writepath.usage_delta(used_before, self.sut.usage()),
+        }
+        if failed is None and sessions and self.caps.indexing == "async":
+            waited = writepath.wait_searchable(self.system.query, sessions[-1], self.cfg.searchable_timeout)
+            entry |= {"searchable_ms": waited.ms, "probes": waited.probes}
+            if waited.problem is not None:
+                failed = f"haystack {scope}: {waited.problem}"
+                tqdm.write(f"memeval run: {failed}; its questions are error records", file=sys.stderr)
+        entry["error"] = failed
+        self.write_path[scope] = entry
+        return failed
+
     def _reset_and_ingest(self, sessions, bar, bench_hash: str = "", scope: str = "") -> str | None:
         """Reset, ingest, and where the system can say what it holds, check it: re-ingest once if it is
         not what was sent. None when the haystack may be asked; else the one line why not."""
         problem, start = None, bar.n
+        self.ingest_ms = 0.0
         for attempt in range(2):
             try:
                 self._ingest(sessions, bar, bench_hash, scope)
@@ -567,6 +624,13 @@ class _Runner:
             self.system.reset()
         keyed = self.caps.idempotent_ingest
         inline = self.caps.image_input == "inline"  # the system takes image bytes
+        t0 = time.perf_counter()
+        try:
+            self._ingest_sessions(sessions, bar, bench_hash, scope, keyed, inline)
+        finally:
+            self.ingest_ms += (time.perf_counter() - t0) * 1000
+
+    def _ingest_sessions(self, sessions, bar, bench_hash: str, scope: str, keyed: bool, inline: bool) -> None:
         for i, s in enumerate(sessions):
             if inline:
                 s = inline_session(s, self.root, f"{scope}: session {s.session_id}")
@@ -703,6 +767,7 @@ class _Runner:
         cfg, keep = self.cfg, self.caps.context_keep
         return rec.with_fields(
             system_usage_fields(recall.usage)  # the system's own model calls (e.g. mem0's), if counted
+            | {"future_memories": writepath.future_count(memories, q.asked_at)}  # the causal guard
             | speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency)
             | self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root)
         )

@@ -20,6 +20,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from ..bench.model import Question
 from ..bench.oracle import LOCOMO_ABSTENTION, official_abstention
 from ..llm import ChatClient, ChatError, parse_json_object, prompt_hash, user_message
+from . import lme_v2
 from .reader_images import ReaderImages
 
 __all__ = [
@@ -153,13 +154,19 @@ class Reader:
 
     With the default prompt, a question of a bench whose official metric wants set abstention words
     (LoCoMo) is put with that bench's prompt (``READER_PROMPT_FOR_BENCH``), which asks for them; the
-    identity names those prompts and their hashes too. A prompt of one's own is used for every bench."""
+    identity names those prompts and their hashes too; so is a LongMemEval-V2 question, with its
+    leaderboard's prompt and message layout (``answer``). A prompt of one's own is used for every bench."""
 
     def __init__(self, client: ChatClient, prompt: str = READER_PROMPT, images: bool = False):
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
         self.images = bool(images)
         names = READER_PROMPT_FOR_BENCH if prompt == READER_PROMPT else {}
         self.for_bench = {bench: (name, _prompt(name)) for bench, name in names.items()}
+        #: LongMemEval-V2 questions are put as its leaderboard's harness puts them (default prompt only)
+        self.lme_v2 = prompt == READER_PROMPT
+        if self.lme_v2:
+            both = lme_v2.reader_prompt("web") + "\n" + lme_v2.reader_prompt("enterprise")
+            self.for_bench["LongMemEval-V2"] = ("lme_v2_reader_v1", both)  # named in the identity only
 
     def identity(self) -> dict:
         return {
@@ -186,9 +193,20 @@ class Reader:
             return self.for_bench[official.bench][1]
         return self.template
 
-    def answer(self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None) -> str:
+    def answer(
+        self, q: Question, memories: tuple[str, ...], images: ReaderImages | None = None, question_image=None
+    ) -> str:
         """Raises ``ChatError`` when the endpoint fails after retries. ``images``: what
-        ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``)."""
+        ``reader_images`` prepared (each memory with an image sent is marked ``[image N]``).
+
+        A LongMemEval-V2 question is put as its leaderboard reader puts it (``lme_v2.reader_messages``:
+        the domain's system prompt, memories and images as content parts, ``question_image`` last,
+        at most ``lme_v2.READER_MAX_TOKENS`` completion tokens); the full reply is the answer."""
+        if self.lme_v2 and lme_v2.is_lme_v2(q):
+            urls = images.urls if images is not None else ()
+            marks_ = images.marks if images is not None and images.urls else None
+            msgs = lme_v2.reader_messages(q, memories, urls, marks_, question_image)
+            return self.client.chat(msgs, max_tokens=lme_v2.READER_MAX_TOKENS).text.strip()
         marks = images.marks if images is not None and images.urls else (None,) * len(memories)
         msg = self.template_for(q).format(
             asked_at=q.asked_at or "unknown",

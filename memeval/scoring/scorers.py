@@ -26,7 +26,8 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from ..errors import ArgumentError
 from ..bench.model import Question
 from ..llm import ChatError
-from . import bounds, dry, judge_longmemeval, locomo_f1, retrieval
+from ..bench.images import ImageError, image_data_url
+from . import bounds, dry, judge_longmemeval, lme_v2, locomo_f1, retrieval
 from .errata import ErrataScorer
 from .judge import Judge, Verdict  # a JudgeProtocol[Question, str, Verdict] that also grades memories
 from .reader_images import reader_images
@@ -149,16 +150,37 @@ class JudgeScorer:
             return {"answer": r.answer, **_verdict(v)}
         answer, seen = r.answer, {}
         if answer is None:
-            imgs = reader_images(r.memories, r.root, getattr(self.reader, "images", False))
+            read = tuple(r.memories) if r.context is None else r.context
+            accepts = getattr(self.reader, "images", False)
+            v2 = lme_v2.is_lme_v2(q)
+            if v2:  # whole memories were kept (a prefix): their images only, as many as the cap let in
+                imgs = reader_images(r.memories[: len(read)], r.root, accepts, lme_v2.READER_MAX_IMAGES)
+            else:
+                imgs = reader_images(r.memories, r.root, accepts)
             seen = {"images_sent": imgs.sent, "images_note": imgs.note} if imgs.sent is not None else {}
             try:
-                read = tuple(r.memories) if r.context is None else r.context
-                answer = self.reader.answer(q, read, imgs) if imgs.sent is not None else self.reader.answer(q, read)
+                qimage = _question_image(q, r.root, accepts) if v2 else None
+                if qimage is not None:  # a reader that reads LongMemEval-V2's layout (scoring.judge.Reader)
+                    answer = self.reader.answer(q, read, imgs, qimage)
+                elif imgs.sent is not None:
+                    answer = self.reader.answer(q, read, imgs)
+                else:
+                    answer = self.reader.answer(q, read)
+            except ImageError as e:
+                return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"question image: {e}"}
             except ChatError as e:
                 return {"answer": None, "score": None, "verdict": None, "ungraded_reason": f"reader failed: {e}"} | seen
         if not answer.strip():
             return {"answer": answer, "score": 0.0, "verdict": "wrong", "ungraded_reason": None} | seen
         return {"answer": answer, **_verdict(self.judge.grade(q, answer, kind="answer"))} | seen
+
+
+def _question_image(q: Question, root, accepts: bool) -> str | None:
+    """A LongMemEval-V2 question's own screenshot as a ``data:`` URL (None: none, or not shown)."""
+    ref = q.extra.get("question_image")
+    if not accepts or not isinstance(ref, str):
+        return None
+    return image_data_url(root, ref)
 
 
 def _verdict(v: Verdict) -> dict:
@@ -174,17 +196,18 @@ class OfficialScorer:
     """The bench's own published answer metric beside memeval's verdict: LoCoMo's QA F1, LongMemEval's
     per-type judge; writes nothing for other benches or when no answer was written."""
 
-    writes = ("official_metric", "official_score")
+    writes = ("official_metric", "official_score", "official_detail")
 
     def __init__(self, client=None):
         self.client = client
         self._lme = None
+        self._v2 = None
 
     def spec(self) -> dict:
         return {
             "name": "official",
             "version": "official-v1",
-            "metrics": [locomo_f1.METRIC, judge_longmemeval.METRIC],
+            "metrics": [locomo_f1.METRIC, judge_longmemeval.METRIC, lme_v2.METRIC],
             "model": getattr(self.client, "model", None),
             "writes": list(self.writes),
         }
@@ -193,6 +216,8 @@ class OfficialScorer:
         answer = so_far.get("answer")
         if answer is None:
             return {}
+        if lme_v2.is_lme_v2(q):
+            return self._score_v2(q, answer)
         f1 = locomo_f1.score_question(q, answer)
         if f1 is not None:
             return {"official_metric": locomo_f1.METRIC, "official_score": f1}
@@ -204,6 +229,21 @@ class OfficialScorer:
             self._lme = judge_longmemeval.LongMemEvalJudge(self.client)
         v, ident = self._lme.grade(q, answer)
         return {"official_metric": ident, "official_score": v.score}
+
+    def _score_v2(self, q: Question, answer: str) -> dict:
+        """LongMemEval-V2: the question's eval_function on the last boxed answer, or its rubric on the
+        whole reply (``scoring.lme_v2``); a rubric without a judge, or an unreadable judge reply, is
+        ungraded with its reason in ``official_detail``."""
+        if self._v2 is None and self.client is not None:
+            self._v2 = lme_v2.LmeV2Judge(self.client)
+        o = lme_v2.official_score(q, answer, self._v2)
+        ident = self._v2.identity(o.function) if o.function in lme_v2.LLM_FUNCTIONS and self._v2 else lme_v2.METRIC
+        detail = {"function": o.function, "extracted": o.extracted[:2000], "unknown": o.unknown}
+        if o.reason:
+            detail["ungraded_reason"] = o.reason
+        if o.judge_reply is not None:
+            detail["judge_reply"] = o.judge_reply
+        return {"official_metric": ident, "official_score": o.score, "official_detail": detail}
 
 
 def scorers_for(mode: str, judge: Judge | None = None, reader=None, errata=None) -> list:

@@ -174,7 +174,8 @@ class MemorySystem(Protocol):
 
 
 ImageInput = Literal["path", "inline"]
-ContextKeep = Literal["first", "last"]
+ContextKeep = Literal["first", "last", "prefix"]
+Indexing = Literal["sync", "async"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,8 +189,12 @@ class Capabilities:
       repeated key stores nothing twice (the HTTP protocol's ``Idempotency-Key``)
     - ``image_input``: a turn's image reaches ``ingest`` as its bench ``"path"`` or ``"inline"`` bytes
       (a ``data:`` URL)
-    - ``context_keep``: which end of the returned memories a reading budget keeps: ``"first"`` (a
+    - ``context_keep``: which end of the returned memories a reading budget keeps (``"prefix"``: whole memories from the start, none cut): ``"first"`` (a
       ranked list, best first) or ``"last"`` (a history, newest last)
+    - ``indexing``: ``"sync"``, what was ingested is searchable when ``ingest`` returns; ``"async"``, it
+      becomes searchable later (a hosted API indexing in the background): after each haystack's ingest
+      the runner polls a probe query until the newest session comes back, bounded by
+      ``--searchable-timeout``, and records the time to searchable (``run.writepath``)
 
     >>> Capabilities(concurrent_queries=True).image_input
     'path'
@@ -203,6 +208,7 @@ class Capabilities:
     idempotent_ingest: bool = False
     image_input: ImageInput = "path"
     context_keep: ContextKeep = "first"
+    indexing: Indexing = "sync"
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -38,6 +38,10 @@ class NoMemory(BaseMemorySystem):
     def query(self, question: str, asked_at: str | None) -> Recall:
         return Recall()
 
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Nothing is stored."""
+        return ()
+
 
 @_sees_question  # the one system that sees the bench question (a ceiling, never ranked)
 class Oracle(BaseMemorySystem):
@@ -71,6 +75,10 @@ class Oracle(BaseMemorySystem):
         hits = [self._turns[i] for i in self._wanted if i in self._turns]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (the oracle keeps them all to pick the evidence from)."""
+        return tuple(memory_text(t) for t in self._turns.values())
+
 
 class Recent(BaseMemorySystem):
     """The last ``tokens`` tokens of the history (whole turns, oldest first): "paste the history" cut to a budget."""
@@ -100,6 +108,10 @@ class Recent(BaseMemorySystem):
     def query(self, question: str, asked_at: str | None) -> Recall:
         turns = [t for t, _ in self._turns]
         return Recall(tuple(memory_text(t) for t in turns), tuple(t.turn_id for t in turns))
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """The turns still held: the older ones past the budget were dropped at ingest (a write loss)."""
+        return tuple(memory_text(t) for t, _ in self._turns)
 
 
 class BM25(BaseMemorySystem):
@@ -155,6 +167,11 @@ class BM25(BaseMemorySystem):
             return Recall(turn_ids=())
         hits = [self._turns[int(d)] for d in top_k_positive(scores, self.params["k"])]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (all of them are indexed)."""
+        with self._lock:
+            return tuple(memory_text(t) for t in self._turns)
 
 
 def top_k_positive(scores: np.ndarray, k: int) -> np.ndarray:

@@ -53,18 +53,26 @@ def fit_memories(memories: Sequence, max_tokens: int | None, keep: str = "first"
     (('a b c', 'd'), 4, 2)
     >>> fit_memories(["a b c", "d e f"], 4, keep="last").memories
     ('c', 'd e f')
+
+    ``keep="prefix"``: the longest prefix of whole memories that fits, none cut (LongMemEval-V2's
+    reader cap):
+
+    >>> fit_memories(["a b c", "d e f"], 4, keep="prefix").memories
+    ('a b c',)
     """
     sizes = [count_tokens(str(m)) for m in memories]
     total = sum(sizes)
     if max_tokens is None or total <= max_tokens:
         return Fitted(tuple(memories), total, 0)
-    order = range(len(memories)) if keep == "first" else range(len(memories) - 1, -1, -1)
+    order = range(len(memories)) if keep != "last" else range(len(memories) - 1, -1, -1)
     kept, used = [], 0
     for i in order:
         if used + sizes[i] <= max_tokens:
             kept.append(memories[i])
             used += sizes[i]
             continue
+        if keep == "prefix":
+            break
         part = _cut(memories[i], max_tokens - used, keep)
         if part is not None:
             kept.append(part)
@@ -122,3 +130,7 @@ class LongContext(BaseMemorySystem):
                 ids.insert(0, self._turns[i].turn_id)
                 used += part.tokens
         return WindowRecall(tuple(kept), tuple(ids), window_tokens=budget, dropped_tokens=self._total - used)
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (the window is cut at query time, not at ingest)."""
+        return tuple(memory_text(t) for t in self._turns)

@@ -87,7 +87,7 @@ class EmbeddingClient:
 
     Texts already in ``cache`` are not sent; the rest go in batches of ``batch`` inputs. ``calls``,
     ``texts_sent`` and ``prompt_tokens`` (from the endpoint's ``usage``, where it reports one) count
-    what was sent.
+    what was sent, ``texts_cached`` the distinct texts of a call served from the cache (its hits).
     """
 
     def __init__(
@@ -116,7 +116,7 @@ class EmbeddingClient:
             else httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
         )
         self.base_url = base_url if encoder is not None else public_url(base_url.rstrip("/"))
-        self.calls = self.texts_sent = self.prompt_tokens = 0
+        self.calls = self.texts_sent = self.prompt_tokens = self.texts_cached = 0
         self._count = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
@@ -127,6 +127,9 @@ class EmbeddingClient:
         """One row per text, in order (raises :class:`SystemCallError` when the endpoint fails for good)."""
         keys = [text_key(t) for t in texts]
         found = self.cache.get(self.model, keys) if self.cache is not None else {}
+        if found:
+            with self._count:
+                self.texts_cached += len(found)
         todo = list(dict.fromkeys((k, t) for k, t in zip(keys, texts) if k not in found))
         for i in range(0, len(todo), self.batch):
             chunk = todo[i : i + self.batch]

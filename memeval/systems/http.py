@@ -51,7 +51,7 @@ from typing import Any
 import httpx
 
 from ..bench.model import Session
-from ..errors import MemevalError, ProtocolError, StateError, SystemCallError
+from ..errors import MemevalError, ProtocolError, StateError, SystemCallError, SystemContractError
 from ..text.urls import public_url
 from ..retry import Retryable, RetryPolicy, retry_after
 from .base import BaseMemorySystem, Capabilities, IngestCheck, Recall, memory_from_json
@@ -344,7 +344,9 @@ class HttpSystem(BaseMemorySystem):
         # (the protocol has none), and no httpx timeouts: each attempt has one total deadline (_call)
         self._transport = transport or _transport(url.scheme, pool)
         base = httpx.URL(self.base_url + "/")
-        self._urls = {p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health", "/stats")}
+        self._urls = {
+            p: base.join(p.lstrip("/")) for p in ("/reset", "/sessions", "/query", "/health", "/stats", "/memories")
+        }
         #: the generation the server returned on the last reset (None: unfenced, or not reset yet)
         self.generation: str | None = None
         self._sent: list[str] = []  # digests of the session bodies stored since the last reset
@@ -360,6 +362,12 @@ class HttpSystem(BaseMemorySystem):
 
     def ingest(self, session: Session, idempotency_key: str | None = None) -> None:
         self.run(self.aingest(session, idempotency_key))
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """``GET /memories`` (optional in the protocol): what the current generation stores. A server
+        without it (404, 405, 501) is a :class:`SystemContractError`, as for an in-process system that
+        does not list its memories; a malformed reply is a :class:`SystemCallError`."""
+        return self.run(self.amemories(haystack))
 
     def query(self, question: str, asked_at: str | None) -> Recall:
         return self.run(self.aquery(question, asked_at))
@@ -462,6 +470,23 @@ class HttpSystem(BaseMemorySystem):
         except ValueError as e:
             raise SystemCallError(f"POST /query: malformed reply ({e}; {len(body)} bytes)") from None
         return Recall(memories, ids, answer, latency_ms=elapsed_ns / 1e6, response_bytes=len(body), attempts=attempts)
+
+    async def amemories(self, haystack: str) -> tuple[str, ...]:
+        try:
+            body, _, _ = await self._call(
+                "GET", "/memories", params={"haystack": haystack}, headers=self._fence() or None
+            )
+        except HttpRefused as e:  # 409 (StaleGeneration) included: raised as it is
+            if e.status in (404, 405, 501):
+                raise SystemContractError(
+                    f"system {self.label!r} does not list its stored memories (GET /memories: HTTP {e.status})"
+                ) from None
+            raise
+        try:
+            memories, _, _ = parse_query_reply(body)
+        except ValueError as e:
+            raise SystemCallError(f"GET /memories: malformed reply ({e}; {len(body)} bytes)") from None
+        return memories
 
     async def averify_ingest(self) -> IngestCheck:
         fenced, retried = self.generation is not None, self._reset_attempts > 1

@@ -49,6 +49,9 @@ class Hybrid(BaseMemorySystem):
         }
         self._turns: dict[int, Turn] = {}
 
+    def usage(self) -> dict[str, int]:
+        return self.vector.usage()
+
     def reset(self) -> None:
         self.vector.reset()
         self.bm25.reset()
@@ -65,6 +68,10 @@ class Hybrid(BaseMemorySystem):
         sparse = list(self.bm25.query(question, asked_at).turn_ids or ())
         hits = [self._turns[i] for i in rrf([sparse, dense], self.params["rrf_k"])[: self.params["k"]]]
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn ingested since the last reset (both halves index them all)."""
+        return tuple(memory_text(t) for t in self._turns.values())
 
     def close(self) -> None:
         self.vector.close()

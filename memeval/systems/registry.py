@@ -1,6 +1,8 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
 ``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
-``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra),
+``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the hosted APIs
+(:data:`HOSTED`: ``zep:k=10``, ``supermemory:k=10``, ``mem0-platform:k=10``; keys from the environment),
+the third-party systems ``letta:...``, ``graphiti:...``, ``langmem:...`` (``systems/thirdparty``),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -14,19 +16,31 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from ..errors import ArgumentError, MemevalError, SystemContractError
 from ..models.catalog import EMBEDDER, LOCAL_NAMES
+from ..text.urls import public_url
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
+from .thirdparty import ADAPTERS as THIRD_PARTY
 
 if TYPE_CHECKING:
     from .hybrid import Hybrid
     from .vector import Vector
 
-__all__ = ["BUILTIN", "make_system", "parse_spec", "public_spec", "HOUSEKEEPING", "param_schema", "check_params"]
+__all__ = [
+    "BUILTIN",
+    "HOSTED",
+    "make_system",
+    "parse_spec",
+    "public_spec",
+    "HOUSEKEEPING",
+    "param_schema",
+    "check_params",
+]
 
 #: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
-#: batch size, the API key's variable, CPU threads): left out of the system's name in a run's config.
-HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads"})
+#: batch size, the API key's variable, CPU threads; a hosted API's URL, deadline, attempts and reply
+#: cap): left out of the system's name in a run's config.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "base_url", "timeout", "attempts", "max_reply_bytes"})
 _LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
@@ -50,6 +64,15 @@ BUILTIN: dict[str, Callable[..., MemorySystem]] = {
     "vector": _vector,
     "hybrid": _hybrid,
     "context": LongContext,  # context:tokens=N, the long-context reader baseline (answer mode)
+}
+
+
+#: hosted memory APIs (``systems/hosted``): name -> (module, class), imported on use; each class's
+#: constructor declares its parameters (checked like a built-in's)
+HOSTED: dict[str, tuple[str, str]] = {
+    "zep": ("memeval.systems.hosted.zep", "Zep"),
+    "supermemory": ("memeval.systems.hosted.supermemory", "Supermemory"),
+    "mem0-platform": ("memeval.systems.hosted.mem0_platform", "Mem0Platform"),
 }
 
 
@@ -88,11 +111,16 @@ def public_spec(spec: str) -> str:
     'vector:model=all-MiniLM-L6-v2-onnx-int8,k=5'
     >>> public_spec("bm25")
     'bm25'
+    >>> public_spec("letta:url=http://me:secret@127.0.0.1:8283,k=5")
+    'letta:url=http://127.0.0.1:8283,k=5'
     """
     if spec.startswith(("http://", "https://", "python:")) or ":" not in spec:
         return spec
     name, _, rest = spec.partition(":")
     kept = [p for p in filter(None, rest.split(",")) if p.partition("=")[0].strip() not in HOUSEKEEPING]
+    kept = [
+        f"{k}={public_url(v.strip())}" if eq else k for k, eq, v in (p.partition("=") for p in kept)
+    ]  # no user-info
     kept = [f"model={EMBEDDER.id}" if p.replace(" ", "").lower() in _LOCAL_MODEL else p for p in kept]
     return f"{name}:{','.join(kept)}" if kept else name
 
@@ -213,6 +241,20 @@ def _schema_of(name: str) -> dict[str, tuple[type, ...]] | None:
     return schema
 
 
+def _third_party(spec: str, name: str, raw: dict[str, str]) -> MemorySystem:
+    """A third-party system (``systems/thirdparty``): its parameters checked against its class, its
+    SDK imported only now (a missing one is one line naming the extra)."""
+    from .thirdparty import adapter_class  # on use: start-up time of every command
+
+    cls = adapter_class(name)
+    params = check_params(spec, name, param_schema(cls), raw)
+    try:
+        system: MemorySystem = cls(**params)
+        return system
+    except (TypeError, ArgumentError) as e:
+        raise MemevalError(f"system {spec!r}: {e}") from None
+
+
 def make_system(spec: str, **http_options: Any) -> MemorySystem:
     """Build a system from its command-line name (see module docstring).
 
@@ -256,11 +298,21 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
             return Mem0(**params)
         except TypeError as e:
             raise MemevalError(f"system {spec!r}: {e}") from None
+    if name in HOSTED:
+        mod, attr = HOSTED[name]
+        cls = getattr(importlib.import_module(mod), attr)  # on use: start-up time of every command
+        hosted: MemorySystem = cls(**check_params(spec, name, param_schema(cls), raw))
+        declared(hosted)
+        return hosted
+    if name in THIRD_PARTY:
+        return _third_party(spec, name, raw)
     if name not in BUILTIN:
-        close = difflib.get_close_matches(name, [*BUILTIN, "mem0"], n=1)
+        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *HOSTED, *THIRD_PARTY], n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise SystemContractError(
-            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; or http://..., python:mod:factory)"
+            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; hosted: {', '.join(HOSTED)}; "
+            f"third-party: {', '.join(THIRD_PARTY)}; "
+            "or http://..., python:mod:factory)"
         )
     params = check_params(spec, name, _schema_of(name), raw)
     try:

@@ -36,8 +36,8 @@ from starlette.routing import Route
 
 from ..bench.io import turn_from_dict
 from ..bench.model import Session
-from ..errors import InputError, ArgumentError
-from .base import memory_to_json
+from ..errors import ArgumentError, InputError, SystemContractError
+from .base import declared, memory_to_json
 from .fencing import GENERATION_HEADER, haystack_digest, session_digest
 from .server_spec import OPEN_PATHS, OPENAPI, ROUTES, Faults, Limits
 
@@ -177,6 +177,22 @@ def make_app(state: ServerState):
             return _stale(state)
         return JSONResponse(state.held())
 
+    sut = declared(state.system)
+    lists, listing = sut.lists_memories, sut.memories
+
+    async def memories(request: Request) -> Response:
+        if state.stale(request.headers.get(_GEN_HEADER)):
+            state.counts["stale"] += 1
+            return _stale(state)
+        if not lists:
+            return _error(501, f"system {state.system.name!r} does not list its stored memories")
+        haystack = request.query_params.get("haystack", "")
+        try:
+            held = listing(haystack)
+        except SystemContractError as e:
+            return _error(501, str(e))
+        return JSONResponse({"haystack": haystack, "memories": [memory_to_json(m) for m in held]})
+
     async def work(request: Request) -> Response:
         route = request.scope["path"].lstrip("/")
         try:
@@ -229,6 +245,7 @@ def make_app(state: ServerState):
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         Route("/stats", stats, methods=["GET"]),
+        Route("/memories", memories, methods=["GET"]),
         *(Route(f"/{r}", work, methods=["POST"]) for r in ROUTES),
     ]
     return _Guard(Starlette(routes=routes, exception_handlers={HTTPException: no_route}), state)

@@ -63,6 +63,24 @@ _SESSION = {
         },
     },
 }
+_MEMORY = {
+    "oneOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "required": ["text"],
+            "properties": {
+                "text": {"type": "string"},
+                "timestamp": {"type": "string"},
+                "speaker": {"type": "string"},
+                "image": {
+                    "type": "string",
+                    "description": "a path inside the bench folder or a data:image/...;base64, URL",
+                },
+            },
+        },
+    ]
+}
 _ERROR = {
     "description": "error",
     "content": {"application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}},
@@ -119,7 +137,8 @@ OPENAPI = {
             "A /reset carries an Idempotency-Key of its own (the same on its retries): a key already applied is "
             "a no-op returning the same generation, so a late attempt cannot empty the memory mid-haystack. "
             "After ingest the client compares GET /stats?generation=G (sessions stored and their digest) with "
-            "what it sent before the first question. A server that returns no generation is unfenced: the "
+            "what it sent before the first question. Optional: GET /memories lists what the generation stores (for "
+            "failure attribution); a server without it answers 501 or 404. A server that returns no generation is unfenced: the "
             "client then checks the session count only. The client gives every request a total deadline (connect + send "
             "+ receive) and caps the reply size; a /query reply that breaks the schema is an error, not a "
             "score. The reference server (memeval serve) limits the request body (default 16 MiB; 413 "
@@ -223,25 +242,7 @@ OPENAPI = {
                                     "properties": {
                                         "memories": {
                                             "type": "array",
-                                            "items": {
-                                                "oneOf": [
-                                                    {"type": "string"},
-                                                    {
-                                                        "type": "object",
-                                                        "required": ["text"],
-                                                        "properties": {
-                                                            "text": {"type": "string"},
-                                                            "timestamp": {"type": "string"},
-                                                            "speaker": {"type": "string"},
-                                                            "image": {
-                                                                "type": "string",
-                                                                "description": "a path inside the bench "
-                                                                "folder or a data:image/...;base64, URL",
-                                                            },
-                                                        },
-                                                    },
-                                                ]
-                                            },
+                                            "items": _MEMORY,
                                         },
                                         "turn_ids": {"type": "array", "items": {"type": "integer"}},
                                         "answer": {"type": "string"},
@@ -276,6 +277,44 @@ OPENAPI = {
                             }
                         },
                     }
+                },
+            }
+        },
+        "/memories": {
+            "get": {
+                "summary": "Optional: everything the current generation stores (a dump, for inspection: memeval "
+                "attribute tells a fact never stored from one stored but not retrieved); 501 or 404 where the "
+                "system does not list its memories",
+                "security": [{"bearer": []}, {}],
+                "parameters": [
+                    _GENERATION_PARAM,
+                    {
+                        "name": "haystack",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string"},
+                        "description": "the haystack ingested since the last reset (a name for the dump; a server "
+                        "holds one haystack at a time)",
+                    },
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the stored memories, in any order, as /query returns memories",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["memories"],
+                                    "properties": {
+                                        "haystack": {"type": "string"},
+                                        "memories": {"type": "array", "items": _MEMORY},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "409": _STALE,
+                    "501": {**_ERROR, "description": "the system does not list its stored memories"},
                 },
             }
         },

@@ -136,6 +136,21 @@ class Vector(BaseMemorySystem):
         hits = self.ranked(question, self.params["k"])
         return Recall(tuple(memory_text(t) for t in hits), tuple(t.turn_id for t in hits))
 
+    def usage(self) -> dict[str, int]:
+        """The embedding calls so far: requests, texts sent, texts served from the embedding cache, tokens."""
+        c = self.client
+        return {
+            "embedding_calls": c.calls,
+            "prompt_tokens": c.prompt_tokens,
+            "embedding_texts_sent": c.texts_sent,
+            "embedding_texts_cached": c.texts_cached,
+        }
+
+    def memories(self, haystack: str) -> tuple[str, ...]:
+        """Every turn embedded and indexed since the last reset."""
+        with self._lock:
+            return tuple(memory_text(t) for t in self._turns)
+
     def close(self) -> None:
         self.client.close()
         if self.client.cache is not None:

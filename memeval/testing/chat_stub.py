@@ -2,7 +2,7 @@
 
 ``with ScriptedChatServer(responder) as srv: ChatClient(srv.base_url, "m")`` — ``responder(body)``
 gets the request JSON and returns a reply text, a full response dict, an ``int`` HTTP status
-(to simulate failures), or ``(status, body dict)`` (an error reply with a body). Every request body and its headers are kept in ``srv.requests``. A text
+(to simulate failures), or ``(status, body dict)`` (an error reply with a body). Every request body and its headers are kept in ``srv.requests``, every reply body sent, byte for byte, in ``srv.replies``. A text
 reply reports ``usage`` (:func:`stub_usage`); a dict reply carries whatever ``usage`` it holds.
 
 ``POST /v1/embeddings`` is served apart from the responder: deterministic hashed bag-of-words vectors
@@ -63,6 +63,7 @@ class ScriptedChatServer:
         self.responder = responder
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.replies: list[bytes] = []  # the body of every reply sent with a body, byte for byte
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -87,6 +88,7 @@ class ScriptedChatServer:
                 if isinstance(reply, str):
                     reply = completion(reply, usage=stub_usage(body, reply))
                 payload = json.dumps(reply).encode()
+                outer.replies.append(payload)
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))

@@ -1,6 +1,6 @@
 """Loaders: public benchmark files → a bench folder (``bench.yaml`` + tier files), all or nothing.
 
-``import_bench(kind, paths, out)`` dispatches on the format name (``longmemeval``, ``locomo``,
+``import_bench(kind, paths, out)`` dispatches on the format name (``longmemeval``, ``longmemeval-v2``, ``locomo``,
 ``glasshouse``, and ``booksuite`` when its loader is installed). Every loader names its source,
 license and category → axis map in the manifest, and raises :class:`memeval.errors.InputError`
 naming file, record and field on malformed input, leaving nothing behind.
@@ -18,7 +18,7 @@ from ._common import staged_output
 
 __all__ = ["FORMATS", "import_bench", "available_formats"]
 
-FORMATS = ("longmemeval", "locomo", "glasshouse", "booksuite")
+FORMATS = ("longmemeval", "longmemeval-v2", "locomo", "glasshouse", "booksuite")
 
 
 def _booksuite():
@@ -45,10 +45,15 @@ def import_bench(
     force: bool = False,
     name: str | None = None,
     pairs: dict[str, list[str]] | None = None,
+    tier: str | None = None,
+    text_only: bool = False,
 ) -> Bench:
-    """Convert ``paths`` (files or a folder, by format) into a bench folder at ``out``."""
+    """Convert ``paths`` (files or a folder, by format) into a bench folder at ``out``; ``tier`` and
+    ``text_only``: longmemeval-v2 only."""
     if pairs and kind != "glasshouse":
         raise MemevalError("--pair applies to glasshouse only")
+    if (tier is not None or text_only) and kind != "longmemeval-v2":
+        raise MemevalError("--tier and --text-only apply to longmemeval-v2 only")
     kw: dict[str, Any] = {"force": force}
     if name:
         kw["name"] = name
@@ -56,6 +61,10 @@ def import_bench(
         from .longmemeval import import_longmemeval  # on use: start-up time of every command
 
         return import_longmemeval(paths, out, **kw)
+    if kind == "longmemeval-v2":
+        from .longmemeval_v2 import import_longmemeval_v2  # on use: start-up time of every command
+
+        return import_longmemeval_v2(_one_folder(kind, paths), out, tier=tier or "small", text_only=text_only, **kw)
     if kind == "locomo":
         from .locomo import import_locomo  # on use: start-up time of every command
 
