@@ -389,7 +389,7 @@ class SiteBuilder:
                 continue
             try:
                 df = self._full(info.path, sig)
-            except (InputError, ValueError) as e:
+            except (InputError, ValueError, OSError) as e:  # OSError: a run removed while the site is built
                 skipped.append(f"{info.path}: {' '.join(str(e).splitlines())}")
                 continue
             slim = df.select([c for c in _SLIM if c in df.columns])
