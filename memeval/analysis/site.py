@@ -164,7 +164,7 @@ class SiteResult:
     pages: dict[str, Path]  # run folder → its page
     skipped: tuple[str, ...]  # run folders whose records could not be read (one line each)
     compares: dict[tuple[str, str], Path] = field(default_factory=dict)  # (page A, page B) → comparison page
-    updated: str = ""  # when the site was built (UTC, ISO)
+    updated: str = ""  # when the site was built (UTC, ISO to the millisecond) and the build's number
 
 
 @dataclass(frozen=True)
@@ -361,6 +361,7 @@ class SiteBuilder:
         self._pair_sigs: dict[str, tuple] = {}
         self._pair_runs: dict[str, tuple[Path, Path]] = {}
         self._full_cache: dict[Path, tuple[tuple, pl.DataFrame]] = {}
+        self._builds = 0
         self._roots, self._bench_problem = _bench_roots(self.bench_dir)
         self.stamp = ""
 
@@ -375,7 +376,8 @@ class SiteBuilder:
             (out / sub).mkdir(parents=True, exist_ok=True)
         if not (out / "plotly.min.js").is_file():
             write_text(out / "plotly.min.js", get_plotlyjs())
-        self.stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        self._builds += 1  # the stamp differs between any two builds, however close in time
+        self.stamp = f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='milliseconds')} #{self._builds}"
         skipped: list[str] = []
         infos = find_runs(self.runs_dir, skipped)  # a corrupt manifest is listed, with the reason
         runs: list[_Run] = []
