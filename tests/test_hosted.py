@@ -288,3 +288,14 @@ def test_fairness_line_shows_search_params_and_warns_on_a_whole_haystack_without
     assert any("search params" in x and "threshold=0.0" in x for x in lines)
     warned = [x for x in lines if x.startswith("  WARNING")]
     assert len(warned) == 1 and "everything" in warned[0] and "bm25" not in warned[0]
+
+
+def test_attribution_waits_for_an_indexing_system_before_its_stored_dump(bench, key, tmp_path, monkeypatch):
+    """``memeval attribute`` re-ingests for the stored dump; an async system is dumped only once searchable."""
+    monkeypatch.setenv("MEM0_API_KEY", KEY)  # the recorded spec names no key variable: the default is read
+    with ContractServer("mem0", index_delay=0.3) as srv:
+        assert _run(bench, "mem0-platform", srv, tmp_path / "r", "--tiers", "core") == 0
+        assert read_manifest(tmp_path / "r")["config"]["system"]["spec"] == f"mem0-platform:k=3,base_url={srv.url}"
+        assert main(["attribute", str(tmp_path / "r"), "--out", str(tmp_path / "a")]) == 0
+    stored = {r["qid"]: r.get("attribution_stored") for r in read_records(tmp_path / "a")}
+    assert stored["Q1"] is True and stored["Q2"] is True and stored["Q3"] is True

@@ -126,7 +126,7 @@ def _k_and_budget(config: Mapping[str, Any]) -> tuple[str, str]:
 
 
 #: parameters that are neither k nor a budget nor housekeeping, yet change what a search returns
-_NOT_SEARCH = frozenset({"k", "tokens", "max_tokens", "budget"})
+_NOT_SEARCH = frozenset({"k", "tokens", "max_tokens", "budget", "base_url", "url"})
 
 
 def _search_params(config: Mapping[str, Any]) -> str:
