@@ -101,18 +101,10 @@ class Rest:
         self.requests = 0
         self.retries = 0
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json_body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        missing_ok: bool = False,
-    ) -> Any:
+    def call(self, method: str, path: str, **options: Any) -> Any:
         """The parsed JSON reply of ``method path`` (None for an empty reply, or a 404 when
-        ``missing_ok``); :class:`SystemCallError` when it fails for good."""
-        return self.exchange(method, path, json_body=json_body, params=params, missing_ok=missing_ok).data
+        ``missing_ok``); :class:`SystemCallError` when it fails for good. ``options``: :meth:`exchange`'s."""
+        return self.exchange(method, path, **options).data
 
     def exchange(
         self,
