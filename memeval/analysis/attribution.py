@@ -47,6 +47,7 @@ from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
+from ..run.writepath import DEFAULT_SEARCHABLE_TIMEOUT, wait_searchable
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import declared, memory_text
@@ -330,6 +331,10 @@ class _Ctx:
                     system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
                 else:
                     system.ingest(s)
+            if caps.indexing == "async" and sessions:  # a hosted API still indexing: its dump would be short
+                waited = wait_searchable(system.query, sessions[-1], DEFAULT_SEARCHABLE_TIMEOUT)
+                if waited.problem is not None:
+                    return None, f"stored dump of {scope}: {waited.problem}"
             return tuple(self.sut.memories(scope)), None
         except (SystemCallError, SystemContractError) as e:
             return None, f"stored dump of {scope}: {e}"
