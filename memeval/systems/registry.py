@@ -252,9 +252,10 @@ def _third_party(spec: str, name: str, raw: dict[str, str]) -> MemorySystem:
     params = check_params(spec, name, param_schema(cls), raw)
     try:
         system: MemorySystem = cls(**params)
-        return system
     except (TypeError, ArgumentError) as e:
         raise MemevalError(f"system {spec!r}: {e}") from None
+    declared(system)  # its optional capabilities, checked before anything is asked
+    return system
 
 
 def make_system(spec: str, **http_options: Any) -> MemorySystem:

@@ -77,9 +77,10 @@ class Rest:
         backoff: float = 0.5,
         max_wait: float = 30.0,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        key_optional: bool = False,
     ) -> None:
-        key = os.environ.get(key_env, "").strip()
-        if not key:
+        key = os.environ.get(key_env, "").strip() if key_env else ""
+        if not key and not key_optional:  # key_optional: a self-hosted server may need none (Letta)
             raise MemevalError(
                 f"system {system!r}: set the environment variable {key_env} to the API key (key_env= names "
                 "another variable; the key is only ever sent in a request header)"
@@ -93,7 +94,7 @@ class Rest:
         self.policy = RetryPolicy(max_attempts=attempts, backoff=backoff, max_wait=max_wait)
         self._client = httpx.Client(
             base_url=base_url.rstrip("/") + "/",
-            headers={"Authorization": f"{auth} {key}", "Accept": "application/json"},
+            headers={"Accept": "application/json", **({"Authorization": f"{auth} {key}"} if key else {})},
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
         )
@@ -218,7 +219,15 @@ class HostedSystem(BaseMemorySystem):
     floor_path = ""
 
     def __init__(
-        self, base_url: str, key_env: str, auth: str, *, timeout: float, attempts: int, max_reply_bytes: int
+        self,
+        base_url: str,
+        key_env: str,
+        auth: str,
+        *,
+        timeout: float,
+        attempts: int,
+        max_reply_bytes: int,
+        key_optional: bool = False,
     ) -> None:
         self.api = Rest(
             self.name,
@@ -228,6 +237,7 @@ class HostedSystem(BaseMemorySystem):
             timeout=timeout,
             attempts=attempts,
             max_reply_bytes=max_reply_bytes,
+            key_optional=key_optional,
         )
         self._nonce = uuid.uuid4().hex[:8]
         self._n = 0
