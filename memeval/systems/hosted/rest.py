@@ -160,7 +160,9 @@ class Rest:
             raise SystemCallError(f"{what}: the reply is not JSON{self._detail(body)}") from None
 
     def _detail(self, body: bytes) -> str:
-        return _detail(body).replace(self._key, "***")
+        """The error body, with the key masked where the server echoes it (no key: nothing to mask)."""
+        text = _detail(body)
+        return text.replace(self._key, "***") if self._key else text
 
     def _read(self, resp: httpx.Response, what: str, t0: float) -> bytes:
         """The reply's body, at most ``max_reply_bytes``, read within ``timeout`` seconds of ``t0`` (a
