@@ -151,7 +151,9 @@ def test_the_key_goes_in_the_header_only(monkeypatch, tmp_path):
         monkeypatch.delenv("MY_LETTA_KEY")
         with pytest.raises(SystemCallError, match=r"HTTP 401: Invalid or missing API key"):
             make_system(f"letta:base_url={srv.url},key_env=MY_LETTA_KEY").reset()
-    assert public_spec("letta:k=3,base_url=http://u:pw@127.0.0.1:1") == "letta:k=3"  # where it is: housekeeping
+    assert (
+        public_spec("letta:k=3,base_url=http://u:pw@127.0.0.1:1") == "letta:k=3,base_url=http://127.0.0.1:1"
+    )  # where it is stays, without user-info
 
 
 def test_memeval_run_with_letta_end_to_end(tmp_path, server):

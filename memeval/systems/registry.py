@@ -1,6 +1,6 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
 ``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
-``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the hosted APIs
+``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra),
 the third-party systems of :data:`THIRD_PARTY` (hosted APIs ``zep:k=10``, ``supermemory:k=10``,
 ``mem0-platform:k=10``, keys from the environment; ``letta:...``, ``graphiti:...``, ``langmem:...``),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
