@@ -79,6 +79,8 @@ _NOTEBOOK = {
     "run_folders": ("memeval.workbench", "run_folders"),
     "label_systems": ("memeval.workbench", "label_systems"),
     "bench_of_run": ("memeval.workbench", "bench_of_run"),
+    "read_manifest": ("memeval.run.folder", "read_manifest"),
+    "attributed": ("memeval.analysis.attribution", "attributed"),
     "sweep_systems": ("memeval.workbench", "sweep_systems"),
     "anchored": ("memeval.workspace", "anchored"),
     "load_prices": ("memeval.run.cost", "load_prices"),
@@ -163,6 +165,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .run.regrade import regrade_run as regrade
     from .run.records import Record
     from .run.records import read_records
+    from .run.folder import read_manifest
     from .run.manifest import Manifest
     from .workbench import load_runs
     from .analysis import plots
@@ -179,6 +182,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .workbench import run_folders
     from .workbench import label_systems
     from .workbench import bench_of_run
+    from .analysis.attribution import attributed
     from .workbench import sweep_systems
     from .workspace import anchored
     from .run.cost import load_prices

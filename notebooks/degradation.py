@@ -58,9 +58,7 @@ from memeval import aggregate, plots
 from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side
 from memeval import run_folders, ensure_bench, load_runs, run_systems
-from memeval import load_bench, natural_key
-from memeval.analysis.attribution import attributed
-from memeval.analysis.plot_attribution import attribution_split
+from memeval import attributed, load_bench, natural_key
 
 setup_notebook()
 bench_path = None
@@ -218,8 +216,8 @@ else:
 
 # %%
 if df["attribution"].drop_nulls().len():
-    attribution_split(df, n_resamples=resamples).show()
-    attribution_split(df, by="axis", n_resamples=resamples).show()
+    plots.attribution_split(df, n_resamples=resamples).show()
+    plots.attribution_split(df, by="axis", n_resamples=resamples).show()
 else:
     print("no attribution in these runs: run `memeval attribute RUN` and pass the attributed folders in run_dirs")
 
