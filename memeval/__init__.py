@@ -58,6 +58,7 @@ _CORE = {
     "RunConfig": ("memeval.run.runner", "RunConfig"),
     "run_system": ("memeval.run.runner", "run_system"),
     "regrade": ("memeval.run.regrade", "regrade_run"),
+    "attribute": ("memeval.analysis.attribution", "attribute_run"),
     "Record": ("memeval.run.records", "Record"),
     "read_records": ("memeval.run.records", "read_records"),
     "Manifest": ("memeval.run.manifest", "Manifest"),
@@ -80,7 +81,6 @@ _NOTEBOOK = {
     "label_systems": ("memeval.workbench", "label_systems"),
     "bench_of_run": ("memeval.workbench", "bench_of_run"),
     "read_manifest": ("memeval.run.folder", "read_manifest"),
-    "attributed": ("memeval.analysis.attribution", "attributed"),
     "sweep_systems": ("memeval.workbench", "sweep_systems"),
     "anchored": ("memeval.workspace", "anchored"),
     "load_prices": ("memeval.run.cost", "load_prices"),
@@ -104,6 +104,8 @@ _NOTEBOOK = {
     "render_trace_html": ("memeval.analysis.widgets", "render_trace_html"),
     "with_flips": ("memeval.analysis.widgets", "with_flips"),
     "worst_questions_table": ("memeval.analysis.widgets", "worst_questions_table"),
+    "attributed": ("memeval.analysis.attribution", "attributed"),
+    "attribution_split": ("memeval.analysis.plot_attribution", "attribution_split"),
     "judges": ("memeval.analysis.judges", None),
     "two_gradings": ("memeval.analysis.judges_run", "two_gradings"),
     "grade_leniency": ("memeval.analysis.judges_run", "grade_leniency"),
@@ -163,6 +165,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .run.runner import RunConfig
     from .run.runner import run_system
     from .run.regrade import regrade_run as regrade
+    from .analysis.attribution import attribute_run as attribute
     from .run.records import Record
     from .run.records import read_records
     from .run.folder import read_manifest
@@ -182,7 +185,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .workbench import run_folders
     from .workbench import label_systems
     from .workbench import bench_of_run
-    from .analysis.attribution import attributed
     from .workbench import sweep_systems
     from .workspace import anchored
     from .run.cost import load_prices
@@ -206,6 +208,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.widgets import render_trace_html
     from .analysis.widgets import with_flips
     from .analysis.widgets import worst_questions_table
+    from .analysis.attribution import attributed
+    from .analysis.plot_attribution import attribution_split
     from .analysis import judges
     from .analysis.judges_run import two_gradings
     from .analysis.judges_run import grade_leniency

@@ -58,7 +58,8 @@ from memeval import aggregate, plots
 from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side
 from memeval import run_folders, ensure_bench, load_runs, run_systems
-from memeval import attributed, load_bench, natural_key
+from memeval import load_bench, natural_key
+from memeval import attributed, attribution_split
 
 setup_notebook()
 bench_path = None
@@ -216,8 +217,8 @@ else:
 
 # %%
 if df["attribution"].drop_nulls().len():
-    plots.attribution_split(df, n_resamples=resamples).show()
-    plots.attribution_split(df, by="axis", n_resamples=resamples).show()
+    attribution_split(df, n_resamples=resamples).show()
+    attribution_split(df, by="axis", n_resamples=resamples).show()
 else:
     print("no attribution in these runs: run `memeval attribute RUN` and pass the attributed folders in run_dirs")
 

@@ -19,7 +19,6 @@ from .aggregate import CEILING as CEILING_SYSTEM
 from .aggregate import FLOOR as FLOOR_SYSTEM
 from .aggregate import question_set
 from .frontier import frontier_plot
-from .plot_attribution import attribution_split
 from .plot_base import CEILING_COLOUR, FLOOR_COLOUR, PALETTE, TEMPLATE, mean_scores, system_colour
 from .plot_curves import degradation_curve, retrieval_curve, seed_spread_curve
 from .plot_failures import FAILURE_CLASSES, failure_class, failure_split
@@ -48,5 +47,4 @@ __all__ = [
     "CEILING_COLOUR",
     "system_colour",
     "frontier_plot",
-    "attribution_split",
 ]
