@@ -8,7 +8,8 @@ the whole haystack cut to the reading budget (newest kept); (d) ``stored``, what
 the haystack (``memories(haystack)``, re-ingested for it; where the system lists it), cut likewise.
 The conditions are asked for the misses (whose cause needs them; ``all_conditions`` for every
 graded question), once per question whatever its epochs. The dump also says, without any reader,
-whether the evidence was stored; the run's records say whether it was retrieved. A dry or memory run gets that retrieval part only (no reader is asked).
+whether the evidence was stored; the run's records say whether it was retrieved. A dry or memory
+run gets that retrieval part only (no reader is asked).
 
 The cause of a graded record (:func:`cause_of`; a score of 1 is correct, anything less a miss):
 
@@ -18,8 +19,8 @@ The cause of a graded record (:func:`cause_of`; a score of 1 is correct, anythin
 4. ``retrieval_loss``: stored (or the dump unknown: ``memory_loss``, write or retrieval) but an
    evidence turn is not among the memories the reader read (a reading budget that cut it counts here);
 5. ``reader_loss``: every evidence turn was read (all the oracle condition gives, and more), the
-   answer is wrong, the oracle condition is right (a
-   question without evidence -- abstention -- lands here when the oracle condition abstains right).
+   answer is wrong, the oracle condition is right (a question without evidence -- abstention --
+   lands here when the oracle condition abstains right).
 
 Each miss gets exactly one cause; an error record, an ungraded one, or one whose deciding condition
 could not be graded gets none (``attribution_note`` says why). The result is a new run folder (the
@@ -43,7 +44,7 @@ from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError, SystemCallError, SystemContractError
+from ..errors import InputError, MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
@@ -304,7 +305,12 @@ class _Ctx:
         for r in recs:
             q = questions.get(r["qid"])
             if q is None:
-                raise MemevalError(f"question {r['qid']!r} of tier {tier_name!r} is not in the bench")
+                raise InputError(
+                    self.root / tier.questions_path(qset),
+                    None,
+                    r["qid"],
+                    f"question of the source run's tier {tier_name!r} is not in the bench",
+                )
             by_hay.setdefault(q.haystack, []).append(r)
         for hay, group in by_hay.items():
             sessions = haystacks.get(hay, [])
