@@ -15,8 +15,9 @@ an unreadable reply is never stored, so asking again asks the endpoint again.
 Storage: one SQLite file (``calls.sqlite``) in the cache folder, WAL journal, one transaction per
 reply, so any number of threads and processes read and write it at once and a killed writer leaves
 every committed reply readable (SQLite rolls the unfinished transaction back). Size: at most
-``max_bytes`` of replies (default :data:`DEFAULT_MAX_BYTES`); beyond it the least recently used are
-deleted (a hit marks its row used at most once a day, so a warm run does not write on every hit).
+``max_bytes`` of replies (default :data:`DEFAULT_MAX_BYTES`), checked when the cache opens and every
+256 stores; beyond it the least recently used are deleted (a hit marks its row used at most once a
+day, so a warm run does not write on every hit).
 
 >>> c = ModelCache(tmp / "cache")
 >>> k = request_key("chat", "http://127.0.0.1:8080/v1", {"model": "m", "messages": [], "temperature": 0})
@@ -109,18 +110,25 @@ class ModelCache:
             raise UsageError(f"{self.path}: is a symbolic link; memeval never writes through one (remove it)")
         self.max_bytes = int(max_bytes)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
-        with self._lock:
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout = 60000")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS reply (key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, "
                 "body BLOB NOT NULL, size INTEGER NOT NULL, created REAL NOT NULL, used REAL NOT NULL)"
             )
             self._db.execute("CREATE INDEX IF NOT EXISTS reply_used ON reply (used)")
+        except sqlite3.Error as e:
+            raise UsageError(
+                f"{self.path}: not a model-call cache memeval can open ({e}); remove it, or give another --cache DIR"
+            ) from None
         self._counts: dict[str, dict[str, int]] = {}
         self._puts = 0
+        on_disk = sum(_bytes_of(self.path.with_name(self.path.name + x)) for x in ("", "-wal"))
+        if on_disk > self.max_bytes:  # the files hold at least the replies: below the bound, no scan
+            self.prune()  # at open too: a string of short commands must keep to the bound as well
 
     # counting ---------------------------------------------------------------------------------
     def _count(self, role: str, what: str) -> None:
@@ -206,6 +214,13 @@ class ModelCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _bytes_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # a WAL file another process checkpointed away meanwhile
+        return 0
 
 
 def resolve_cache(folder: str | None = None, off: bool = False) -> ModelCache | None:

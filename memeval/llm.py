@@ -20,9 +20,10 @@ caller's prose request). A server that rejects a form is not asked in it again (
 Cache (``cache=``, a :class:`~memeval.callcache.ModelCache`; the commands' ``--cache DIR``): a request
 already answered is served from disk, byte for byte, and not sent (``ChatResult.cached``). The key is
 the whole request body, the endpoint's public URL and the request's sample index, its count of
-complete replies to identical requests before it on this client (:func:`memeval.callcache.request_key`). Only a complete reply is stored: HTTP 200, a readable completion, not cut at
-``max_tokens`` (``finish_reason`` "length" or "content_filter"), not empty, and a JSON object where
-one was asked for (``schema``/``response_format``): a reply its caller may ask again is asked again.
+complete replies to identical requests before it on this client (``callcache.request_key``). Only a
+complete reply is stored: HTTP 200, a readable completion, not cut at ``max_tokens`` (``finish_reason``
+"length" or "content_filter"), not empty, and a JSON object where one was asked for
+(``schema``/``response_format``): a reply its caller may ask again is asked again.
 A structured call looks up every form the server has not refused, so a warm run makes no call even
 where the first form is refused.
 """

@@ -60,6 +60,8 @@ def test_a_second_regrade_with_the_same_judge_and_reader_makes_no_model_call(sou
 
         cold = regrade("cold", "--cache", str(cache))
         asked = len(judge.requests), len(reader.requests)
+        sent = sorted(judge.replies + reader.replies)
+        assert sorted(body for _, body in _rows(cache)) == sent  # every reply stored byte for byte
         warm = regrade("warm", "--cache", str(cache))
         assert (len(judge.requests), len(reader.requests)) == asked  # not one new call, judge or reader
         fresh = regrade("fresh", "--no-cache")
@@ -326,10 +328,11 @@ def test_the_cache_keeps_to_its_size_dropping_the_least_recently_used(tmp_path):
         cache.put(k, b"x" * 1000, "judge")
         with sqlite3.connect(tmp_path / "c" / FILENAME) as db:  # ages apart: the first written is the oldest
             db.execute("UPDATE reply SET used = ?, created = ? WHERE key = ?", (i, i, k))
-    assert cache.size() == 40_000
-    dropped = cache.prune()
-    assert cache.size() <= 10_000 and dropped == 31
-    assert cache.get(keys[0]) is None and cache.get(keys[-1]) == b"x" * 1000
+    assert cache.size() == 40_000  # 40 stores: fewer than a size check's period
+    reopened = ModelCache(tmp_path / "c", max_bytes=10_000)  # the next command checks at open
+    assert reopened.size() <= 10_000 and reopened.size() == 9_000  # down to 90% of the bound
+    assert reopened.get(keys[0]) is None and reopened.get(keys[-1]) == b"x" * 1000  # the oldest went
+    assert cache.prune() == 0  # nothing more to drop
 
 
 # --- where the cache is --------------------------------------------------------------------------
@@ -366,7 +369,7 @@ def test_a_symlinked_cache_folder_is_refused(tmp_path, capsys):
             str(tmp_path / "link"),
         ]
         assert main(args + ["--judge-url", judge.base_url, "--judge-model", "j"]) != 0
-        assert judge.requests == []
+        assert judge.requests == [] and not (tmp_path / "re").exists()  # nothing half-written
     err = capsys.readouterr().err
     assert "symbolic link" in err and "Traceback" not in err
 
@@ -381,3 +384,51 @@ def test_the_manifest_counts_the_embeddings_served_from_the_embedding_cache(tmp_
     assert cold["embedding_texts_sent"] == sent and cold["embedding_calls"] == srv.embedding_calls
     assert warm["embedding_texts_sent"] == warm["embedding_calls"] == 0
     assert warm["embedding_texts_cached"] == cold["embedding_texts_sent"] + cold["embedding_texts_cached"] > 0
+
+
+def test_attributing_a_run_again_makes_no_model_call(tmp_path):
+    from memeval.scoring.judge import Judge, Reader
+
+    bench = make_minibench(tmp_path / "bench")
+    with ScriptedChatServer(judge_responder("strict")) as judge, ScriptedChatServer(reader_responder) as reader:
+        src = run_system(
+            bench,
+            "bm25:k=1",
+            mode="answer",
+            judge=Judge(ChatClient(judge.base_url, "j")),
+            reader=Reader(ChatClient(reader.base_url, "r")),
+            out=tmp_path / "src",
+            progress=False,
+        )
+        before = len(judge.requests), len(reader.requests)
+
+        def attribute(out: str) -> Path:
+            args = ["attribute", str(src), "--out", str(tmp_path / out), "--cache", str(tmp_path / "cache")]
+            args += ["--judge-url", judge.base_url, "--judge-model", "j", "--reader-url", reader.base_url]
+            assert main(args + ["--reader-model", "r", "--all-conditions"]) == 0
+            return tmp_path / out
+
+        first = attribute("a1")
+        asked = len(judge.requests), len(reader.requests)
+        second = attribute("a2")
+        assert (len(judge.requests), len(reader.requests)) == asked  # the second attribution asks nothing
+    assert asked[0] > before[0] and asked[1] > before[1]  # the first asked the conditions
+    m1, m2 = read_manifest(first)["model_cache"], read_manifest(second)["model_cache"]
+    assert m2["misses"] == 0 and m2["hits"] == m1["misses"] == m1["stored"] > 0
+    fields = ("attribution", "attribution_oracle_score", "attribution_context_score")
+    assert [[r[f] for f in fields] for r in read_records(first)] == [
+        [r[f] for f in fields] for r in read_records(second)
+    ]
+
+
+def test_a_cache_file_that_is_not_one_is_one_line_and_no_call(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / FILENAME).write_bytes(b"this is not a database, just some bytes" * 100)
+    with ScriptedChatServer(judge_responder("strict")) as judge:
+        bench = make_minibench(tmp_path / "bench")
+        src = run_system(bench, "bm25:k=2", mode="dry", out=tmp_path / "src", progress=False)
+        args = ["regrade", str(src), "--mode", "memory", "--out", str(tmp_path / "re"), "--cache", str(tmp_path / "c")]
+        assert main(args + ["--judge-url", judge.base_url, "--judge-model", "j"]) != 0
+        assert judge.requests == [] and not (tmp_path / "re").exists()  # nothing half-written
+    err = capsys.readouterr().err
+    assert "not a model-call cache" in err and str(tmp_path / "c" / FILENAME) in err and "Traceback" not in err

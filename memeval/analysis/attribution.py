@@ -49,6 +49,7 @@ from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
+from ..run.writepath import DEFAULT_SEARCHABLE_TIMEOUT, wait_searchable
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import declared, memory_text
@@ -243,6 +244,7 @@ def attribute_run(
             status="started",
             error=None,
             finished_at=None,
+            model_cache=None,  # the source's calls are not this command's (set when it ends)
             attribution={
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},
@@ -279,7 +281,7 @@ def attribute_run(
                 finished_at=_now(),
                 n_records=len(done),
                 attribution=summary,
-                model_cache=cache_note((judge, reader)),  # calls already asked (the run's, a regrade's) cost none
+                model_cache=cache_note((judge, reader)),  # this command's calls, not the source run's
             )
             write_manifest(dest, manifest)
             if sut is not None:
@@ -343,6 +345,10 @@ class _Ctx:
                     system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
                 else:
                     system.ingest(s)
+            if caps.indexing == "async" and sessions:  # a hosted API still indexing: its dump would be short
+                waited = wait_searchable(system.query, sessions[-1], DEFAULT_SEARCHABLE_TIMEOUT)
+                if waited.problem is not None:
+                    return None, f"stored dump of {scope}: {waited.problem}"
             return tuple(self.sut.memories(scope)), None
         except (SystemCallError, SystemContractError) as e:
             return None, f"stored dump of {scope}: {e}"

@@ -152,6 +152,7 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
             dry_validity=None,
             config={**man["config"], "mode": mode, "grader": grader},
             regraded_from={"run_id": man["run_id"], "path": str(src.resolve()), "grader": man["config"].get("grader")},
+            model_cache=None,  # the source's calls are not this regrade's (set when it ends)
             attribution=None,  # it depends on the grade: a regrade drops it (its records' fields too, _KEPT)
             scorers=[s.spec() for s in scorer_list],
         )
