@@ -58,6 +58,7 @@ _CORE = {
     "RunConfig": ("memeval.run.runner", "RunConfig"),
     "run_system": ("memeval.run.runner", "run_system"),
     "regrade": ("memeval.run.regrade", "regrade_run"),
+    "attribute": ("memeval.analysis.attribution", "attribute_run"),
     "Record": ("memeval.run.records", "Record"),
     "read_records": ("memeval.run.records", "read_records"),
     "Manifest": ("memeval.run.manifest", "Manifest"),
@@ -79,6 +80,7 @@ _NOTEBOOK = {
     "run_folders": ("memeval.workbench", "run_folders"),
     "label_systems": ("memeval.workbench", "label_systems"),
     "bench_of_run": ("memeval.workbench", "bench_of_run"),
+    "read_manifest": ("memeval.run.folder", "read_manifest"),
     "sweep_systems": ("memeval.workbench", "sweep_systems"),
     "anchored": ("memeval.workspace", "anchored"),
     "load_prices": ("memeval.run.cost", "load_prices"),
@@ -90,16 +92,20 @@ _NOTEBOOK = {
     "rows_table": ("memeval.analysis.tables", "rows_table"),
     "side_by_side": ("memeval.analysis.tables", "side_by_side"),
     "compare_runs": ("memeval.analysis.fairness", "compare_runs"),
+    "natural_key": ("memeval.analysis.plot_base", "natural_key"),
     "with_interval_text": ("memeval.analysis.tables", "with_interval_text"),
     "cost_table": ("memeval.analysis.costs", "cost_table"),
     "operating_points": ("memeval.analysis.costs", "operating_points"),
     "with_prices": ("memeval.analysis.costs", "with_prices"),
     "paired_differences": ("memeval.analysis.intervals", "paired_differences"),
+    "paired_diff": ("memeval.analysis.pairs", "paired_diff"),
     "sweep_table": ("memeval.analysis.sweeps", "sweep_table"),
     "evidence_texts": ("memeval.analysis.widgets", "evidence_texts"),
     "render_trace_html": ("memeval.analysis.widgets", "render_trace_html"),
     "with_flips": ("memeval.analysis.widgets", "with_flips"),
     "worst_questions_table": ("memeval.analysis.widgets", "worst_questions_table"),
+    "attributed": ("memeval.analysis.attribution", "attributed"),
+    "attribution_split": ("memeval.analysis.plot_attribution", "attribution_split"),
     "judges": ("memeval.analysis.judges", None),
     "two_gradings": ("memeval.analysis.judges_run", "two_gradings"),
     "grade_leniency": ("memeval.analysis.judges_run", "grade_leniency"),
@@ -115,6 +121,7 @@ _NOTEBOOK = {
     "case_frame": ("memeval.analysis.booksuite", "case_frame"),
     "default_suite_dir": ("memeval.analysis.booksuite", "default_suite_dir"),
     "layer_figure": ("memeval.analysis.booksuite", "layer_figure"),
+    "layer_html": ("memeval.analysis.booksuite", "layer_html"),
     "stored_scores": ("memeval.analysis.booksuite", "stored_scores"),
     "generate_suite": ("memeval.multiturn.suite", "generate_suite"),
     "load_suite": ("memeval.multiturn.suite", "load_suite"),
@@ -125,6 +132,7 @@ _NOTEBOOK = {
     "RuleExtractor": ("memeval.multiturn.extractor", "RuleExtractor"),
     "extractor_accuracy": ("memeval.multiturn.extractor", "extractor_accuracy"),
     "pass_rates": ("memeval.multiturn.rates", "pass_rates"),
+    "wilson_interval": ("memeval.multiturn.rates", "wilson_interval"),
     "results_frame": ("memeval.multiturn.rates", "results_frame"),
     "read_sample_records": ("memeval.multiturn.records", "read_sample_records"),
     "latest_sample_records": ("memeval.multiturn.breakdown", "latest"),
@@ -157,6 +165,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .run.runner import RunConfig
     from .run.runner import run_system
     from .run.regrade import regrade_run as regrade
+    from .analysis.attribution import attribute_run as attribute
     from .run.records import Record
     from .run.records import read_records
     from .run.manifest import Manifest
@@ -175,6 +184,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .workbench import run_folders
     from .workbench import label_systems
     from .workbench import bench_of_run
+    from .run.folder import read_manifest
     from .workbench import sweep_systems
     from .workspace import anchored
     from .run.cost import load_prices
@@ -186,16 +196,20 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.tables import rows_table
     from .analysis.tables import side_by_side
     from .analysis.fairness import compare_runs
+    from .analysis.plot_base import natural_key
     from .analysis.tables import with_interval_text
     from .analysis.costs import cost_table
     from .analysis.costs import operating_points
     from .analysis.costs import with_prices
     from .analysis.intervals import paired_differences
+    from .analysis.pairs import paired_diff
     from .analysis.sweeps import sweep_table
     from .analysis.widgets import evidence_texts
     from .analysis.widgets import render_trace_html
     from .analysis.widgets import with_flips
     from .analysis.widgets import worst_questions_table
+    from .analysis.attribution import attributed
+    from .analysis.plot_attribution import attribution_split
     from .analysis import judges
     from .analysis.judges_run import two_gradings
     from .analysis.judges_run import grade_leniency
@@ -211,6 +225,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.booksuite import case_frame
     from .analysis.booksuite import default_suite_dir
     from .analysis.booksuite import layer_figure
+    from .analysis.booksuite import layer_html
     from .analysis.booksuite import stored_scores
     from .multiturn.suite import generate_suite
     from .multiturn.suite import load_suite
@@ -221,6 +236,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .multiturn.extractor import RuleExtractor
     from .multiturn.extractor import extractor_accuracy
     from .multiturn.rates import pass_rates
+    from .multiturn.rates import wilson_interval
     from .multiturn.rates import results_frame
     from .multiturn.records import read_sample_records
     from .multiturn.breakdown import latest as latest_sample_records

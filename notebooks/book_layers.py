@@ -45,16 +45,17 @@ judge_key_env = "OPENAI_API_KEY"
 import tempfile
 from pathlib import Path
 
-from IPython.display import display
+from IPython.display import HTML, display
 
-from memeval import builtin_runs, case_frame, default_suite_dir, layer_figure, stored_scores
+from memeval import anchored, html_table
+from memeval import builtin_runs, case_frame, default_suite_dir, layer_figure, layer_html, stored_scores
 from memeval import setup_notebook
 from memeval import load_booksuite, read_booksuite_responses as read_responses
 from memeval import read_records
 from memeval import booksuite_table_text as format_table, layer_table, score_answer_sets
 
 setup_notebook()  # plotly renders in JupyterLab and in offline HTML reports (plotly.js embedded once)
-suite_dir = Path(suite_dir) if suite_dir else default_suite_dir()
+suite_dir = anchored(suite_dir) if suite_dir else default_suite_dir()
 suite = load_booksuite(suite_dir)
 print(f"{len(suite.cases)} cases from {suite_dir}; gold facts for {len(suite.gold)}")
 
@@ -63,34 +64,38 @@ print(f"{len(suite.cases)} cases from {suite_dir}; gold facts for {len(suite.gol
 
 # %%
 canned = read_responses(
-    responses or suite_dir / "fixtures" / "system_responses.example.json", {c.test_id for c in suite.cases}
+    anchored(responses) if responses else suite_dir / "fixtures" / "system_responses.example.json",
+    {c.test_id for c in suite.cases},
 )
 canned_scores = score_answer_sets(suite, canned)
 canned_rows = layer_table(canned_scores, list(canned))
 print(format_table(canned_rows, "keyword-recall", canned_scores))
+display(HTML(layer_html(canned_rows, canned_scores, "keyword recall, canned answers")))
 
 # %%
-layer_figure(canned_rows, "Keyword recall by layer: the chapter's four memory configurations")
+layer_figure(canned_rows, "Keyword recall by layer: the chapter's four memory configurations", scores=canned_scores)
 
 # %% [markdown]
 # ## 2. memeval's built-in systems on all 60 cases
 
 # %%
 if systems:
-    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="book-layers-"))
+    work = anchored(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="book-layers-"))
     runs = builtin_runs(suite, systems, work)
-    print({s: sum(r["error"] is None for r in read_records(d)) for s, d in runs.items()}, "answers per system")
+    answered = {s: sum(r["error"] is None for r in read_records(d)) for s, d in runs.items()}
+    print("answers per system:", ", ".join(f"{s} {n}" for s, n in answered.items()))
     run_scores = stored_scores(suite, runs)  # keyword recall as each run's records hold it: not scored again
     run_rows = layer_table(run_scores, list(runs))
     print(format_table(run_rows, "keyword-recall", run_scores))
-    display(case_frame(run_scores))  # per case: the keyword recall of each system
+    display(HTML(layer_html(run_rows, run_scores, "keyword recall, memeval built-in systems")))
+    display(HTML(html_table(case_frame(run_scores), caption="keyword recall per case and system (– = not scored)")))
 else:
     run_rows = []
     print("no systems to run")
 
 # %%
 if run_rows:
-    display(layer_figure(run_rows, "Keyword recall by layer: memeval built-in systems (dry mode)"))
+    display(layer_figure(run_rows, "Keyword recall by layer: memeval built-in systems (dry mode)", scores=run_scores))
 
 # %% [markdown]
 # ## 3. The rubric judge on the canned answers (optional)
@@ -109,7 +114,8 @@ if judge_url and judge_model:
     judged = score_answer_sets(suite, canned, "judge", judge)
     judged_rows = layer_table(judged, list(canned))
     print(format_table(judged_rows, "judge", judged))
-    print("judge:", judge.identity())
-    display(layer_figure(judged_rows, "Rubric-judge reward by layer", metric="judge reward"))
+    print("judge:", ", ".join(f"{k} {v}" for k, v in judge.identity().items()))
+    display(HTML(layer_html(judged_rows, judged, "rubric-judge reward")))
+    display(layer_figure(judged_rows, "Rubric-judge reward by layer", metric="judge reward", scores=judged))
 else:
     print("rubric judge skipped (set judge_url and judge_model)")

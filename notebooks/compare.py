@@ -34,11 +34,16 @@ systems = ["no_memory", "recent:tokens=2000", "bm25:k=5", "bm25", "bm25:k=20", "
 tiers: list[str] | None = None
 mode = "dry"
 runs_root = "runs"
+# baseline: the system every other is paired against below; None = the first in natural order (bm25 before
+# bm25:k=5 before bm25:k=20) that is neither the floor (no_memory) nor the ceiling (oracle)
+baseline: str | None = None
 # prices: a price table (YAML: {model: {input: USD, output: USD}} per million tokens); None = the cost
 # each run recorded (memeval run --prices)
 prices: str | None = None
 
 # %%
+from pathlib import Path
+
 import polars as pl
 from IPython.display import HTML, display
 
@@ -46,7 +51,7 @@ from memeval import aggregate, plots
 from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side, with_interval_text
 from memeval import ensure_bench, load_runs, run_folders, run_systems
-from memeval import compare_runs
+from memeval import compare_runs, natural_key
 
 setup_notebook()
 if run_dirs is None:
@@ -55,6 +60,15 @@ df = load_runs(run_dirs)
 run_dirs = run_folders(run_dirs)  # NAME=RUN_DIR items name their system
 gate = aggregate.dry_validity_gate(run_dirs)  # None: dry answer scores are valid on this bench
 fair = compare_runs(df, run_dirs)  # fair.df: the records of the questions every system graded
+systems = sorted(df["system"].unique().to_list(), key=natural_key)  # bm25, bm25:k=5, bm25:k=20, ...
+rank = {s: i for i, s in enumerate(systems)}
+
+
+def in_order(t: pl.DataFrame) -> pl.DataFrame:
+    """``t``'s rows in the systems' natural order."""
+    return t.sort(pl.col("system").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True)
+
+
 print("runs:", ", ".join(str(d) for d in run_dirs))
 print("\n".join(fair.lines()))
 
@@ -69,7 +83,7 @@ display(
     HTML(
         gate_html(gate)
         + html_table(
-            aggregate.retrieval_table(df, "turn").drop("tier_index"),
+            in_order(aggregate.retrieval_table(df, "turn")).drop("tier_index"),
             caption="evidence retrieval, turn level (n = questions with evidence, excluded = without)",
         )
     )
@@ -81,7 +95,7 @@ display(
 # %%
 overall = aggregate.overall_table(fair.df)
 wide = {
-    k: with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False)
+    k: in_order(with_interval_text(overall, k).pivot(on="tier", index="system", values=k, sort_columns=False))
     for k in ("weighted", "unweighted")
 }
 label = " (dry answer scores: NOT VALID on this bench)" if gate else ""
@@ -112,6 +126,7 @@ largest = fair.df.filter(pl.col("tier_index") == fair.df["tier_index"].max())
 per_axis = with_interval_text(aggregate.tier_axis_table(largest), "score").pivot(
     on="system", index="axis", values="score", sort_columns=False
 )
+per_axis = per_axis.select("axis", *(s for s in systems if s in per_axis.columns))
 display(
     HTML(
         html_table(
@@ -133,7 +148,7 @@ returned = (
         pl.col("error").is_not_null().sum().alias("errors"),
     )
     .join(aggregate.latency_table(df).select("system", "status", "p50", "p95", "speed_points"), on="system")
-    .sort("system")
+    .pipe(in_order)
 )
 display(
     HTML(html_table(returned, caption="median characters returned, retrieval hit rate, latency minus round trip (ms)"))
@@ -165,7 +180,7 @@ else:
     display(
         HTML(
             html_table(
-                operating_points(priced).select(
+                in_order(operating_points(priced)).select(
                     "system",
                     "tier",
                     "accuracy",
@@ -187,37 +202,33 @@ else:
 # %% [markdown]
 # ## Paired differences, question by question
 #
-# Each system against the first one compared (floor and ceiling left out), on the questions both
-# graded: the difference with its paired-bootstrap 95% interval, how many questions only one of the
-# two got right, and McNemar's exact p on those (`memeval diff RUN_A RUN_B` prints the same, with the
-# flipped questions).
+# Each system against `baseline` (floor and ceiling left out), on the questions both graded: the
+# difference with its paired-bootstrap 95% interval, how many questions only one of the two got right,
+# and McNemar's exact p on those. The same code as `memeval diff RUN_A RUN_B` (which also lists the
+# flipped questions), with its checks: runs on other bench files or question sets are refused.
 
 # %%
-from memeval import paired_differences
+from memeval import paired_diff
 
-contenders = [
-    s for s in df["system"].unique(maintain_order=True).to_list() if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)
-]
-if len(contenders) < 2:
+contenders = [s for s in systems if s not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM)]
+run_of = {Path(d).name: Path(d) for d in run_dirs}  # a run folder is named by its run id
+run_id = dict(df.select("system", "run_id").unique(maintain_order=True).iter_rows())
+base = baseline or (contenders[0] if contenders else None)
+if base is not None and base not in run_id:
+    raise ValueError(f"baseline {base!r} is not one of the systems compared: {', '.join(systems)}")
+others = [s for s in contenders if s != base]
+if base is None or not others:
     print("fewer than two systems besides floor and ceiling: nothing to pair")
 else:
-    base = contenders[0]
-    rows = []
-    for other in contenders[1:]:
-        d = paired_differences(df.filter(pl.col("system") == other), df.filter(pl.col("system") == base), ["tier"])
-        rows.append(d.with_columns(pl.lit(f"{other} − {base}").alias("pair")))
-    table = (
-        pl.concat(rows)
-        .join(df.select("tier", "tier_index").unique(), on="tier")
-        .sort("pair", "tier_index")
-        .select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p")
-    )
-    display(
-        HTML(
-            html_table(
-                table,
-                caption="A − B per tier (lo–hi: paired 95% bootstrap interval; a_only/b_only: "
-                "right in one run only; p: exact McNemar)",
-            )
+    rows, method = [], ""
+    for other in others:
+        d = paired_diff(
+            run_of[run_id[other]],
+            run_of[run_id[base]],
+            by_axis=False,
+            records=(df.filter(pl.col("system") == other), df.filter(pl.col("system") == base)),
         )
-    )
+        rows.append(d.overall.with_columns(pl.lit(f"{other} − {base}").alias("pair")))
+        method = d.method
+    table = pl.concat(rows).select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p")
+    display(HTML(html_table(table, caption=f"A − B per tier, B = {base} (baseline): {method}")))

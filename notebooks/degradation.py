@@ -58,9 +58,8 @@ from memeval import aggregate, plots
 from memeval import setup_notebook
 from memeval import gate_html, html_table, side_by_side
 from memeval import run_folders, ensure_bench, load_runs, run_systems
-from memeval import load_bench
-from memeval.analysis.attribution import attributed
-from memeval.analysis.plot_attribution import attribution_split
+from memeval import load_bench, natural_key
+from memeval import attributed, attribution_split
 
 setup_notebook()
 bench_path = None
@@ -113,7 +112,7 @@ else:
 if gate:
     print("dry answer-score curves are not drawn: dry scores are not valid on this bench (see above)")
 else:
-    for name in df["system"].unique(maintain_order=True):
+    for name in sorted(df["system"].unique().to_list(), key=natural_key):
         if name not in (plots.FLOOR_SYSTEM, plots.CEILING_SYSTEM):
             plots.degradation_curve(df, by="axis", system=name, x=x, n_resamples=resamples).show()
 

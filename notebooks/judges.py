@@ -44,7 +44,8 @@ reader: list[str] | None = None
 key_env = "OPENAI_API_KEY"
 # max_per_trap: keep the first N trap answers of each trap (None = all)
 max_per_trap: int | None = None
-runs_root = "runs"
+# runs_root: where the two gradings' runs go; None = a temporary folder (never the project's runs/)
+runs_root: str | None = None
 
 # %%
 import contextlib
@@ -56,7 +57,7 @@ from memeval import judges as J
 from memeval import grade_leniency, stub_endpoints, two_gradings
 from memeval import setup_notebook
 from memeval import html_table
-from memeval import ensure_bench
+from memeval import anchored, ensure_bench
 from memeval import load_bench
 from memeval import build_probes
 
@@ -73,7 +74,7 @@ with contextlib.ExitStack() as stack:
         )
     probes = build_probes(bench_path, tier_name, max_per_trap)
     verdicts = grade_leniency(probes, judge_eps, key_env)
-pairs, label_a, label_b = J.load_judge_pair(run_a, run_b)
+pairs, label_a, label_b = J.load_judge_pair(anchored(run_a), anchored(run_b))
 if judges is None:
     display(
         HTML(

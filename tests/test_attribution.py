@@ -203,7 +203,16 @@ def test_demo_bench_bm25_every_miss_has_exactly_one_cause(tmp_path, stubs, capsy
     )
     source = read_records(rd)
     argv = ["attribute", str(rd), "--reader-url", reader.client.base_url, "--reader-model", "echo"]
-    argv += ["--judge-url", judge.client.base_url, "--judge-model", "contains"]
+    argv += [
+        "--judge-url",
+        judge.client.base_url,
+        "--judge-model",
+        "contains",
+        "--budget",
+        "1000",
+        "--concurrency",
+        "4",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr()
     recs = read_records(out.out.strip())
@@ -264,3 +273,33 @@ def test_degradation_report_shows_where_it_broke(tmp_path):
     assert page.plotly_svgs >= 2 * page.plotly_divs
     drawn = [t for t in page.values["titles"] if t.startswith("Where it broke")]
     assert len(drawn) == 2, page.values["titles"]
+
+
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, capsys):
+    assert main(["attribute", str(tmp_path / "no-such-run")]) != 0
+    err = capsys.readouterr().err
+    assert "no-such-run" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "no-such-run_attributed").exists()
+
+
+def test_a_second_attribution_with_the_cache_makes_no_model_call(tmp_path):
+    from memeval.callcache import ModelCache
+
+    bench = make_minibench(tmp_path / "b")
+    cache = ModelCache(tmp_path / "cache")
+    with ScriptedChatServer(echo_reader(ignore="52 dollars")) as rs, ScriptedChatServer(contains_judge) as js:
+        reader = Reader(ChatClient(rs.base_url, "echo", cache=cache))
+        judge = Judge(ChatClient(js.base_url, "contains", cache=cache))
+        rd = run_system(
+            bench, "bm25", tiers=["core"], mode="answer", judge=judge, reader=reader, out=tmp_path / "r", progress=False
+        )
+        first = attribute_run(rd, judge=judge, reader=reader, out=tmp_path / "a1")
+        asked = len(rs.requests) + len(js.requests)
+        # a new command: new clients on the same cache (a client's repeat of a request is its next sample)
+        reader = Reader(ChatClient(rs.base_url, "echo", cache=ModelCache(tmp_path / "cache")))
+        judge = Judge(ChatClient(js.base_url, "contains", cache=reader.client.cache))
+        again = attribute_run(rd, judge=judge, reader=reader, out=tmp_path / "a2")
+        assert len(rs.requests) + len(js.requests) == asked  # every condition already asked: from the cache
+    assert [r["attribution"] for r in read_records(again)] == [r["attribution"] for r in read_records(first)]
+    assert "reader_loss" in [r["attribution"] for r in read_records(again)]
+    assert read_manifest(again)["model_cache"]["hits"] > 0

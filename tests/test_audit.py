@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,21 @@ def test_cli_passes_exit_0_and_writes_json(bench, tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["passed"] is True and data["tiers"] == ["core", "small"]
     assert {c["name"]: c["status"] for c in data["checks"]}["tiers-nested"] == "pass"
+
+
+def test_cli_prints_one_short_line_per_check_detail_on_request(bench, capsys):
+    code, lines, _ = _cli(capsys, bench)
+    checks = [ln for ln in lines if ln.startswith("  ")]
+    assert code == 0 and len(checks) == 15 and max(len(ln) for ln in lines) <= 100
+    (idk,) = [ln for ln in checks if ln.startswith("  PASS idk-floor")]
+    assert "{" not in idk and re.search(r"core=\d\.\d{3}", idk)  # a tier by its headline figure, no dict
+    _, verbose, _ = _cli(capsys, bench, "--verbose")
+    (full,) = [ln for ln in verbose if ln.startswith("  PASS idk-floor")]
+    assert "weighted: " in full and "unweighted: " in full and len(full) > len(idk)
+    code, text, _ = _cli(capsys, bench, "--format", "json")
+    doc = json.loads("\n".join(text))
+    assert code == 0 and doc["passed"] is True
+    assert set(doc["checks"][11]["numbers"]["core"]) >= {"weighted", "unweighted", "n"}
 
 
 def test_tiers_option_audits_only_those(bench, capsys):

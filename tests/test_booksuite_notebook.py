@@ -10,6 +10,7 @@ from memeval.analysis.booksuite import case_frame, default_suite_dir, layer_figu
 from memeval.scoring.booksuite_scores import CaseScore, layer_table
 
 from booksuite_paths import SUITE
+from notebook_project import assert_clean, notebook_project
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "book_layers.ipynb"
 
@@ -45,6 +46,7 @@ def executed(tmp_path_factory):
     from memeval.testing.chat_stub import ScriptedChatServer
 
     work = tmp_path_factory.mktemp("book_layers")
+    project = tmp_path_factory.mktemp("book_layers_project")
     with ScriptedChatServer(_judge) as srv:
         nb = execute_notebook(
             NOTEBOOK,
@@ -55,10 +57,11 @@ def executed(tmp_path_factory):
                 "judge_model": "scripted",
                 "judge_key_env": "MEMEVAL_NO_KEY",
             },
-            cwd=work,
+            cwd=notebook_project(project),
             timeout=300,
         )
         assert len(srv.requests) == 32  # 4 canned systems x 8 answered cases
+    assert_clean(project)
     return nb
 
 
@@ -84,11 +87,19 @@ def test_notebook_reproduces_the_chapter_table(executed):
     assert len(figs) == 3  # canned, built-in systems, judge
     simple = next(tr for tr in figs[0]["data"] if tr["name"] == "simple_notes")
     assert [round(y, 3) for y in simple["y"]] == [0.417, 0.333, 0.125, 0.323]
+    # each mean with its interval: in the figure's bars and in the HTML table beside the text one
+    up = simple["error_y"]["array"]
+    assert len(up) == 4 and all(u >= 0 for u in up) and any(u > 0 for u in up)
+    html = [
+        o["data"]["text/html"] for c in executed.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
+    ]
+    assert any(re.search(r"<td>0\.323 \[0\.\d\d–0\.\d\d\] n=8</td>", h) for h in html)
 
 
 def test_notebook_runs_the_builtin_systems_on_all_cases(executed):
     streams = _streams(executed)
-    assert any("{'no_memory': 60, 'bm25': 60, 'oracle': 60, 'recent': 60} answers per system" in s for s in streams)
+    assert any("answers per system: no_memory 60, bm25 60, oracle 60, recent 60" in s for s in streams)
+    assert not any(re.search(r"[{]'|shape: \(", s) for s in streams)  # no raw dict, no raw polars frame
     table = next(t for t in streams if "oracle" in t and "Layer 1" in t)
     header = next(line for line in table.splitlines() if line.startswith("Layer "))
     cols = header.split()[1:]
@@ -116,7 +127,7 @@ def test_notebook_runs_the_rubric_judge_when_given_an_endpoint(executed):
         for s in ("full_context", "json_cards", "simple_notes", "no_memory")
     ]
     assert _rows(table)["Overall"] == want
-    assert any("'model': 'scripted'" in t and "prompt_hash" in t for t in _streams(executed))
+    assert any("model scripted" in t and "prompt_hash" in t for t in _streams(executed))
 
 
 def test_notebook_is_committed_without_outputs():

@@ -108,3 +108,46 @@ def test_plotly_write_image_has_an_engine(tmp_path):
     fig = plots.degradation_curve(synthetic_records())
     fig.write_image(tmp_path / "curve.png", width=800, height=400, scale=1)
     _check_png(tmp_path / "curve.png", (800, 400))
+
+
+def _long_title_figures():
+    from memeval.bench.axes import AXES
+
+    from analysis_fixtures import record, records_frame
+
+    df = synthetic_records()
+    rows = [record(system="bm25", tier=t, qid=f"Q{a}", axis=a, score=1.0) for a in AXES for t in ("core", "small")]
+    served = [
+        record(
+            system=f"served-{i}", qid="Q1", latency_minus_rtt_ms=5.0, speed_status="unmeasurable", speed_reason="x" * 40
+        )
+        for i in range(4)
+    ]
+    return {
+        "degradation": plots.degradation_curve(df),
+        "by-axis": plots.degradation_curve(records_frame(rows), by="axis", floor=False, ceiling=False),
+        "retrieval": plots.retrieval_curve(df),
+        "heatmap": plots.axis_tier_heatmap(df, n_resamples=50),
+        "latency": plots.latency_histogram(records_frame(served + [record(system="bm25", qid="Q1")])),
+        "frontier": plots.frontier_plot(df),
+    }
+
+
+def test_no_exported_title_is_cut(tmp_path):
+    """Each figure exported at its default size: every title line lies inside the canvas (measured in
+    Chromium on the exported SVG, not estimated)."""
+    from browser import load_html
+
+    figs = _long_title_figures()
+    written = export_all([(tmp_path / name, fig) for name, fig in figs.items()], formats=("svg",))
+    page = tmp_path / "titles.html"
+    page.write_text("<html><body>" + "".join(p.read_text() for p in written) + "</body></html>")
+    measure = """Array.from(document.querySelectorAll('svg.main-svg')).filter(s => s.parentElement.tagName !== 'svg'
+      && s.querySelector('.gtitle')).map(s => { const b = s.querySelector('.gtitle').getBBox();
+      return [b.x, b.x + b.width, Number(s.getAttribute('width')), s.querySelector('.gtitle').textContent]; })"""
+    report = load_html(page, tmp_path / "titles.png", evaluate={"titles": measure})
+    titles = report.values["titles"]
+    assert len(titles) == len(figs)
+    for left, right, width, text in titles:
+        assert 0 <= left and right <= width, (text, left, right, width)
+    assert any(len(t[3]) > 150 for t in titles)  # long titles were measured, wrapped onto lines

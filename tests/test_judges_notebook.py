@@ -7,6 +7,7 @@ import jupytext
 import nbformat
 
 from browser import load_html, require_chromium
+from notebook_project import assert_clean, notebook_project
 from memeval.analysis.report import render_report
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "judges"
@@ -24,14 +25,18 @@ def test_judges_notebook_is_paired_and_stripped():
 
 def test_judges_notebook_renders_offline_with_stub_judges(tmp_path):
     out = tmp_path / "reports" / "judges.html"
-    render_report(NOTEBOOK.with_suffix(".ipynb"), out, {"preset": "tiny", "seed": 1}, cwd=tmp_path)
+    render_report(NOTEBOOK.with_suffix(".ipynb"), out, {"preset": "tiny", "seed": 1}, cwd=notebook_project(tmp_path))
+    assert_clean(tmp_path)
+    assert not (tmp_path / "runs").exists()  # the two gradings are scratch runs: a temporary folder, not runs/
     text = out.read_text()
     assert "No judge given" in text and "scripted judges on loopback" in text
     assert "strict-stub" in text and "lenient-stub" in text and "Cohen" in text
     assert "<td>false_premise</td>" in text and "<td>near_miss</td>" in text
     assert text.count("Plotly.newPlot(") == 3  # confusion heatmap, acceptance per trap, per axis
     require_chromium()
-    page = load_html(out, tmp_path / "judges.png")
+    align = "getComputedStyle(document.querySelector('table.memeval-table td')).textAlign"
+    page = load_html(out, tmp_path / "judges.png", evaluate={"align": align})
+    assert page.values["align"] == "left"
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
     assert page.plotly_divs == 3 and page.plotly_svgs >= 2 * page.plotly_divs
     assert page.screenshot.stat().st_size > 10_000

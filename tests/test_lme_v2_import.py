@@ -182,3 +182,40 @@ def test_audit_bm25_and_oracle_runs(small, tmp_path, capsys):
     bm = read_records(tmp_path / "bm25")
     kettle = next(r for r in bm if r["qid"] == "w_static_1")
     assert any("$29.99" in m for m in kettle["memories_returned"])
+
+
+def test_vector_hybrid_context_and_http_systems_run_on_it(small, tmp_path):
+    from memeval.systems import BM25
+    from memeval.systems.server import ReferenceServer
+    from memeval.testing.chat_stub import ScriptedChatServer
+
+    with ScriptedChatServer(lambda body: "unused") as emb:
+        specs = [
+            f"vector:k=4,model=stub-embed,base_url={emb.base_url},cache={tmp_path / 'v.sqlite'}",
+            f"hybrid:k=4,model=stub-embed,base_url={emb.base_url},cache={tmp_path / 'h.sqlite'}",
+            "context:tokens=500",
+        ]
+        for i, spec in enumerate(specs):
+            run_system(str(small), spec, out=tmp_path / f"s{i}", progress=False)
+            recs = read_records(tmp_path / f"s{i}")
+            assert len(recs) == len(QUESTIONS) and all(r["error"] is None for r in recs), spec
+            assert all(r["memories_returned"] for r in recs), spec
+    with ReferenceServer(BM25(k=5)) as srv:
+        run_system(str(small), srv.url, out=tmp_path / "http", progress=False)
+    recs = read_records(tmp_path / "http")
+    assert len(recs) == len(QUESTIONS) and all(r["error"] is None for r in recs)
+    kettle = next(r for r in recs if r["qid"] == "w_static_1")
+    assert any("$29.99" in m for m in kettle["memories_returned"])
+    # the served system got the screenshots as image paths inside the bench folder
+    assert any(str(m.get("image")).startswith("screenshots/") for r in recs for m in r["memories"] or [])
+
+
+def test_builds_that_would_not_fit_the_disk_are_refused_before_writing(data, tmp_path, capsys, monkeypatch):
+    import shutil as sh
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(sh, "disk_usage", lambda p: SimpleNamespace(total=10**12, used=10**12 - 100, free=100))
+    out = tmp_path / "b"
+    code = main(["import", "longmemeval-v2", str(data), "--tier", "medium", "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code != 0 and "GiB free" in err and not out.exists()

@@ -67,3 +67,18 @@ def test_operating_point_needs_every_question_scored():
     assert (p.acc, p.latency, d["n"]) == (50.0, 3.0, 2)
     with pytest.raises(MemevalError, match="1 of 3 questions"):
         operating_point([*recs, {"qid": "c", "official_score": None, "latency_ms": 1.0}], "run")
+
+
+def test_figure_draws_reference_points_and_the_joined_frontier():
+    from memeval.analysis.lafs import GainInterval, lafs_figure
+
+    iv = GainInterval(2.1, 0.5, 3.0, 451, 200, 0.95)
+    fig = lafs_figure("small", [Point("mine", 62.0, 15.0)], {"all": iv})
+    names = [t.name for t in fig.data]
+    assert names == ["frontier", "reference", "submitted"]
+    ref = fig.data[1]
+    assert list(ref.x) == [0.2, 177.2, 26.9, 108.3] and list(ref.y) == [51.0, 69.9, 58.6, 74.9]
+    # the step function: RAG from 0.2 s, mine from 15 s (R dominated), C from 108.3 s to 200 s
+    assert list(fig.data[0].x) == [0.2, 15.0, 15.0, 108.3, 108.3, 200.0]
+    assert list(fig.data[0].y) == [51.0, 51.0, 62.0, 62.0, 74.9, 74.9]
+    assert "[+0.50, +3.00]" in fig.layout.title.text and "n=451" in fig.layout.title.text

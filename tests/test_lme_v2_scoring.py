@@ -187,7 +187,7 @@ def test_answer_mode_run_scores_officially_and_records_truncation(tmp_path):
             mode="answer",
             judge=Judge(client),
             reader=Reader(client, images=True),
-            context_max_tokens=60,
+            context_max_tokens=150,
             out=tmp_path / "run",
             progress=False,
         )
@@ -203,13 +203,108 @@ def test_answer_mode_run_scores_officially_and_records_truncation(tmp_path):
         "longmemeval-v2:llm_gotchas_checker:"
     )
     # the cap cut whole memories and said so
-    assert all(r["context_limit"] == 60 for r in recs.values())
-    assert any(r["context_truncated"] for r in recs.values())
-    for r in recs.values():
-        assert r["context_tokens"] <= 60
+    assert all(r["context_limit"] == 150 for r in recs.values())
+    assert all(r["context_truncated"] and 0 < r["context_tokens"] <= 150 for r in recs.values())
+    # the screenshots of the kept memories only: w_static_1 kept 2 memories, one with a screenshot
+    assert recs["w_static_1"]["images_sent"] == 1 and recs["w_dyn_1"]["images_sent"] is None
     reader_calls = [b for b in sent if b["messages"][0]["content"].startswith("You are an experienced colleague")]
     assert len(reader_calls) == len(QUESTIONS) and all(b["max_tokens"] == 20000 for b in reader_calls)
     dyn = next(b for b in reader_calls if "Which buttons appear" in json.dumps(b["messages"]))
-    assert dyn["messages"][1]["content"][-1]["type"] == "image_url"  # the question's screenshot, last
+    kinds = [p["type"] for p in dyn["messages"][1]["content"]]
+    assert kinds[-2:] == ["text", "image_url"]  # the question block, then the question's screenshot
+    kettle = next(b for b in reader_calls if "blue kettle?" in json.dumps(b["messages"]))
+    assert [p["type"] for p in kettle["messages"][1]["content"]][:3] == ["text", "text", "image_url"]
     qs = read_questions(bench / "questions_small.jsonl")
     assert {q.id for q in qs} == set(recs)
+    # export: the harness's folders and keys, per domain
+    assert (
+        main(["export", "longmemeval-v2", str(tmp_path / "run"), "--out", str(tmp_path / "x"), "--resamples", "50"])
+        == 0
+    )
+    summary = json.loads((tmp_path / "x" / "operating_point.json").read_text())
+    assert summary["official"] is False and summary["domains"] == ["enterprise", "web"]
+    assert any("reader model 'stub'" in w for w in summary["official_reasons"])
+    assert any("memory context cap" in w for w in summary["official_reasons"])
+    scored = [recs[q]["official_score"] for q in recs]
+    assert summary["accuracy"] == pytest.approx(100 * sum(scored) / len(scored))
+    iv = summary["lafs_gain_interval"]
+    assert iv["lo"] <= summary["lafs_gain"] <= iv["hi"]
+    web = [json.loads(x) for x in (tmp_path / "x" / "web" / "per_question.jsonl").read_text().splitlines()]
+    assert len(web) == 6 and set(web[0]) == set(PER_QUESTION_KEYS)
+    row = next(r for r in web if r["question_id"] == "w_proc_1")
+    assert row["is_unknown"] is True and row["score"] == 0.0 and row["response_parsed_boxed"] == "UNKNOWN"
+    assert row["category"] == "procedure" and row["haystack_ids"] == ["web_shop_001", "web_admin_002", "web_forum_003"]
+    assert 0 < row["memory_context_token_count"] <= 150 and row["memory_context_was_truncated"] is True
+    assert [c["type"] for c in row["memory_context"]][:2] == ["text", "image"]
+    agg = json.loads((tmp_path / "x" / "web" / "aggregated_metrics.json").read_text())
+    assert agg["overall"]["count_all_questions"] == 6 and agg["overall"]["count_abstention"] == 2
+    assert agg["non_abstention_by_category"]["procedure"] == {
+        "count": 1,
+        "pct_correct": 0.0,
+        "pct_answered_wrong": 0.0,
+        "pct_unknown": 1.0,
+    }
+    assert agg["shared_haystack"] is True and set(agg) >= {
+        "tokens",
+        "memory_context",
+        "memory_query",
+        "memory_post_query",
+    }
+    assert agg["overall"]["overall_full_set"] == pytest.approx(sum(r["score"] for r in web) / 6)
+    args = json.loads((tmp_path / "x" / "enterprise" / "run_args.json").read_text())
+    assert args["domain"] == "enterprise" and args["official"] is False and args["evaluator_model"] == "stub"
+    with pytest.raises(Exception, match="no official score"):
+        _dry_then_export(bench, tmp_path)
+
+
+PER_QUESTION_KEYS = (
+    "index",
+    "stream_index",
+    "question_id",
+    "question_type",
+    "category",
+    "is_abstention_problem",
+    "eval_function",
+    "question_text",
+    "question_image",
+    "haystack_ids",
+    "memory_context",
+    "memory_query_duration_seconds",
+    "memory_post_query_duration_seconds",
+    "memory_post_query_metadata",
+    "memory_context_original_token_count",
+    "memory_context_token_count",
+    "memory_context_was_truncated",
+    "prompt_messages",
+    "answer_gold",
+    "response_raw",
+    "response_parsed_boxed",
+    "is_unknown",
+    "score",
+    "score_bool",
+    "usage",
+    "timestamp_utc",
+)
+
+
+def _dry_then_export(bench, tmp_path):
+    from memeval.analysis.lme_v2_export import export_run
+
+    run_system(str(bench), "bm25", out=tmp_path / "dry", progress=False)
+    return export_run(tmp_path / "dry", tmp_path / "y")
+
+
+def test_reader_uses_the_published_layout_with_the_default_prompt_only():
+    c = _Client(r"\boxed{A}")
+    r = Reader(ChatClient("http://127.0.0.1:9", "m"))
+    assert r.identity()["bench_prompts"]["LongMemEval-V2"]["prompt"] == "lme_v2_reader_v1"
+    r.client = c  # type: ignore[assignment]
+    q = _q("mc_choice_match", "A")
+    assert r.answer(q, ("m1",)) == r"\boxed{A}"
+    msgs, cap = c.seen[-1]
+    assert cap == 20000 and msgs[0]["content"].startswith("You are an experienced colleague in a web browsing")
+    own = Reader(ChatClient("http://127.0.0.1:9", "m"), prompt="reader_locomo_v1")
+    assert "LongMemEval-V2" not in own.identity().get("bench_prompts", {})
+    own.client = c  # type: ignore[assignment]
+    own.answer(q, ("m1",))
+    assert c.seen[-1][0][0]["role"] == "user"  # its own prompt, one user message

@@ -1,6 +1,8 @@
 """Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium."""
 
 import html
+import json
+import re
 from pathlib import Path
 
 import jupytext
@@ -8,6 +10,7 @@ import nbformat
 import pytest
 
 from browser import load_html, require_chromium
+from notebook_project import assert_clean, notebook_project
 from memeval.analysis.report import render_report
 from memeval.bench import Question, Turn, save_bench, write_questions, write_turns
 from memeval.bench.model import Bench, Tier
@@ -36,15 +39,19 @@ def test_notebook_is_paired_and_stripped(name):
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """A fresh working folder: notebooks generate data/ and runs/ inside it, as on a fresh clone."""
+    """A fresh project (as on a fresh clone, under git): notebooks generate data/ and runs/ inside it."""
     _generator()
-    return tmp_path_factory.mktemp("nbwork")
+    root = tmp_path_factory.mktemp("nbwork")
+    notebook_project(root)
+    return root
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     out = workdir / "reports" / f"{name}.html"
-    render_report(NOTEBOOKS / f"{name}.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=workdir)
+    # run as JupyterLab runs it: the kernel's folder is notebooks/; paths still land at the project root
+    render_report(NOTEBOOKS / f"{name}.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=workdir / "notebooks")
+    assert_clean(workdir)  # git status clean, nothing written beside the notebooks
     text = out.read_text()
     assert (workdir / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
     expected_figures = {"degradation": 5, "latency": 1, "traces": 0, "compare": 2}[name]
@@ -52,9 +59,23 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     if name == "traces":
         assert "worst-questions" in text and "evidence not returned" in text  # greyed, with the bench's text
         assert "text not loaded" not in text and "flip between tiers" in text
-    if name == "compare":  # the paired section: each system against the first, with McNemar's p
-        assert "exact McNemar" in text and "bm25 − recent:tokens=2000" in text
-        assert "recent:tokens=2000 − no_memory" not in text
+    if name == "degradation":  # one colour per system in every figure of the report
+        colours: dict[str, set] = {}
+        for data in _figure_data(text):
+            for t in data:
+                who = str(t.get("name", "")).split(": ", 1)[-1].split(",")[0]  # "floor: no_memory" -> no_memory
+                colour = (t.get("line") or {}).get("color") or (t.get("marker") or {}).get("color")
+                if who in ("bm25", "no_memory", "oracle") and isinstance(colour, str):
+                    colours.setdefault(who, set()).add(colour)
+        assert set(colours) == {"bm25", "no_memory", "oracle"}
+        assert all(len(c) == 1 for c in colours.values()), colours
+        assert len({c for cs in colours.values() for c in cs}) == 3  # and no two systems share one
+    if name == "compare":  # the paired section: each system against the baseline, with McNemar's p
+        # default baseline: the first system in natural order (bm25, bm25:k=5, bm25:k=20, recent:...)
+        assert "exact McNemar" in text and "recent:tokens=2000 − bm25" in text and "B = bm25 (baseline)" in text
+        assert "recent:tokens=2000 − no_memory" not in text and "− oracle" not in text
+        pairs = re.findall(r"<td>(bm25:k=\d+) − bm25</td>", text)
+        assert list(dict.fromkeys(pairs)) == ["bm25:k=5", "bm25:k=20"]  # natural order, not text order
     if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
         assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()
@@ -63,6 +84,17 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
     assert page.plotly_divs == text.count("Plotly.newPlot(")
     assert page.plotly_svgs >= 2 * page.plotly_divs  # every declared figure was drawn
     assert page.screenshot.stat().st_size > 10_000
+
+
+def _figure_data(text: str) -> list[list[dict]]:
+    """The trace lists of every plotly figure an exported report draws (``Plotly.newPlot(id, data, ...)``)."""
+    decoder, out, at = json.JSONDecoder(), [], 0
+    while (at := text.find("Plotly.newPlot(", at)) >= 0:
+        start = text.index("[", at)
+        data, _ = decoder.raw_decode(text, start)
+        out.append(data)
+        at = start
+    return out
 
 
 def _payload_bench(root: Path) -> Path:

@@ -224,3 +224,29 @@ def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path
     assert first.finish_reason == "stop" and not first.cached
     assert again.cached and again.raw == first.raw and again.text == first.text
     assert cache.counts()["hits"] == 1 and cache.counts()["stored"] == 1
+
+
+def test_attribution_runs_on_a_real_reader_and_judge(answered, five, tmp_path):
+    """Plumbing only (issue 28): the real model as the run's reader and judge under the conditions; each
+    miss gets one cause, or none with the reason (a condition the judge could not grade)."""
+    from memeval.analysis.attribution import MISS_CAUSES, attribute_run
+
+    rd, judge = answered
+    reader = Reader(ChatClient(judge.client.base_url, judge.client.model, role="reader"))
+    out = attribute_run(
+        rd, judge=judge, reader=reader, out=tmp_path / "attributed", bench_dir=five, budget=300, all_conditions=True
+    )
+    recs = read_records(out)
+    summary = read_manifest(out)["attribution"]
+    assert len(recs) == len(AXES) and summary["conditions"] == ["run", "oracle", "context", "stored"]
+    for r in recs:
+        if r["score"] is None:
+            continue
+        asked = r["attribution_answers"]  # every graded question: the real reader asked under each condition
+        assert set(asked) == {"oracle", "context", "stored"}
+        assert all(a["answer"] is not None or a.get("ungraded_reason") for a in asked.values())
+        if r["score"] == 1.0:
+            assert r["attribution"] == "correct"
+        else:
+            assert r["attribution"] in MISS_CAUSES or r["attribution_note"]
+    assert summary["attributed_misses"] == sum(r["attribution"] in MISS_CAUSES for r in recs)

@@ -109,8 +109,8 @@ def test_one_run_with_its_bounds_is_under_60_lines_and_the_oracle_is_not_a_row(w
     assert len(lines) < 60 and max(len(ln) for ln in lines) <= 100
     rows = [ln for ln in lines if ln.startswith("| ")]
     assert not any(re.match(r"\| (oracle|no_memory) ", ln) for ln in rows)  # bounds are never table rows
-    (ceiling,) = [ln for ln in lines if ln.startswith("ceiling (oracle, weighted")]
-    (floor,) = [ln for ln in lines if ln.startswith("floor (no_memory, weighted")]
+    (ceiling,) = [ln for ln in lines if ln.startswith("ceiling oracle (weighted): ")]
+    (floor,) = [ln for ln in lines if ln.startswith("floor no_memory (weighted): ")]
     assert re.search(r"core \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] n=\d+", ceiling + floor)
     assert "run oracle: oracle, mode dry, status complete -- ceiling, not ranked" in out
     # asked for, the bounds stand in every table again

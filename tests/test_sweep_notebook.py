@@ -6,6 +6,7 @@ import jupytext
 import nbformat
 
 from browser import load_html, require_chromium
+from notebook_project import assert_clean, notebook_project
 from memeval.analysis.report import render_report
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "sweep"
@@ -24,7 +25,8 @@ def test_sweep_notebook_is_paired_and_stripped():
 def test_sweep_notebook_runs_a_sweep_and_renders(tmp_path):
     out = tmp_path / "reports" / "sweep.html"
     params = {"preset": "tiny", "seeds": [1, 2], "workers": 2, "dashboard": None, "resamples": 200}
-    render_report(NOTEBOOK.with_suffix(".ipynb"), out, params, cwd=tmp_path)
+    render_report(NOTEBOOK.with_suffix(".ipynb"), out, params, cwd=notebook_project(tmp_path))
+    assert_clean(tmp_path)
     text = out.read_text()
     sweep = tmp_path / "runs" / "sweep_notebook"
     assert (sweep / "sweep.json").is_file() and len(list(sweep.glob("*/records.jsonl"))) == 24

@@ -64,21 +64,29 @@ def test_run_page_compares_with_its_bounds_over_equal_questions(site):
 def test_site_opens_offline_in_chromium(site, tmp_path):
     require_chromium()
     root, runs = site
-    pages = [root / "site" / "index.html", *sorted((root / "site" / "runs").glob("*.html"))]
+    run_files = sorted((root / "site" / "runs").glob("*.html"))
+    compares = sorted((root / "site" / "compare").glob("*.html"))  # the named run's pairs too: bench text inside
+    assert any("pwned" in p.name for p in compares)
+    pages = [root / "site" / "index.html", *run_files, *compares]
     links = "document.querySelectorAll('#runs tbody a').length"
     reports = load_pages(
         [(p, tmp_path / (p.stem + ".png")) for p in pages], {"pwned": "typeof window.__pwned", "links": links}
     )
-    index, *run_pages = reports  # one browser launch for the index and every run page
+    index, *rest = reports  # one browser launch for the index, every run page and every comparison page
+    run_pages = rest[: len(run_files)]
     assert not index.console_errors and not index.page_errors and not index.blocked_requests
     assert index.values == {"pwned": "undefined", "links": 4}
     assert len(run_pages) == 4
-    for page, rep in zip(pages[1:], run_pages):
+    for page, rep in zip(pages[1:], rest):
         assert not rep.console_errors and not rep.page_errors and not rep.blocked_requests, page.name
         assert rep.values["pwned"] == "undefined"
         assert rep.plotly_svgs >= rep.plotly_divs  # every figure drawn
-        assert "Per tier × axis" in rep.text and "all runs" in rep.text
-    (bm25,) = [rep for page, rep in zip(pages[1:], run_pages) if page.name.startswith("lifelog_bm25")]
+        assert "all runs" in rep.text
+    for rep in run_pages:
+        assert "Per tier × axis" in rep.text
+    for rep in rest[len(run_files) :]:
+        assert "McNemar exact p" in rep.text or "no question graded by both runs" in rep.text
+    (bm25,) = [rep for page, rep in zip(run_files, run_pages) if page.name.startswith("lifelog_bm25")]
     assert bm25.plotly_divs >= 1  # the degradation curve
 
 

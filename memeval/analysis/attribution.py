@@ -30,6 +30,7 @@ A regrade drops them (they depend on the grade).
 from __future__ import annotations
 
 import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -37,15 +38,16 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from .._version import __version__
+from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
 from ..run.manifest import Manifest
-from ..callcache import cache_note
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
+from ..run.writepath import DEFAULT_SEARCHABLE_TIMEOUT, wait_searchable
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import declared, memory_text
@@ -173,6 +175,7 @@ def attribute_run(
     reingest: bool = True,
     errata=None,
     all_conditions: bool = False,
+    concurrency: int = 1,
     n_resamples: int = 1000,
 ) -> Path:
     """Attribute every record of ``run_dir`` (see the module docstring); return the new run folder.
@@ -182,7 +185,9 @@ def attribute_run(
     ``reingest=False``: no dump (write and retrieval loss then merge as ``memory_loss``); ``budget``:
     the reading budget of the context and stored conditions (default the run's
     ``context_max_tokens``, else :data:`DEFAULT_BUDGET`); ``all_conditions``: ask the conditions for
-    the questions answered right too (default: the misses only, whose cause needs them).
+    the questions answered right too (default: the misses only, whose cause needs them);
+    ``concurrency``: questions whose conditions are asked at once (threads; the reader and judge must
+    take that many calls in parallel).
 
     >>> out = attribute_run(tiny_run, out=tmp / "attributed")
     >>> recs = read_records(out)
@@ -215,6 +220,7 @@ def attribute_run(
         sut = declared(make_system(spec) if isinstance(spec, str) else spec)
         dump_note = "listed" if sut.lists_memories else f"system {sut.system.name!r} does not list its stored memories"
         if not sut.lists_memories:
+            sut.close()
             sut = None
     keep = sut.capabilities.context_keep if sut is not None else "first"
     conditions = ["run", *(("oracle", "context") if answer else ()), *(("stored",) if answer and sut else ())]
@@ -239,19 +245,19 @@ def attribute_run(
         store = RecordStore(dest)
         status, error = "started", None
         try:
-            ctx = _Ctx(bench, man, grading, sut, limit, keep, dest.name, store, all_conditions)
+            ctx = _Ctx(bench, man, grading, sut, limit, keep, dest.name, store, all_conditions, concurrency)
             for tier in [t["name"] for t in man["config"]["tiers"]]:
                 mine = [r for r in records if r["tier"] == tier]
                 if mine:
                     ctx.tier(tier, mine)
-            status = "complete"
+            status = man.get("status") or "complete"  # the source's errors stay said: never greener than it
         except BaseException as e:
             status, error = "error", f"{type(e).__name__}: {e}"
             raise
         finally:
             store.close()
             done = read_records(dest)
-            summary = attribution_summary(done, n_resamples=n_resamples) if status == "complete" else {}
+            summary = attribution_summary(done, n_resamples=n_resamples) if error is None else {}
             summary |= {
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},
@@ -277,9 +283,9 @@ def attribute_run(
 class _Ctx:
     """What attributing one run holds: the bench, the grading scorer, the system re-ingested."""
 
-    def __init__(self, bench, man, grading, sut, limit, keep, run_id, store, all_conditions=False):
+    def __init__(self, bench, man, grading, sut, limit, keep, run_id, store, all_conditions=False, concurrency=1):
         self.bench, self.man, self.grading, self.sut = bench, man, grading, sut
-        self.all_conditions = all_conditions
+        self.all_conditions, self.concurrency = all_conditions, concurrency
         self.limit, self.keep, self.run_id, self.store = limit, keep, run_id, store
         self.root = Path(bench.root)
 
@@ -299,7 +305,12 @@ class _Ctx:
             scope = tier_name if hay is None else f"{tier_name}/{hay}"
             dump, dump_error = self._dump(sessions, scope)
             h = _Haystack([t for s in sessions for t in s.turns], dump, self.limit)
-            asked: dict[str, dict] = {}  # per question: the conditions' fields (every epoch shares them)
+            # per question: the conditions' fields (every epoch shares them), asked ``concurrency`` at a time
+            todo = list(
+                {r["qid"]: questions[r["qid"]] for r in group if r.get("error") is None and self._asks(r)}.values()
+            )
+            with ThreadPoolExecutor(max(1, self.concurrency)) as pool:
+                asked = dict(zip((q.id for q in todo), pool.map(lambda q: self._conditions(q, h), todo)))
             for r in group:
                 q = questions[r["qid"]]
                 fields = self._fields(q, r, h, dump_error, asked)
@@ -320,9 +331,18 @@ class _Ctx:
                     system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
                 else:
                     system.ingest(s)
+            if caps.indexing == "async" and sessions:  # a hosted API still indexing: its dump would be short
+                waited = wait_searchable(system.query, sessions[-1], DEFAULT_SEARCHABLE_TIMEOUT)
+                if waited.problem is not None:
+                    return None, f"stored dump of {scope}: {waited.problem}"
             return tuple(self.sut.memories(scope)), None
         except (SystemCallError, SystemContractError) as e:
             return None, f"stored dump of {scope}: {e}"
+
+    def _asks(self, r: dict) -> bool:
+        """Whether the conditions are asked for record ``r``: answer mode, graded, a miss (or every one)."""
+        score = r.get("score")
+        return self.grading is not None and score is not None and (score < 1 or self.all_conditions)
 
     def _fields(self, q: Question, r: dict, h: _Haystack, dump_error: str | None, asked: dict) -> dict[str, Any]:
         out: dict[str, Any] = {"attribution_version": ATTRIBUTION_VERSION}
@@ -332,10 +352,7 @@ class _Ctx:
         read = _read_evidence(q, r, h.corpus, self.keep)
         out |= {"attribution_stored": stored, "attribution_read": read}
         score = r.get("score")
-        if self.grading is not None and score is not None and (score < 1 or self.all_conditions):
-            if q.id not in asked:
-                asked[q.id] = self._conditions(q, h)
-            out |= asked[q.id]
+        out |= asked.get(q.id, {})
         cause, note = cause_of(score, out.get("attribution_oracle_score"), stored, read, self.grading is not None)
         notes = [x for x in (note, dump_error) if x]
         return out | {"attribution": cause, "attribution_note": "; ".join(notes) or None}
@@ -462,4 +479,6 @@ def attributed(run: str | Path) -> str:
     dest = Path(path).parent / f"{Path(path).name}_attributed"
     if not (dest / "manifest.json").exists():
         attribute_run(path, out=dest)
+    elif read_manifest(dest).get("status") != "complete":
+        raise MemevalError(f"{dest}: an unfinished attribution (status not complete); remove it and run again")
     return f"{name}{sep}{dest}"

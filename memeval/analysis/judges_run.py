@@ -15,6 +15,7 @@ from ..llm import ChatClient
 from ..run import run_system
 from ..scoring.judge import Judge, Reader
 from ..scoring.leniency import grade_probes
+from ..workspace import anchored
 
 __all__ = ["two_gradings", "grade_leniency"]
 
@@ -32,12 +33,15 @@ def two_gradings(
     tiers: Sequence[str] | None,
     judges: Sequence[Endpoint],
     reader: Endpoint,
-    runs_root="runs",
+    runs_root: str | Path | None = None,
     key_env: str | None = "OPENAI_API_KEY",
 ) -> list[Path]:
-    """One ``answer``-mode run per judge, each in a new folder under ``runs_root``, with the same
-    system and reader (deterministic: the same answers, graded by each judge)."""
-    Path(runs_root).mkdir(parents=True, exist_ok=True)
+    """One ``answer``-mode run per judge, each in a new folder under ``runs_root`` (None: a new
+    temporary folder, so these scratch runs never land among the user's ``runs/``; relative: under the
+    project root), with the same system and reader (deterministic: the same answers, graded by each
+    judge)."""
+    runs_root = Path(tempfile.mkdtemp(prefix="memeval-judges-")) if runs_root is None else anchored(runs_root)
+    runs_root.mkdir(parents=True, exist_ok=True)
     out = []
     for i, ep in enumerate(judges):
         folder = Path(tempfile.mkdtemp(prefix=f"judges-{i}-", dir=runs_root))

@@ -40,6 +40,7 @@ __all__ = [
     "GainInterval",
     "bootstrap_gain",
     "operating_point",
+    "lafs_figure",
 ]
 
 T_MIN, T_MAX, FLOOR = 1.0, 200.0, 0.0
@@ -183,3 +184,41 @@ def operating_point(records: Iterable[Mapping], name: str) -> tuple[Point, dict]
     acc = 100 * sum(score.values()) / len(score)
     lat = sum(secs.values()) / len(secs)
     return Point(name, acc, lat), {"n": len(score), "scores": score, "seconds": secs}
+
+
+def lafs_figure(tier: str, points: Sequence[Point], intervals: Mapping[str, GainInterval] | None = None):
+    """The accuracy–latency plane on a log latency axis: the tier's reference points (grey), the given
+    operating points, and the joined frontier as the step function LAFS integrates (1 s to 200 s
+    shaded); the title gives the gain (with its interval where ``intervals`` holds one for the set,
+    under the key ``"all"``). Returns a plotly figure."""
+    import plotly.graph_objects as go  # on use: plotly is heavy to import
+
+    ref = list(_reference(tier))
+    front = pareto([*ref, *points])
+    fig = go.Figure()
+    fig.add_vrect(x0=T_MIN, x1=T_MAX, fillcolor="rgba(120,120,120,0.08)", line_width=0)
+    xs, ys = [], []
+    for i, p in enumerate(front):
+        right = front[i + 1].latency if i + 1 < len(front) else max(T_MAX, p.latency)
+        xs += [p.latency, right]
+        ys += [p.acc, p.acc]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="frontier", line={"shape": "hv", "dash": "dash"}))
+    for name, pts, colour in (("reference", ref, "#888888"), ("submitted", list(points), "#1f77b4")):
+        fig.add_trace(
+            go.Scatter(
+                x=[p.latency for p in pts],
+                y=[p.acc for p in pts],
+                mode="markers+text",
+                text=[p.name for p in pts],
+                textposition="top center",
+                name=name,
+                marker={"size": 10, "color": colour},
+            )
+        )
+    gain = lafs_gain(tier, list(points))
+    iv = (intervals or {}).get("all")
+    title = f"LongMemEval-V2 {tier}: LAFS gain {gain:+.2f}"
+    if iv is not None:
+        title += f" [{iv.lo:+.2f}, {iv.hi:+.2f}] (95%, n={iv.n_questions})"
+    fig.update_layout(title=title, xaxis={"type": "log", "title": "query latency (s)"}, yaxis={"title": "accuracy (%)"})
+    return fig

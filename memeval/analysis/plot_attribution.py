@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from ..errors import ArgumentError
 from .attribution import CAUSES, attribution_table
-from .plot_base import TEMPLATE, axis_order, tier_order
+from .plot_base import TEMPLATE, axis_order, tier_order, title_layout
 
 __all__ = ["attribution_split", "CAUSE_COLORS", "cause_label"]
 
@@ -74,7 +74,9 @@ def attribution_split(df: pl.DataFrame, by: str = "tier", n_resamples: int = 100
         barmode="stack",
         template=TEMPLATE,
         yaxis={"tickformat": ".0%", "title": "share of attributed questions"},
-        title=f"Where it broke, per {by}: never stored, stored but not retrieved, retrieved but misread, "
-        "or beyond the reader",
+        **title_layout(
+            f"Where it broke, per {by}: never stored, stored but not retrieved, retrieved but misread, "
+            "or beyond the reader"
+        ),
     )
     return fig

@@ -40,6 +40,7 @@ from .aggregate import latency_table, load_records, overall_table, tier_axis_tab
 from .fairness import compare_runs, with_own_counts
 from .intervals import bootstrap_means
 from .pairs import paired_diff
+from .plot_base import system_colour, system_colours
 from .plot_curves import degradation_curve
 from .runs import RunInfo, find_runs, sibling_bounds
 from .tables import html_table, side_by_side
@@ -65,7 +66,8 @@ th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after
 tr.bound td{background:#f6f3fb;font-style:italic}.role{font-size:11px;color:#5a3d8a;border:1px solid #b9a6d9;
 border-radius:3px;padding:0 3px;font-style:normal}tr.sweep>td{background:#fafafa}.fairness{font-size:12px;color:#444}
 #compare-bar{margin:.5em 0;padding:4px 8px;background:#f4f8fc;border:1px solid #cfe0f0}.mcnemar{font-weight:600}
-.flip-side{min-width:420px;max-width:600px}"""
+.flip-side{min-width:420px;max-width:600px}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px;vertical-align:baseline}"""
 
 _TABLE_JS = """(function(){
   function val(r, key){ var v = r.getAttribute('data-k-' + key); return v === null ? '' : v; }
@@ -88,12 +90,15 @@ _TABLE_JS = """(function(){
     th.addEventListener('click', function(){ sortBy(th); });
   });
   var stamp = document.getElementById('updated');
-  if (stamp && location.protocol.indexOf('http') === 0) {  // served: reload when the site was rebuilt
-    setInterval(function(){
+  if (stamp && location.protocol.indexOf('http') === 0) {  // served: reload when the site is rebuilt
+    var base = null;  // the stamp when this page was opened (a page not rewritten keeps an older one)
+    var check = function(){
       fetch(stamp.dataset.src, {cache: 'no-store'}).then(function(r){ return r.ok ? r.text() : ''; })
-        .then(function(t){ t = t.trim(); if (t && t !== stamp.dataset.stamp) location.reload(); })
+        .then(function(t){ t = t.trim(); if (!t) return; if (base === null) base = t; else if (t !== base) location.reload(); })
         .catch(function(){});
-    }, 3000);
+    };
+    check();
+    setInterval(check, 3000);
   }
 })();"""
 
@@ -123,15 +128,19 @@ _INDEX_JS = """(function(){
   var go = document.getElementById('compare-go'), why = document.getElementById('compare-why');
   function update(){
     go.hidden = true;
-    document.getElementById('picked').textContent = picked.map(function(c){ return c.dataset.label; }).join(' vs ') || 'none';
+    var names = picked.map(function(c){ return c.dataset.label; });
+    document.getElementById('picked').textContent = names.length === 2 ? 'A = ' + names[0] + ', B = ' + names[1] : names.join(', ') || 'none';
     if (picked.length < 2) { why.textContent = 'pick ' + (2 - picked.length) + ' more'; return; }
     var a = picked[0].value, b = picked[1].value;
     if (picked[0].dataset.cmp !== picked[1].dataset.cmp) {
       why.textContent = 'not comparable: different bench files or question set'; return;
     }
-    var page = pairs[a + '|' + b] || pairs[b + '|' + a];
     why.textContent = '';
-    if (page) { go.href = page; go.hidden = false; }
+    if (pairs[a + '|' + b]) { go.href = pairs[a + '|' + b]; go.hidden = false; }
+    else if (pairs[b + '|' + a]) {  // written the other way round: say which run is A
+      go.href = pairs[b + '|' + a]; go.hidden = false;
+      document.getElementById('picked').textContent = 'A = ' + names[1] + ', B = ' + names[0];
+    }
     else if (location.protocol.indexOf('http') === 0) {
       go.href = 'compare?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b); go.hidden = false;
     } else why.textContent = 'this pair was not written with the site: serve it (memeval view --serve) to compare any two runs';
@@ -258,6 +267,13 @@ def _role(info: RunInfo) -> str:
     return f' <span class="role" title="a bound shown beside systems, never ranked">{_e(info.role)} (bound)</span>'
 
 
+def _swatch(label: str) -> str:
+    """The system's colour in every figure (``plot_base.system_colour``), as a small square."""
+    return (
+        f'<span class="swatch" style="background:{_e(system_colour(label))}" title="its colour in the figures"></span>'
+    )
+
+
 def _errors_section(df: pl.DataFrame) -> str:
     """The run's error records by reason: count, the first question ids and one exception text."""
     errs = df.filter(pl.col("error").is_not_null())
@@ -322,6 +338,7 @@ class SiteBuilder:
         self._runs: dict[Path, _Run] = {}
         self._page_sigs: dict[Path, tuple] = {}
         self._pair_sigs: dict[str, tuple] = {}
+        self._pair_runs: dict[str, tuple[Path, Path]] = {}
         self._roots, self._bench_problem = _bench_roots(self.bench_dir)
         self.stamp = ""
 
@@ -355,6 +372,7 @@ class SiteBuilder:
                 continue
             runs.append(_Run(info, page_name(info.path), sig, df, _headline(df)))
         self._runs = {r.info.path: r for r in runs}
+        system_colours(r.info.label for r in runs)  # colours taken in natural order, as the figures take them
         pages: dict[str, Path] = {}
         for r in runs:
             bounds = [b for b in sibling_bounds([r.info.path], infos) if b in self._runs]
@@ -367,6 +385,7 @@ class SiteBuilder:
         compares = {}
         for a, b in _pairs(runs, self.max_pairs):
             compares[(a.name, b.name)] = self.compare(a.name, b.name)
+        self._forget_gone()
         write_text(out / "index.html", self._index(runs, skipped, compares))
         write_text(out / "stamp.txt", self.stamp + "\n")
         return SiteResult(out / "index.html", pages, tuple(skipped), compares, self.stamp)
@@ -381,7 +400,18 @@ class SiteBuilder:
         if self._pair_sigs.get(name) != (a.sig, b.sig) or not target.is_file():
             write_text(target, self._compare_page(a, b))
             self._pair_sigs[name] = (a.sig, b.sig)
+            self._pair_runs[name] = (a.info.path, b.info.path)
         return target
+
+    def _forget_gone(self) -> None:
+        """Remove the pages this builder wrote for runs that are gone (a rebuild while serving)."""
+        for path in [p for p in self._page_sigs if p not in self._runs]:
+            (self.out / "runs" / page_name(path)).unlink(missing_ok=True)
+            del self._page_sigs[path]
+        for name, (pa, pb) in list(self._pair_runs.items()):
+            if pa not in self._runs or pb not in self._runs:
+                (self.out / "compare" / name).unlink(missing_ok=True)
+                del self._pair_runs[name], self._pair_sigs[name]
 
     # -- evidence text -------------------------------------------------------------------------
 
@@ -485,7 +515,7 @@ class SiteBuilder:
     def _compare_page(self, ra: _Run, rb: _Run) -> str:
         a, b = ra.info, rb.info
         head = '<p><a href="../index.html">← all runs</a></p><h1>Comparison</h1>' + "".join(
-            f'<p><b>{k}</b> = <a href="../runs/{_e(r.name)}">{_e(r.info.label)}</a>{_role(r.info)} · '
+            f'<p><b>{k}</b> = {_swatch(r.info.label)}<a href="../runs/{_e(r.name)}">{_e(r.info.label)}</a>{_role(r.info)} · '
             f"{_e(r.info.mode)} · {_e(r.info.bench_id)} · question set {_e(r.info.question_set)} · status "
             f'{_status(r.info.status, r.headline["errors"])}<br><span class="muted">{_e(r.info.path)}</span></p>'
             for k, r in (("A", ra), ("B", rb))
@@ -543,9 +573,13 @@ class SiteBuilder:
 
     def _index(self, runs: list[_Run], skipped: list[str], compares: dict) -> str:
         values = {f: sorted({_filter_value(r.info, f) for r in runs}) for f in FILTERS}
+        bound = {r.info.label: r.info.role for r in runs if r.info.is_bound}  # "oracle (ceiling bound)"
         filters = "".join(
             f'<label>{f} <select name="{f}"><option value="">all</option>'
-            + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values[f])
+            + "".join(
+                f'<option value="{_e(v)}">{_e(v)}{f" ({bound[v]} bound)" if f == "system" and v in bound else ""}</option>'
+                for v in values[f]
+            )
             + "</select></label>"
             for f in FILTERS
         )
@@ -655,7 +689,7 @@ def _run_row(r: _Run, runs_dir: Path) -> str:
     tier = f'<br><span class="muted">{_e(h["tier"])}</span>' if h["tier"] else ""
     return (
         f'<tr class="run{" bound" if info.is_bound else ""}" {data}><td>{pick}</td><td>{_e(info.bench_id)}</td>'
-        f'<td><a href="runs/{_e(r.name)}">{_e(info.label)}</a>{_role(info)}</td>'
+        f'<td>{_swatch(info.label)}<a href="runs/{_e(r.name)}">{_e(info.label)}</a>{_role(info)}</td>'
         f"<td>{_e(keys['folder'])}</td><td>{_e(info.mode)}</td><td>{_e(info.question_set)}</td>"
         f"<td>{_e(', '.join(info.tiers))}</td><td>{_fmt_score(h)}{tier}</td>"
         f"<td>{_status(info.status, h['errors'])}</td><td>{_e(info.created_at[:19])}</td></tr>"
@@ -757,9 +791,9 @@ def _leaderboard(members: list[_Run]) -> str:
         .iter_rows(named=True)
     }
     labels = sorted(role)
-    ranked_tier = next(
-        (t for t in reversed(tiers) if any(role[s] == "system" and (s, t) in stats for s in labels)), None
-    )
+    # ranked on the tier most systems were run on (the larger on a tie): a system not run there is not ranked
+    scored = {t: sum(role[s] == "system" and (s, t) in stats for s in labels) for t in tiers}
+    ranked_tier = max(reversed(tiers), key=lambda t: scored[t]) if any(scored.values()) else None
     ranking = sorted(
         (s for s in labels if role[s] == "system" and (s, ranked_tier) in stats),
         key=lambda s: -stats[(s, ranked_tier)]["mean"],
@@ -797,7 +831,8 @@ def _leaderboard(members: list[_Run]) -> str:
         rank_cell = f'<span class="role">{_e(role[s])} (bound)</span>' if bound else _e(rank.get(s, "–"))
         data = " ".join(f'data-k-{k}="{_e(v)}"' for k, v in keys.items())
         rows.append(
-            f'<tr class="{"bound" if bound else "system"}" {data}><td>{rank_cell}</td><td>{_e(s)}</td>{"".join(cells)}</tr>'
+            f'<tr class="{"bound" if bound else "system"}" {data}><td>{rank_cell}</td><td>{_swatch(s)}{_e(s)}</td>'
+            f"{''.join(cells)}</tr>"
         )
     title = f"{info0.bench_id} · {info0.mode} mode · question set {info0.question_set}"
     note = (

@@ -33,10 +33,18 @@ def _cell(v, digits: int) -> str:
     return str(v)
 
 
+#: JupyterLab right-aligns every cell of an output table, prose included: memeval's tables read left
+#: to right (more specific than JupyterLab's rule, so it wins in the lab, the HTML report and the browser)
+TABLE_STYLE = (
+    "<style>table.memeval-table th,table.memeval-table td{text-align:left;vertical-align:top}"
+    "table.memeval-table caption{text-align:left}</style>"
+)
+
+
 def _table(columns: Sequence[str], rows: Iterable[Sequence], caption: str | None, digits: int) -> str:
     cells = ([_cell(v, digits) for v in row] for row in rows)
     table = table_html(columns, cells, caption=caption, css_class="memeval-table")
-    return f'<div style="overflow-x:auto;max-width:100%">{table}</div>'
+    return f'<div style="overflow-x:auto;max-width:100%">{TABLE_STYLE}{table}</div>'
 
 
 def html_table(df: pl.DataFrame, caption: str | None = None, digits: int = 3) -> str:

@@ -34,6 +34,9 @@ CHECKS: tuple[str, ...] = (
 REPORTS: frozenset[str] = frozenset({"difficulty"})
 IDK_FLOOR_MAX = 0.20
 CEILING_MIN = 0.90
+LINE_WIDTH = 100  #: a check's line without --verbose is cut to this many characters
+#: the one figure that stands for a tier's mapping of figures on a short line, first found wins
+_HEADLINES = ("weighted", "ceiling", "bm25_top10", "mean", "score")
 
 
 @dataclass(frozen=True)
@@ -97,15 +100,18 @@ class AuditReport:
                 return c
         raise UnknownName(name)
 
-    def lines(self) -> list[str]:
-        """The readable summary: one line per check, one per finding, then the verdict."""
+    def lines(self, verbose: bool = True, width: int = LINE_WIDTH) -> list[str]:
+        """The readable summary: one line per check, one per finding, then the verdict. Not
+        ``verbose``: each check's line is cut to ``width`` characters, a tier's figures shown by their
+        headline (``weighted``, ``ceiling`` ...), the rest behind ``--verbose`` / ``--format json``."""
         out = [f"audit {self.bench} ({self.root}) tiers: {', '.join(self.tiers)}"]
         for c in self.checks:
-            detail = _fmt_numbers(c.numbers)
+            detail = _fmt_numbers(c.numbers) if verbose else _short_numbers(c.numbers)
             tail = f"  {detail}" if detail else ""
             if c.note:
                 tail += f"  ({c.note})"
-            out.append(f"  {c.status.upper():4} {c.name}{tail}")  # REPORT: measured, cannot fail
+            line = f"  {c.status.upper():4} {c.name}{tail}"  # REPORT: measured, cannot fail
+            out.append(line if verbose or len(line) <= width else line[: width - 1] + "…")
         shown = Counter(f.check for f in self.findings)
         out.extend(f.line() for f in self.findings)
         for c in self.checks:
@@ -130,6 +136,26 @@ class AuditReport:
 
 def _fmt_numbers(numbers: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={_fmt_value(v)}" for k, v in numbers.items())
+
+
+def _short_numbers(numbers: Mapping[str, Any]) -> str:
+    """Each figure on a short line: a scalar as itself, a mapping (a tier's figures) by its headline
+    (:data:`_HEADLINES`), a long list by its length.
+
+    >>> _short_numbers({"n": 3, "core": {"weighted": 0.19, "n": 63}, "pairs": ["a", "b", "c", "d"]})
+    'n=3 core=0.190 pairs=4 items'
+    """
+    parts = []
+    for k, v in numbers.items():
+        if isinstance(v, Mapping):
+            head = next((v[h] for h in _HEADLINES if isinstance(v.get(h), (int, float))), None)
+            if head is not None:
+                parts.append(f"{k}={_fmt_value(head)}")
+        elif isinstance(v, (list, tuple)) and len(v) > 3:
+            parts.append(f"{k}={len(v)} items")
+        else:
+            parts.append(f"{k}={_fmt_value(v)}")
+    return " ".join(parts)
 
 
 def _fmt_value(v) -> str:

@@ -36,8 +36,14 @@ def add_arguments(p) -> None:
         action="store_true",
         help="ask the conditions for the questions answered right too (default: the misses only)",
     )
+    p.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=1,
+        help="questions whose conditions are asked at once (the reader and judge take that many calls)",
+    )
     p.add_argument("--errata", metavar="FILE", help="gold corrections, as given to the run")
-    add_model_arguments(p)
+    add_model_arguments(p)  # the judge's and reader's endpoints and the model-call cache (--cache, --no-cache)
 
 
 def run(args) -> int:
@@ -56,6 +62,7 @@ def run(args) -> int:
         reingest=not args.no_reingest,
         errata=args.errata,
         all_conditions=args.all_conditions,
+        concurrency=args.concurrency,
     )
     print("\n".join(headline_lines(out)), file=sys.stderr)
     print(out)

@@ -24,6 +24,15 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
     parser.add_argument(
+        "--verbose", action="store_true", help="every figure of every check (default: one short line per check)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default: one short line per check, then the findings) or json (the full report on stdout)",
+    )
+    parser.add_argument(
         "--max-findings",
         type=_positive,
         default=100,
@@ -47,7 +56,10 @@ def run(args) -> int:
     if args.tiers:
         tiers = [t for arg in args.tiers for t in arg.split(",") if t]
     report = audit(args.bench, tiers, max_findings=args.max_findings)
-    print(report.summary())
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(report.lines(verbose=args.verbose)))
     if args.json:
         write_text(args.json, json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     return 0 if report.passed else 1

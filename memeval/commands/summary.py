@@ -188,8 +188,8 @@ def run(args) -> int:
         print("n: the questions every system here graded; graded_own: what each graded by itself")
         print(show(tables["overall"], "overall"))
         if not long:
-            for line in _bound_lines(tables["overall"]):
-                print(line if md else _wrap(line))
+            for line in _bound_lines(tables["overall"]):  # wrapped between tiers, never inside one
+                print((line if md else _wrap(line)).replace("\xa0", " "))
         gap = ceiling_gap_line(df)
         if gap:
             print(gap)
@@ -226,7 +226,8 @@ def _with_role(t, role_of):
 
 
 def _bound_lines(overall) -> list[str]:
-    """One line per bound: its weighted score per tier, with interval and n (the rows it would be)."""
+    """One line per bound: its weighted score per tier, with interval and n (the rows it would be); the
+    spaces inside a tier's entry are no-break spaces (U+00A0), so wrapping breaks between tiers."""
     import polars as pl
 
     out = []
@@ -235,17 +236,24 @@ def _bound_lines(overall) -> list[str]:
         if not rows:
             continue
         cells = [
-            f"{r['tier']} "
-            + (
-                "–"
-                if r["weighted"] is None
-                else f"{r['weighted']:.3f} [{r['weighted_lo']:.3f}, {r['weighted_hi']:.3f}]"
+            f"{r['tier']} {_with_interval(r['weighted'], r['weighted_lo'], r['weighted_hi'])} n={r['n']}".replace(
+                " ", "\xa0"
             )
-            + f" n={r['n']}"
             for r in rows
         ]
-        out.append(f"{role} ({rows[0]['system']}, weighted, beside every system): " + "; ".join(cells))
+        out.append(f"{role} {rows[0]['system']} (weighted): " + "; ".join(cells))
     return out
+
+
+def _with_interval(v, lo, hi) -> str:
+    """``0.473 [0.353, 0.623]``; the mean alone without bounds; ``–`` without a mean.
+
+    >>> _with_interval(0.5, 0.25, 0.75), _with_interval(0.5, None, None), _with_interval(None, None, None)
+    ('0.500 [0.250, 0.750]', '0.500', '–')
+    """
+    if v is None:
+        return "–"
+    return f"{v:.3f}" if lo is None or hi is None else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _print_axis_grid(t, head) -> None:

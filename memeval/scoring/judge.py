@@ -154,13 +154,19 @@ class Reader:
 
     With the default prompt, a question of a bench whose official metric wants set abstention words
     (LoCoMo) is put with that bench's prompt (``READER_PROMPT_FOR_BENCH``), which asks for them; the
-    identity names those prompts and their hashes too. A prompt of one's own is used for every bench."""
+    identity names those prompts and their hashes too; so is a LongMemEval-V2 question, with its
+    leaderboard's prompt and message layout (``answer``). A prompt of one's own is used for every bench."""
 
     def __init__(self, client: ChatClient, prompt: str = READER_PROMPT, images: bool = False):
         self.client, self.prompt_name, self.template = client, prompt, _prompt(prompt)
         self.images = bool(images)
         names = READER_PROMPT_FOR_BENCH if prompt == READER_PROMPT else {}
         self.for_bench = {bench: (name, _prompt(name)) for bench, name in names.items()}
+        #: LongMemEval-V2 questions are put as its leaderboard's harness puts them (default prompt only)
+        self.lme_v2 = prompt == READER_PROMPT
+        if self.lme_v2:
+            both = lme_v2.reader_prompt("web") + "\n" + lme_v2.reader_prompt("enterprise")
+            self.for_bench["LongMemEval-V2"] = ("lme_v2_reader_v1", both)  # named in the identity only
 
     def identity(self) -> dict:
         return {
@@ -178,7 +184,6 @@ class Reader:
                 else {}
             ),
             **({"images": True} if self.images else {}),
-            "lme_v2_prompts": lme_v2.reader_prompt_hashes(),  # LongMemEval-V2 questions: the published prompts
         }
 
     def template_for(self, q: Question) -> str:
@@ -197,7 +202,7 @@ class Reader:
         A LongMemEval-V2 question is put as its leaderboard reader puts it (``lme_v2.reader_messages``:
         the domain's system prompt, memories and images as content parts, ``question_image`` last,
         at most ``lme_v2.READER_MAX_TOKENS`` completion tokens); the full reply is the answer."""
-        if lme_v2.is_lme_v2(q):
+        if self.lme_v2 and lme_v2.is_lme_v2(q):
             urls = images.urls if images is not None else ()
             marks_ = images.marks if images is not None and images.urls else None
             msgs = lme_v2.reader_messages(q, memories, urls, marks_, question_image)

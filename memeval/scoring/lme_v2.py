@@ -398,10 +398,6 @@ def reader_prompt(domain: str) -> str:
     return _prompt(f"lme_v2_reader_{domain}_v1").removesuffix("\n")
 
 
-def reader_prompt_hashes() -> dict[str, str]:
-    return {d: prompt_hash(reader_prompt(d)) for d in ("web", "enterprise")}
-
-
 def reader_messages(
     q: Question, memories, urls: tuple[str, ...] = (), marks=None, question_image: str | None = None
 ) -> list[dict]:

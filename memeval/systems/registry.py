@@ -38,9 +38,11 @@ __all__ = [
 ]
 
 #: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
-#: batch size, the API key's variable, CPU threads; a hosted API's URL, deadline, attempts and reply
+#: batch size, the API key's variable, CPU threads; a hosted API's deadline, attempts and reply
 #: cap): left out of the system's name in a run's config.
-HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "base_url", "timeout", "attempts", "max_reply_bytes"})
+#: A hosted API's ``base_url`` stays (without user-info): ``memeval retry`` and ``attribute`` reach the
+#: server the run used.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "timeout", "attempts", "max_reply_bytes"})
 _LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
@@ -250,9 +252,10 @@ def _third_party(spec: str, name: str, raw: dict[str, str]) -> MemorySystem:
     params = check_params(spec, name, param_schema(cls), raw)
     try:
         system: MemorySystem = cls(**params)
-        return system
     except (TypeError, ArgumentError) as e:
         raise MemevalError(f"system {spec!r}: {e}") from None
+    declared(system)  # its optional capabilities, checked before anything is asked
+    return system
 
 
 def make_system(spec: str, **http_options: Any) -> MemorySystem:

@@ -181,7 +181,7 @@ def make_app(state: ServerState):
     lists, listing = sut.lists_memories, sut.memories
 
     async def memories(request: Request) -> Response:
-        if state.stale(request.headers.get(_GEN_HEADER) or request.query_params.get("generation")):
+        if state.stale(request.headers.get(_GEN_HEADER)):
             state.counts["stale"] += 1
             return _stale(state)
         if not lists:

@@ -5,7 +5,8 @@ The data folder holds ``questions.jsonl``, ``trajectories.jsonl`` (1.2 GB in the
 screenshots (``screenshots/<trajectory>/<n>.png``) and, where published, ``checksums.sha256``. One
 import makes one tier (``small`` or ``medium``). Every distinct *ordered* haystack is one memory
 build (small: 2, medium: 447), written once into the tier's turns file; the questions sharing it
-name it. The build list is recorded in ``bench.yaml`` (``builds``).
+name it. The build list is recorded in ``bench.yaml`` (``builds``), each build's ordered trajectory
+ids in ``haystacks_<tier>.json`` (what ``memeval export longmemeval-v2`` writes back).
 
 A trajectory becomes one session (its id is the session id): an overview turn (goal, start URL,
 outcome, environment) and one turn per state, carrying ``state_index``, URL, thought, action and the
@@ -22,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
@@ -236,7 +238,11 @@ def _parse_line(raw: bytes, path, n):
 
 def _read_at(fh, path, entry: tuple[int, int, str], line: int | None = None):
     fh.seek(entry[0])
-    return _parse_line(fh.read(entry[1]), path, line)
+    raw = fh.read(entry[1])
+    try:
+        return orjson.loads(raw)  # read once by the index pass already: valid JSON, UTF-8
+    except orjson.JSONDecodeError:  # the file changed under us: the full reader names the fault
+        return _parse_line(raw, path, line)
 
 
 def _opt_str(r: SourceRecord, obj: dict, key: str, field: str) -> str | None:
@@ -432,8 +438,10 @@ def import_longmemeval_v2(
             raise InputError(p, None, None, "no such file")
     haystacks = _read_haystacks(hpath)
     index = index_trajectories(tpath)
+    _check_room(out, haystacks, index)
     with staged_output(out, force) as root:
         qs = _Questions(qpath, haystacks, hpath, text_only, data, root)
+        qs_ids = {q.id: ids for q, ids in qs.rows}
         builds: dict[str, dict] = {}
         counter = TierCounter()
         questions: list[Question] = []
@@ -465,6 +473,10 @@ def import_longmemeval_v2(
                     out_fh.write("".join(turn_line(t) + "\n" for t in ts))
                 builds[hid] = {"trajectories": len(ids), "turns": next_id - 1, "questions": [q.id for q in hqs]}
                 questions.extend(replace(q, haystack=hid) for q in hqs)
+        hay_file = f"haystacks_{tier}.json"
+        (root / hay_file).write_text(
+            orjson.dumps({q.haystack: qs_ids[q.id] for q in questions}).decode(), encoding="utf-8"
+        )
         with open(root / q_file, "w", encoding="utf-8", newline="\n") as fh:
             fh.write("".join(orjson.dumps(q.to_dict()).decode() + "\n" for q in questions))
         t = counter.tier(tier, turns_file, q_file, len(questions))
@@ -486,6 +498,7 @@ def import_longmemeval_v2(
                 "checksums_verified": checked,
                 "screenshots": n_images,
                 "n_builds": len(builds),
+                "haystacks_file": hay_file,
                 "builds": builds,
                 "source_files": {
                     "questions.jsonl": file_sha256(qpath),
@@ -496,6 +509,21 @@ def import_longmemeval_v2(
         )
         save_bench(bench, root)
     return replace(bench, root=str(out))
+
+
+def _check_room(out, haystacks: dict[str, list[str]], index: dict[str, tuple[int, int, str]]) -> None:
+    """Refuse before writing when the builds (each a copy of its trajectories' text) would not fit
+    the free space beside ``out`` (medium: 447 builds of up to 500 trajectories each)."""
+    need = sum(index[t][1] for ids in {tuple(v) for v in haystacks.values()} for t in ids if t in index)
+    parent = Path(out).resolve().parent
+    while not parent.exists():
+        parent = parent.parent
+    free = shutil.disk_usage(parent).free
+    if need > 0.9 * free:
+        raise MemevalError(
+            f"longmemeval-v2: the builds need about {need / 2**30:.1f} GiB of text (each distinct haystack "
+            f"written whole), {free / 2**30:.1f} GiB free beside {out}"
+        )
 
 
 def _copy_screenshots(obj, data: Path, root: Path, path, label: str, images: dict[str, str]) -> int:
