@@ -168,7 +168,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .analysis.attribution import attribute_run as attribute
     from .run.records import Record
     from .run.records import read_records
-    from .run.folder import read_manifest
     from .run.manifest import Manifest
     from .workbench import load_runs
     from .analysis import plots
