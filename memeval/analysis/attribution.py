@@ -31,7 +31,7 @@ A regrade drops them (they depend on the grade).
 
 from __future__ import annotations
 
-import datetime as dt
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -46,6 +46,7 @@ from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
 from ..errors import InputError, MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
+from ..run.setup import now
 from ..run.manifest import Manifest
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
@@ -235,16 +236,10 @@ def attribute_run(
     conditions = ["run", *(("oracle", "context") if answer else ()), *(("stored",) if answer and sut else ())]
     with RunLock(dest):
         source = Manifest.from_json(man, src / "manifest.json")
-        manifest = replace(
-            source,
-            run_id=dest.name,
-            memeval_version=__version__,
-            created_at=_now(),
-            resumed_at=[],
-            status="started",
-            error=None,
-            finished_at=None,
-            model_cache=None,  # the source's calls are not this command's (set when it ends)
+        manifest = source.derived(
+            dest.name,
+            now(),
+            __version__,
             attribution={
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},
@@ -278,7 +273,7 @@ def attribute_run(
                 manifest,
                 status=status,
                 error=error,
-                finished_at=_now(),
+                finished_at=now(),
                 n_records=len(done),
                 attribution=summary,
                 model_cache=cache_note((judge, reader)),  # this command's calls, not the source run's
@@ -480,10 +475,6 @@ def attribution_summary(records: Sequence[Mapping[str, Any]], n_resamples: int =
         "by_tier": attribution_table(records, ["tier"], n_resamples).to_dicts(),
         "by_axis": attribution_table(records, ["tier", "axis"], n_resamples).to_dicts(),
     }
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def attributed(run: str | Path) -> str:
