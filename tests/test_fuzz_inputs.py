@@ -239,6 +239,18 @@ def import_glasshouse(d: Path, out: Path):
     import_bench("glasshouse", [d], out)
 
 
+def _longmemeval_v2(root: Path):
+    from lme_v2_fixture import make_fixture
+
+    make_fixture(root, checksums=False)
+
+
+def import_longmemeval_v2(d: Path, out: Path):
+    from memeval.bench.loaders import import_bench
+
+    import_bench("longmemeval-v2", [d], out, tier="medium")
+
+
 def import_booksuite(d: Path, out: Path):
     from memeval.bench.loaders import import_bench
     from memeval.bench.loaders.booksuite import read_responses
@@ -272,6 +284,12 @@ FORMATS = {
     "run": (_run, read_run, {"manifest.json": "json", "records.jsonl": "jsonl"}, 400),
     "longmemeval": (_longmemeval, import_longmemeval, {"longmemeval_s.json": "json"}, 400),
     "locomo": (_locomo, import_locomo, {"locomo10.json": "json"}, 400),
+    "longmemeval-v2": (
+        _longmemeval_v2,
+        import_longmemeval_v2,
+        {"questions.jsonl": "jsonl", "trajectories.jsonl": "jsonl", "haystacks/lme_v2_medium.json": "json"},
+        100,
+    ),
     "glasshouse": (
         _glasshouse,
         import_glasshouse,

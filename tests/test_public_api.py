@@ -108,6 +108,7 @@ PUBLIC = [
     "plots",
     "process_directions",
     "read_booksuite_responses",
+    "read_manifest",
     "read_records",
     "read_sample_records",
     "regrade",

@@ -39,6 +39,9 @@ def setup_notebook() -> None:
     (plotly.js embedded once, nothing fetched from the network)."""
     import plotly.io as pio
 
+    from .lazy_iri import defer_iri_grammar
+
+    defer_iri_grammar()  # plotly's renderers import nbformat: without this, ~3 s of the kernel's start-up
     if "memeval_offline" not in pio.renderers:
         pio.renderers["memeval_offline"] = _offline_renderer()
     pio.renderers.default = PLOTLY_RENDERER

@@ -159,8 +159,9 @@ class JudgeScorer:
                 imgs = reader_images(r.memories, r.root, accepts)
             seen = {"images_sent": imgs.sent, "images_note": imgs.note} if imgs.sent is not None else {}
             try:
-                if v2:
-                    answer = self.reader.answer(q, read, imgs, _question_image(q, r.root, accepts))
+                qimage = _question_image(q, r.root, accepts) if v2 else None
+                if qimage is not None:  # a reader that reads LongMemEval-V2's layout (scoring.judge.Reader)
+                    answer = self.reader.answer(q, read, imgs, qimage)
                 elif imgs.sent is not None:
                     answer = self.reader.answer(q, read, imgs)
                 else:
