@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .lazy_iri import defer_iri_grammar
+
 __all__ = ["PLOTLY_RENDERER", "setup_notebook"]
 
 PLOTLY_RENDERER = "plotly_mimetype+memeval_offline"
@@ -38,8 +40,6 @@ def setup_notebook() -> None:
     """Call in a notebook's first cell: plotly figures then render in JupyterLab and in offline HTML
     (plotly.js embedded once, nothing fetched from the network)."""
     import plotly.io as pio
-
-    from .lazy_iri import defer_iri_grammar
 
     defer_iri_grammar()  # plotly's renderers import nbformat: without this, ~3 s of the kernel's start-up
     if "memeval_offline" not in pio.renderers:
