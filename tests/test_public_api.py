@@ -89,6 +89,7 @@ PUBLIC = [
     "intervals",
     "judges",
     "label_systems",
+    "lafs_frontiers",
     "latest_sample_records",
     "layer_figure",
     "layer_html",
