@@ -51,6 +51,7 @@ class LettaContractServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK wait per reply)
 
             def log_message(self, *args):
                 pass

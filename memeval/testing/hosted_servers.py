@@ -85,6 +85,8 @@ class ContractServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK wait per reply)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
