@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from memeval.analysis.lazy_iri import defer_iri_grammar
+
+defer_iri_grammar()  # each test process imports nbformat: skip jsonschema's ~3 s IRI grammar until a check
+
 
 @pytest.fixture(scope="session")
 def _tiny(tmp_path_factory) -> tuple[Path, Path]:

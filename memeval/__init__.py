@@ -80,6 +80,8 @@ _NOTEBOOK = {
     "run_folders": ("memeval.workbench", "run_folders"),
     "label_systems": ("memeval.workbench", "label_systems"),
     "bench_of_run": ("memeval.workbench", "bench_of_run"),
+    "read_manifest": ("memeval.run.folder", "read_manifest"),
+    "lafs_frontiers": ("memeval.analysis.lafs", "lafs_frontiers"),
     "sweep_systems": ("memeval.workbench", "sweep_systems"),
     "anchored": ("memeval.workspace", "anchored"),
     "load_prices": ("memeval.run.cost", "load_prices"),
@@ -183,6 +185,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time the names load on fir
     from .workbench import run_folders
     from .workbench import label_systems
     from .workbench import bench_of_run
+    from .run.folder import read_manifest
+    from .analysis.lafs import lafs_frontiers
     from .workbench import sweep_systems
     from .workspace import anchored
     from .run.cost import load_prices

@@ -232,3 +232,21 @@ else:
         method = d.method
     table = pl.concat(rows).select("pair", "tier", "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_only", "b_only", "p")
     display(HTML(html_table(table, caption=f"A − B per tier, B = {base} (baseline): {method}")))
+
+# %% [markdown]
+# ## LongMemEval-V2: the accuracy–latency frontier (LAFS)
+#
+# For runs on a LongMemEval-V2 bench (`memeval import longmemeval-v2`): each system one operating point
+# (mean official score, mean query seconds) over the questions every system scored, drawn with the
+# leaderboard's reference points; the title gives the LAFS gain over the reference frontier with its
+# bootstrap 95% interval (questions resampled, each one's score and latency together). Other benches
+# have no official score, so nothing is drawn for them.
+
+# %%
+from memeval import lafs_frontiers
+
+frontiers = lafs_frontiers(df)
+if not frontiers:
+    print("no LongMemEval-V2 runs with official scores among these: no LAFS frontier")
+for fig in frontiers:
+    fig.show()

@@ -73,7 +73,7 @@ plots.latency_histogram(df)
 # ## Write path: ingest time and, for systems that index asynchronously, time to searchable per haystack
 
 # %%
-from memeval.run import read_manifest
+from memeval import read_manifest
 
 plots.write_path_figure({str(d): read_manifest(d) for d in run_dirs})
 

@@ -1,6 +1,7 @@
 """A loopback contract server for Letta's REST API: the endpoints the ``letta`` adapter uses, with the
 request and reply shapes of Letta's API reference (docs.letta.com/api, the ``letta-client`` SDK):
 
+- ``GET /v1/health/`` → ``{"version", "status"}``;
 - ``POST /v1/agents/`` → an AgentState (``{"id": "agent-<uuid4>", "name", "tags", ...}``);
 - ``DELETE /v1/agents/{agent_id}`` → ``{}`` (404 ``{"detail": ...}`` for an unknown agent);
 - ``POST /v1/agents/{agent_id}/archival-memory`` ``{"text", "created_at"?, "tags"?}`` → a list of the
@@ -50,6 +51,7 @@ class LettaContractServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK wait per reply)
 
             def log_message(self, *args):
                 pass
@@ -112,6 +114,8 @@ class LettaContractServer:
 
     # -- the API ---------------------------------------------------------------------------------
     def route(self, method: str, path: str, query: dict, body: object) -> tuple[int, object]:
+        if method == "GET" and path.rstrip("/") == "/v1/health":
+            return 200, {"version": "contract", "status": "ok"}
         if method == "POST" and path in ("/v1/agents", "/v1/agents/"):
             agent_id = f"agent-{uuid.uuid4()}"
             b = body if isinstance(body, dict) else {}

@@ -303,3 +303,18 @@ def test_a_second_attribution_with_the_cache_makes_no_model_call(tmp_path):
     assert [r["attribution"] for r in read_records(again)] == [r["attribution"] for r in read_records(first)]
     assert "reader_loss" in [r["attribution"] for r in read_records(again)]
     assert read_manifest(again)["model_cache"]["hits"] > 0
+
+
+def test_a_served_system_is_re_ingested_and_dumped_over_http(tmp_path):
+    from attribution_plants import DropsAtIngest
+
+    bench = make_minibench(tmp_path / "b")
+    with ReferenceServer(DropsAtIngest("2")) as srv:
+        rd = run_system(bench, srv.url, tiers=["core"], out=tmp_path / "served", progress=False)
+        before = srv.stats()["ingested"]
+        out = attribute_run(rd)  # the run's own spec: the server's URL
+        assert srv.stats()["ingested"] > before  # re-ingested for its dump
+    recs = {r["qid"]: r for r in read_records(out)}
+    assert recs["Q2"]["attribution"] == "write_loss" and recs["Q2"]["attribution_stored"] is False
+    assert recs["Q1"]["attribution_stored"] is True
+    assert read_manifest(out)["attribution"]["stored_dump"] == "listed"

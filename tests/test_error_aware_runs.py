@@ -384,7 +384,7 @@ def _all_keys(bench, epochs=40):
 
 
 @pytest.mark.timeout(400)
-def test_a_served_run_is_named_by_the_server_not_its_port(bench, tmp_path, env):
+def test_a_served_run_is_named_by_the_server_not_its_port(bench, tmp_path, capsys):
     from memeval.analysis.aggregate import latency_table, load_records
     from memeval.systems.server import ReferenceServer
     from memeval.systems.baselines import BM25
@@ -399,24 +399,21 @@ def test_a_served_run_is_named_by_the_server_not_its_port(bench, tmp_path, env):
     assert m["config"]["system"]["spec"].endswith(port)  # the URL: connection details, in the manifest only
     assert m["config"]["system"]["name"] == "bm25-http" and m["config"]["system"]["label"] == "bm25-http"
     assert latency_table(load_records([rd]))["system"].to_list() == ["bm25-http"]
-    code, out, err = _cli("summary", rd, "--no-bounds")
+    # in process (the names are the subject here, not the process boundary: that is the tests above)
+    from memeval.cli import main
+
+    capsys.readouterr()
+    code = main(["summary", str(rd), "--no-bounds"])
+    out = capsys.readouterr().out
     assert code == 0 and "bm25-http" in out and port not in out, out
-    code, _, err = _cli("view", tmp_path / "runs", "--out", tmp_path / "site", "--no-progress")
+    code = main(["view", str(tmp_path / "runs"), "--out", str(tmp_path / "site"), "--no-progress"])
+    err = capsys.readouterr().err
     page = next((tmp_path / "site" / "runs").glob("*.html")).read_text()
     assert code == 0 and "<h1>bm25-http</h1>" in page and f":{port}" not in page.replace(str(rd), ""), err
     report = tmp_path / "latency.html"
-    code, _, err = _cli(
-        "report",
-        ROOT / "notebooks" / "latency.py",
-        "-p",
-        "run_dirs",
-        json.dumps([str(rd)]),
-        "-o",
-        report,
-        "--no-progress",
-        timeout=300,
-    )
-    assert code == 0, err
+    nb = str(ROOT / "notebooks" / "latency.py")
+    code = main(["report", nb, "-p", "run_dirs", json.dumps([str(rd)]), "-o", str(report), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
     html = report.read_text()
     assert "bm25-http" in html and f"127.0.0.1:{port}" not in html
 

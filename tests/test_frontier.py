@@ -110,7 +110,7 @@ def test_compare_report_draws_the_frontier_in_chromium(tmp_path):
         cwd=tmp_path,
     )
     text = out.read_text()
-    assert "Accuracy against latency and cost" in text and "mean cost per question (USD)" in text
+    assert "Accuracy against latency and cost" in text and "mean cost per question (USD, log scale)" in text
     assert "no cost recorded" not in text  # priced from the records' usage by the table
     # by hand: (120 x 2 + 5 x 8 + 300 x 2 + 20 x 8) / 1e6 = 0.00104 USD per question: 1.04 per 1,000
     assert "<td>1.04</td>" in text and "bm25:k=5 (n=" in text and "context:tokens=60 (n=" in text

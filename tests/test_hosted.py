@@ -288,3 +288,57 @@ def test_fairness_line_shows_search_params_and_warns_on_a_whole_haystack_without
     assert any("search params" in x and "threshold=0.0" in x for x in lines)
     warned = [x for x in lines if x.startswith("  WARNING")]
     assert len(warned) == 1 and "everything" in warned[0] and "bm25" not in warned[0]
+
+
+def test_attribution_waits_for_an_indexing_system_before_its_stored_dump(bench, key, tmp_path, monkeypatch):
+    """``memeval attribute`` re-ingests for the stored dump; an async system is dumped only once searchable."""
+    monkeypatch.setenv("MEM0_API_KEY", KEY)  # the recorded spec names no key variable: the default is read
+    with ContractServer("mem0", index_delay=0.3) as srv:
+        assert _run(bench, "mem0-platform", srv, tmp_path / "r", "--tiers", "core") == 0
+        assert read_manifest(tmp_path / "r")["config"]["system"]["spec"] == f"mem0-platform:k=3,base_url={srv.url}"
+        assert main(["attribute", str(tmp_path / "r"), "--out", str(tmp_path / "a")]) == 0
+    stored = {r["qid"]: r.get("attribution_stored") for r in read_records(tmp_path / "a")}
+    assert stored["Q1"] is True and stored["Q2"] is True and stored["Q3"] is True
+
+
+class _Echo:
+    """A loopback server whose replies a test sets: (status, body bytes)."""
+
+    def __init__(self, status: int, body: bytes):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_replies_are_bounded_and_an_echoed_key_is_blanked(key):
+    from memeval.systems.hosted.rest import Rest
+
+    big = _Echo(200, b'{"results": "' + b"x" * 5000 + b'"}')
+    echo = _Echo(400, json.dumps({"detail": f"bad token {KEY}"}).encode())
+    try:
+        with pytest.raises(SystemCallError, match="over the 1000-byte limit"):
+            Rest("t", big.url, ENV, "Bearer", max_reply_bytes=1000).call("POST", "search", json_body={})
+        with pytest.raises(SystemCallError) as e:
+            Rest("t", echo.url, ENV, "Bearer").call("POST", "search", json_body={})
+        assert KEY not in str(e.value) and "bad token ***" in str(e.value)
+    finally:
+        big.close()
+        echo.close()

@@ -82,3 +82,24 @@ def test_figure_draws_reference_points_and_the_joined_frontier():
     assert list(fig.data[0].x) == [0.2, 15.0, 15.0, 108.3, 108.3, 200.0]
     assert list(fig.data[0].y) == [51.0, 51.0, 62.0, 62.0, 74.9, 74.9]
     assert "[+0.50, +3.00]" in fig.layout.title.text and "n=451" in fig.layout.title.text
+
+
+def test_frontiers_of_runs_pair_systems_over_the_questions_all_scored():
+    """The compare notebook's LAFS figure: one point per system over the common questions (a question only
+    one system scored is left out), the gain the published formula gives for those points."""
+    import polars as pl
+
+    from memeval.analysis.lafs import lafs_frontiers
+
+    rows = [
+        # x: right on a and b, 15 s each; y: right on a only, 2 s each; c scored by x alone (left out)
+        *({"system": "x", "tier": "small", "qid": q, "official_score": 1.0, "latency_ms": 15000.0} for q in "abc"),
+        {"system": "y", "tier": "small", "qid": "a", "official_score": 1.0, "latency_ms": 2000.0},
+        {"system": "y", "tier": "small", "qid": "b", "official_score": 0.0, "latency_ms": 2000.0},
+        {"system": "y", "tier": "small", "qid": "c", "official_score": None, "latency_ms": 2000.0},
+    ]
+    figs = lafs_frontiers(pl.DataFrame(rows), n_resamples=100)
+    assert len(figs) == 1
+    want = lafs_gain("small", [Point("x", 100.0, 15.0), Point("y", 50.0, 2.0)])
+    assert f"LAFS gain {want:+.2f} [" in figs[0].layout.title.text and "n=2)" in figs[0].layout.title.text
+    assert lafs_frontiers(pl.DataFrame({"system": ["bm25"], "tier": ["core"]})) == []

@@ -22,6 +22,7 @@ from memeval.systems import BM25
 from memeval.errors import SystemCallError
 from memeval.systems.http import HttpSystem
 from memeval.systems.server import ROUTES, Faults, ReferenceServer
+from incli import memeval_cli
 from minibench import make_minibench
 
 
@@ -134,29 +135,30 @@ def test_unchanged_bench_resumes(bench, tmp_path):
     assert len(read_records(out)) == 4 and read_manifest(out)["status"] == "complete"
 
 
-def test_run_verifies_the_bench_hash_before_asking_and_no_verify_skips_it(bench, tmp_path):
+def test_run_verifies_the_bench_hash_before_asking_and_no_verify_skips_it(bench, tmp_path, capsys):
     b = load_bench(bench)
     turns = Path(bench) / b.tier("core").turns_file
     turns.write_text(turns.read_text().replace("Biscuit", "Muffin"))
     out = tmp_path / "r"
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
-    _, err = p.communicate(timeout=60)
+    p = memeval_cli(capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
+    err = p.stderr
     assert p.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert "bench.yaml: field 'content_hash'" in err and "does not match the bench files" in err
     assert not out.exists()  # nothing asked, nothing written
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress", "--no-verify")
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
+    p = memeval_cli(
+        capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress", "--no-verify"
+    )
+    assert p.returncode == 0, p.stderr
     assert len(read_records(out)) == 8
 
 
-def test_an_empty_turns_file_is_one_line_and_exit_2(bench, tmp_path):
+def test_an_empty_turns_file_is_one_line_and_exit_2(bench, tmp_path, capsys):
     b = load_bench(bench)
     (Path(bench) / b.tier("big").turns_file).write_text("")
     save_bench(b)  # the hash is right: the file is simply empty
     out = tmp_path / "r"
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
-    _, err = p.communicate(timeout=60)
+    p = memeval_cli(capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
+    err = p.stderr
     assert p.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert "empty file: tier 'big' needs turns and questions" in err
     assert not out.exists()
@@ -410,6 +412,7 @@ class _Fixed(BaseHTTPRequestHandler):
     """A server whose /query always gives the same reply body."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: without it each reply waits ~40 ms for an ACK
     body = b""
 
     def log_message(self, *a):

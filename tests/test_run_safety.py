@@ -18,6 +18,7 @@ from memeval.cli import main
 from memeval.errors import InputError
 from memeval.multiturn.records import read_sample_records
 from memeval.run import read_records, run_system
+from incli import memeval_cli
 from minibench import make_minibench
 from test_multiturn_memory import write_suite
 
@@ -44,34 +45,34 @@ def _one_line(p) -> str:
 
 # -- item 3: symbolic links ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", [".lock", "records.jsonl"])
-def test_a_symlink_inside_a_run_folder_is_refused_and_its_target_untouched(bench, tmp_path, name):
+def test_a_symlink_inside_a_run_folder_is_refused_and_its_target_untouched(bench, tmp_path, name, capsys):
     out = tmp_path / "run"
     out.mkdir()
     target = tmp_path / "outside.txt"
     target.write_text("precious\n")
     (out / name).symlink_to(target)
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
+    p = memeval_cli(capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
     assert p.returncode == 1 and "symbolic link" in _one_line(p) and name in p.stderr
     assert target.read_text() == "precious\n"
 
 
-def test_a_dangling_symlink_is_refused_too_and_nothing_is_created_through_it(bench, tmp_path):
+def test_a_dangling_symlink_is_refused_too_and_nothing_is_created_through_it(bench, tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
     (out / "records.jsonl").symlink_to(tmp_path / "would-be-created.jsonl")
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
+    p = memeval_cli(capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
     assert p.returncode == 1 and "symbolic link" in _one_line(p)
     assert not (tmp_path / "would-be-created.jsonl").exists()
 
 
-def test_multiturn_records_and_their_lock_are_never_written_through_a_link(tmp_path):
+def test_multiturn_records_and_their_lock_are_never_written_through_a_link(tmp_path, capsys):
     folder = write_suite(tmp_path / "s")
     target = tmp_path / "outside.jsonl"
     target.write_text("")
     for link in (tmp_path / "r.jsonl", tmp_path / ".q.jsonl.lock"):
         link.symlink_to(target)
     for out in ("r.jsonl", "q.jsonl"):
-        p = _cli("multiturn", "run", str(folder), "-o", str(tmp_path / out), "--runs", "1")
+        p = memeval_cli(capsys, "multiturn", "run", str(folder), "-o", str(tmp_path / out), "--runs", "1")
         assert p.returncode == 1 and "symbolic link" in _one_line(p)
     assert target.read_text() == ""
 
@@ -105,7 +106,9 @@ def _set(line: str, **kv) -> str:
     ],
     ids=["nan", "inf", "five", "minus-one", "duplicate"],
 )
-def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(good_run, tmp_path, edit, field, why):
+def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(
+    good_run, tmp_path, edit, field, why, capsys
+):
     bad = _corrupt(good_run, tmp_path, edit)
     with pytest.raises(InputError, match=why) as e:
         read_records(bad)
@@ -117,11 +120,12 @@ def test_bad_records_are_one_line_naming_file_line_and_field_in_every_reader(goo
     for reader in (load_runs, headline_lines):
         with pytest.raises(InputError, match=why):
             reader([bad] if reader is load_runs else bad)
+    # the commands in process (memeval.cli.main, what `python -m memeval` runs): their one line, not a process
     for argv in (["summary", str(bad)], ["diff", str(good_run), str(bad)], ["regrade", str(bad), "--mode", "dry"]):
-        p = _cli(*argv)
+        p = memeval_cli(capsys, *argv)
         assert p.returncode == 2 and why in _one_line(p) and "records.jsonl:" in p.stderr, (argv, p.stderr)
     site = tmp_path / "site"
-    p = _cli("view", str(tmp_path), "--out", str(site), "--no-progress")
+    p = memeval_cli(capsys, "view", str(tmp_path), "--out", str(site), "--no-progress")
     assert p.returncode == 0 and f"skipped {bad}" in p.stderr and why in p.stderr, p.stderr
 
 
@@ -151,7 +155,7 @@ def test_a_second_multiturn_writer_is_refused_naming_the_holder(tmp_path):
     assert main(["multiturn", "run", str(folder), "-o", str(out), "--runs", "1"]) == 0  # the holder is gone
 
 
-def test_duplicated_multiturn_records_are_one_line(tmp_path):
+def test_duplicated_multiturn_records_are_one_line(tmp_path, capsys):
     folder = write_suite(tmp_path / "s")
     out = tmp_path / "r.jsonl"
     assert main(["multiturn", "run", str(folder), "-o", str(out), "--runs", "1"]) == 0
@@ -160,17 +164,19 @@ def test_duplicated_multiturn_records_are_one_line(tmp_path):
     with pytest.raises(InputError, match="duplicate record of sample") as e:
         read_sample_records(out)
     assert f":{len(lines) + 1}:" in str(e.value)
-    p = _cli("multiturn", "summary", str(out))
+    p = memeval_cli(capsys, "multiturn", "summary", str(out))
     assert p.returncode == 2 and "duplicate record" in _one_line(p)
 
 
-def test_multiturn_memory_server_refusing_or_gone_is_one_line(tmp_path):
+def test_multiturn_memory_server_refusing_or_gone_is_one_line(tmp_path, capsys):
     folder = write_suite(tmp_path / "s")
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    p = _cli("multiturn", "run", str(folder), "-o", str(tmp_path / "r.jsonl"), "--memory", url, "--runs", "1")
+    p = memeval_cli(
+        capsys, "multiturn", "run", str(folder), "-o", str(tmp_path / "r.jsonl"), "--memory", url, "--runs", "1"
+    )
     assert p.returncode == 1 and "memory system" in _one_line(p) and "gave up" in p.stderr
 
     from memeval.systems import BM25
@@ -178,7 +184,9 @@ def test_multiturn_memory_server_refusing_or_gone_is_one_line(tmp_path):
 
     os.environ.pop("MEMEVAL_API_KEY", None)
     with ReferenceServer(BM25(k=3), token="tok") as srv:  # refuses: no token sent
-        p = _cli("multiturn", "run", str(folder), "-o", str(tmp_path / "q.jsonl"), "--memory", srv.url, "--runs", "1")
+        p = memeval_cli(
+            capsys, "multiturn", "run", str(folder), "-o", str(tmp_path / "q.jsonl"), "--memory", srv.url, "--runs", "1"
+        )
     assert p.returncode == 1 and "HTTP 401" in _one_line(p)
 
 

@@ -69,7 +69,7 @@ def test_memeval_serve_gives_the_in_process_scores(tiny, tmp_path):
             except httpx.TransportError:
                 time.sleep(0.05)
         spec = httpx.get(url + "/openapi.json").json()
-        assert set(spec["paths"]) == {"/reset", "/sessions", "/query", "/health", "/stats"}
+        assert set(spec["paths"]) == {"/reset", "/sessions", "/query", "/health", "/stats", "/memories"}
         remote = run_system(tiny, url, tiers=["core", "full"], out=tmp_path / "remote", progress=False)
     finally:
         server.terminate()

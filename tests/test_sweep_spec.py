@@ -75,7 +75,9 @@ def test_unreachable_scheduler_is_one_line(bench, tmp_path, capsys):
     assert rc != 0 and len(err.splitlines()) == 1 and "tcp://HOST:PORT" in err
 
 
-def test_refused_scheduler_is_one_line_and_writes_nothing(bench, tmp_path, capsys):
+def test_refused_scheduler_is_one_line_and_writes_nothing(bench, tmp_path, capsys, monkeypatch):
+    # dask retries a refused connection until its timeout (15 s in production): 2 s says the same here
+    monkeypatch.setattr("memeval.run.sweep.execute.SCHEDULER_CONNECT_TIMEOUT", "2s")
     spec = tmp_path / "SWEEP.yaml"
     spec.write_text(f"systems: [bm25]\nbenches: [{bench}]\ntiers: [core]\n")
     out = tmp_path / "sw"

@@ -254,7 +254,9 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "memeval", "view", str(runs), "--out", str(tmp_path / "site"), "--serve"]
     cmd += ["--port", str(port), "--poll", "0.3", "--pairs", "0", "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+    err = tmp_path / "stderr.txt"
+    with open(err, "w") as fh:
+        proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL, stderr=fh)
     base = f"http://127.0.0.1:{port}"
 
     def get(path: str) -> str:
@@ -269,7 +271,7 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
                     return body
             except OSError:
                 pass
-            assert time.monotonic() < deadline and proc.poll() is None, what
+            assert time.monotonic() < deadline and proc.poll() is None, f"{what}: {err.read_text()[-2000:]}"
             time.sleep(0.3)
 
     try:

@@ -8,17 +8,19 @@ the whole haystack cut to the reading budget (newest kept); (d) ``stored``, what
 the haystack (``memories(haystack)``, re-ingested for it; where the system lists it), cut likewise.
 The conditions are asked for the misses (whose cause needs them; ``all_conditions`` for every
 graded question), once per question whatever its epochs. The dump also says, without any reader,
-whether the evidence was stored; the run's records say whether it was retrieved. A dry or memory run gets that retrieval part only (no reader is asked).
+whether the evidence was stored; the run's records say whether it was retrieved. A dry or memory
+run gets that retrieval part only (no reader is asked).
 
 The cause of a graded record (:func:`cause_of`; a score of 1 is correct, anything less a miss):
 
 1. ``correct``;
 2. ``reader_ceiling``: the oracle condition misses too (the question or the reader, not memory);
-3. ``write_loss``: the evidence is not in the stored dump;
-4. ``retrieval_loss``: stored (or the dump unknown: ``memory_loss``, write or retrieval) but not
-   among the memories the reader read (a reading budget that cut it counts here);
-5. ``reader_loss``: the evidence was read, the answer is wrong, the oracle condition is right (a
-   question without evidence -- abstention -- lands here when the oracle condition abstains right).
+3. ``write_loss``: an evidence turn is not in the stored dump;
+4. ``retrieval_loss``: stored (or the dump unknown: ``memory_loss``, write or retrieval) but an
+   evidence turn is not among the memories the reader read (a reading budget that cut it counts here);
+5. ``reader_loss``: every evidence turn was read (all the oracle condition gives, and more), the
+   answer is wrong, the oracle condition is right (a question without evidence -- abstention --
+   lands here when the oracle condition abstains right).
 
 Each miss gets exactly one cause; an error record, an ungraded one, or one whose deciding condition
 could not be graded gets none (``attribution_note`` says why). The result is a new run folder (the
@@ -29,7 +31,7 @@ A regrade drops them (they depend on the grade).
 
 from __future__ import annotations
 
-import datetime as dt
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -42,11 +44,13 @@ from ..callcache import cache_note
 from ..bench.images import inline_session
 from ..bench.io import read_questions, read_turns
 from ..bench.model import Question, haystacks_of
-from ..errors import MemevalError, SystemCallError, SystemContractError
+from ..errors import InputError, MemevalError, SystemCallError, SystemContractError
 from ..run.folder import RunLock, read_manifest, write_manifest
+from ..run.setup import now
 from ..run.manifest import Manifest
 from ..run.records import RECORD_FIELDS, RecordStore, read_records
 from ..run.regrade import record_memory_objects, source_bench
+from ..run.writepath import DEFAULT_SEARCHABLE_TIMEOUT, wait_searchable
 from ..scoring import retrieval, scorers
 from ..scoring.errata import load_errata
 from ..systems.base import declared, memory_text
@@ -110,11 +114,14 @@ def cause_of(
     return "reader_loss", None
 
 
-def evidence_in(q: Question, memories: Sequence[str], corpus: retrieval.Corpus) -> bool | None:
-    """Whether the question's evidence is among ``memories`` (text): a memory that *is* an evidence turn
-    (``retrieval.map_memories``); where some memory is not a turn of the haystack (a system that
-    rewrites what it stores), also a memory holding the gold (``retrieval.retrieval_hit``'s text
-    rule). None for a question without evidence.
+def evidence_in(
+    q: Question, memories: Sequence[str], corpus: retrieval.Corpus, turn_ids: Sequence | None = None
+) -> bool | None:
+    """Whether *all* the question's evidence turns are among ``memories`` (``turn_ids`` where the system
+    named them, else each memory mapped to the turn whose text it is, ``retrieval.map_memories``): the
+    oracle condition holds them all, so a reader given fewer is not compared like for like. Where a
+    memory is not a turn of the haystack (a system that rewrites what it stores), a memory holding the
+    gold counts (``retrieval.retrieval_hit``'s text rule). None for a question without evidence.
 
     >>> from memeval.bench.model import Turn
     >>> t = [Turn(1, 1, "user", "My dog is Rex.", "2024-01-01"), Turn(2, 1, "user", "Hi.", "2024-01-01")]
@@ -122,13 +129,18 @@ def evidence_in(q: Question, memories: Sequence[str], corpus: retrieval.Corpus) 
     >>> q = Question("q", "BASIC", "Dog?", "Rex", evidence_turns=(1,))
     >>> evidence_in(q, [memory_text(t[1])], c), evidence_in(q, [memory_text(t[0])], c), evidence_in(q, ["Rex the dog"], c)
     (False, True, True)
+    >>> both = Question("q2", "GATHER", "Dog and greeting?", "Rex, Hi", evidence_turns=(1, 2))
+    >>> evidence_in(both, [memory_text(t[0])], c), evidence_in(both, [], c, turn_ids=[2, 1])
+    (False, True)
     """
     if not retrieval.has_evidence(q) or not q.evidence_turns:
         return None
-    texts = [m for m in memories if m]
-    mapped = retrieval.map_memories(texts, corpus)
     wanted = {retrieval._id_key(t) for t in q.evidence_turns}
-    if any(m in wanted for m in mapped if m is not None):
+    texts = [str(m) for m in memories if m]
+    if turn_ids:
+        return wanted <= {retrieval._id_key(t) for t in turn_ids if t is not None}
+    mapped = retrieval.map_memories(texts, corpus)
+    if wanted <= {m for m in mapped if m is not None}:
         return True
     if all(m is not None for m in mapped):
         return False
@@ -136,13 +148,12 @@ def evidence_in(q: Question, memories: Sequence[str], corpus: retrieval.Corpus) 
 
 
 def _read_evidence(q: Question, rec: dict, corpus: retrieval.Corpus, keep: str) -> bool | None:
-    """Whether the evidence was among what the reader read: the run's ``retrieval_hit``, or, where a
-    reading budget cut the memories, the evidence among those kept."""
-    if not rec.get("context_truncated"):
-        return rec.get("retrieval_hit")
-    mems = record_memory_objects(rec)
-    kept = fit_memories(list(mems), rec.get("context_limit"), keep).memories
-    return evidence_in(q, [str(m) for m in kept], corpus)
+    """Whether all the evidence was among what the reader read: the memories the system returned, cut
+    to the run's reading budget where one cut them (then mapped by text)."""
+    mems = [str(m) for m in record_memory_objects(rec)]
+    if rec.get("context_truncated"):
+        return evidence_in(q, list(fit_memories(mems, rec.get("context_limit"), keep).memories), corpus)
+    return evidence_in(q, mems, corpus, rec.get("retrieved_turns"))
 
 
 def _identity(x: Any) -> dict | None:
@@ -225,16 +236,10 @@ def attribute_run(
     conditions = ["run", *(("oracle", "context") if answer else ()), *(("stored",) if answer and sut else ())]
     with RunLock(dest):
         source = Manifest.from_json(man, src / "manifest.json")
-        manifest = replace(
-            source,
-            run_id=dest.name,
-            memeval_version=__version__,
-            created_at=_now(),
-            resumed_at=[],
-            status="started",
-            error=None,
-            finished_at=None,
-            model_cache=None,  # the source's calls are not this command's (set when it ends)
+        manifest = source.derived(
+            dest.name,
+            now(),
+            __version__,
             attribution={
                 "version": ATTRIBUTION_VERSION,
                 "source": {"run_id": man["run_id"], "path": str(src.resolve())},
@@ -268,7 +273,7 @@ def attribute_run(
                 manifest,
                 status=status,
                 error=error,
-                finished_at=_now(),
+                finished_at=now(),
                 n_records=len(done),
                 attribution=summary,
                 model_cache=cache_note((judge, reader)),  # this command's calls, not the source run's
@@ -297,7 +302,12 @@ class _Ctx:
         for r in recs:
             q = questions.get(r["qid"])
             if q is None:
-                raise MemevalError(f"question {r['qid']!r} of tier {tier_name!r} is not in the bench")
+                raise InputError(
+                    self.root / tier.questions_path(qset),
+                    None,
+                    r["qid"],
+                    f"question of the source run's tier {tier_name!r} is not in the bench",
+                )
             by_hay.setdefault(q.haystack, []).append(r)
         for hay, group in by_hay.items():
             sessions = haystacks.get(hay, [])
@@ -330,6 +340,10 @@ class _Ctx:
                     system.ingest(s, idempotency_key=key)  # type: ignore[call-arg]
                 else:
                     system.ingest(s)
+            if caps.indexing == "async" and sessions:  # a hosted API still indexing: its dump would be short
+                waited = wait_searchable(system.query, sessions[-1], DEFAULT_SEARCHABLE_TIMEOUT)
+                if waited.problem is not None:
+                    return None, f"stored dump of {scope}: {waited.problem}"
             return tuple(self.sut.memories(scope)), None
         except (SystemCallError, SystemContractError) as e:
             return None, f"stored dump of {scope}: {e}"
@@ -397,7 +411,7 @@ class _Haystack:
         """:func:`evidence_in` of the dump (None: no dump, or no evidence)."""
         if self.dump is None or not retrieval.has_evidence(q) or not q.evidence_turns:
             return None
-        if any(retrieval._id_key(t) in self._held for t in q.evidence_turns):
+        if all(retrieval._id_key(t) in self._held for t in q.evidence_turns):
             return True
         return False if self._all_turns else bool(retrieval.retrieval_hit(q, None, self._texts))
 
@@ -461,10 +475,6 @@ def attribution_summary(records: Sequence[Mapping[str, Any]], n_resamples: int =
         "by_tier": attribution_table(records, ["tier"], n_resamples).to_dicts(),
         "by_axis": attribution_table(records, ["tier", "axis"], n_resamples).to_dicts(),
     }
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def attributed(run: str | Path) -> str:

@@ -27,7 +27,7 @@ import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
@@ -126,7 +126,7 @@ def _k_and_budget(config: Mapping[str, Any]) -> tuple[str, str]:
 
 
 #: parameters that are neither k nor a budget nor housekeeping, yet change what a search returns
-_NOT_SEARCH = frozenset({"k", "tokens", "max_tokens", "budget"})
+_NOT_SEARCH = frozenset({"k", "tokens", "max_tokens", "budget", "base_url", "url"})
 
 
 def _search_params(config: Mapping[str, Any]) -> str:
@@ -205,31 +205,26 @@ def _haystack_chars(root: str, turns_file: str, _mtime: int) -> dict[str | None,
 
 def _chars_of(manifest: Mapping[str, Any]) -> dict[str, dict[str | None, int]] | None:
     """{tier: {haystack: characters}} read from the run's bench folder, or None when it cannot be read."""
+    return _per_haystack(manifest, _haystack_chars)
+
+
+def _sizes_of(manifest: Mapping[str, Any]) -> dict[str, dict[str | None, int]] | None:
+    """{tier: {haystack: n turns}} read from the run's bench folder, or None when it cannot be read."""
+    return _per_haystack(manifest, _haystack_sizes)
+
+
+def _per_haystack(
+    manifest: Mapping[str, Any], count: Callable[[str, str, int], dict[str | None, int]]
+) -> dict[str, dict[str | None, int]] | None:
+    """{tier: ``count(root, turns file, mtime)``} over the run's bench folder, or None when it cannot be read."""
     root = ((manifest.get("config") or {}).get("bench") or {}).get("root")
     if not root:
         return None
     try:
         bench = load_bench(root)
         return {
-            t.name: _haystack_chars(str(root), t.turns_file, (Path(root) / t.turns_file).stat().st_mtime_ns)
-            for t in bench.tiers
+            t.name: count(str(root), t.turns_file, (Path(root) / t.turns_file).stat().st_mtime_ns) for t in bench.tiers
         }
-    except (InputError, OSError, pl.exceptions.PolarsError, ValueError):
-        return None
-
-
-def _sizes_of(manifest: Mapping[str, Any]) -> dict[str, dict[str | None, int]] | None:
-    """{tier: {haystack: n turns}} read from the run's bench folder, or None when it cannot be read."""
-    root = ((manifest.get("config") or {}).get("bench") or {}).get("root")
-    if not root:
-        return None
-    try:
-        bench = load_bench(root)
-        out = {}
-        for t in bench.tiers:
-            p = Path(root) / t.turns_file
-            out[t.name] = _haystack_sizes(str(root), t.turns_file, p.stat().st_mtime_ns)
-        return out
     except (InputError, OSError, pl.exceptions.PolarsError, ValueError):
         return None
 

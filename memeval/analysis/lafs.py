@@ -41,6 +41,7 @@ __all__ = [
     "bootstrap_gain",
     "operating_point",
     "lafs_figure",
+    "lafs_frontiers",
 ]
 
 T_MIN, T_MAX, FLOOR = 1.0, 200.0, 0.0
@@ -219,6 +220,47 @@ def lafs_figure(tier: str, points: Sequence[Point], intervals: Mapping[str, Gain
     iv = (intervals or {}).get("all")
     title = f"LongMemEval-V2 {tier}: LAFS gain {gain:+.2f}"
     if iv is not None:
-        title += f" [{iv.lo:+.2f}, {iv.hi:+.2f}] (95%, n={iv.n_questions})"
+        title += f" [{iv.lo:+.2f}, {iv.hi:+.2f}] ({iv.level:.0%}, n={iv.n_questions})"
     fig.update_layout(title=title, xaxis={"type": "log", "title": "query latency (s)"}, yaxis={"title": "accuracy (%)"})
     return fig
+
+
+def lafs_frontiers(df, *, n_resamples: int = 2000, seed: int = 0) -> list:
+    """One :func:`lafs_figure` per LongMemEval-V2 tier (``small``, ``medium``) among a frame of runs
+    (``memeval.load_runs``: columns ``system``, ``tier``, ``qid``, ``official_score``, ``latency_ms``):
+    each system one operating point over the questions every system there scored (first epoch), with
+    the gain's bootstrap interval. A frame with no official scores gives ``[]`` (nothing to draw).
+
+    >>> import polars as pl
+    >>> rows = [{"system": s, "tier": "small", "qid": q, "official_score": float(q != "b" or s == "x"),
+    ...          "latency_ms": 9000.0} for s in ("x", "y") for q in ("a", "b")]
+    >>> [f.layout.title.text.split(":")[0] for f in lafs_frontiers(pl.DataFrame(rows), n_resamples=50)]
+    ['LongMemEval-V2 small']
+    """
+    import polars as pl  # on use: the notebooks have it loaded already
+
+    need = {"system", "tier", "qid", "official_score", "latency_ms"}
+    if not need <= set(df.columns):
+        return []
+    if "epoch" in df.columns:
+        df = df.filter(pl.col("epoch") == pl.col("epoch").min().over("system", "tier"))
+    df = df.filter(pl.col("official_score").is_not_null() & pl.col("latency_ms").is_not_null())
+    figures = []
+    for tier in ("small", "medium"):
+        part = df.filter(pl.col("tier").cast(pl.Utf8) == tier)
+        systems = sorted(part["system"].unique().to_list())
+        if not systems:
+            continue
+        common = set.intersection(*(set(part.filter(pl.col("system") == s)["qid"].to_list()) for s in systems))
+        qids = sorted(common)
+        if not qids:
+            continue
+        scores, secs, points = {}, {}, []
+        for s in systems:
+            rows = {r["qid"]: r for r in part.filter(pl.col("system") == s).iter_rows(named=True)}
+            scores[s] = [float(rows[q]["official_score"]) for q in qids]
+            secs[s] = [float(rows[q]["latency_ms"]) / 1000 for q in qids]
+            points.append(Point(s, 100 * sum(scores[s]) / len(qids), sum(secs[s]) / len(qids)))
+        iv = bootstrap_gain(tier, scores, secs, n_resamples=n_resamples, seed=seed)
+        figures.append(lafs_figure(tier, points, {"all": iv}))
+    return figures

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .lazy_iri import defer_iri_grammar
+
 __all__ = ["PLOTLY_RENDERER", "setup_notebook"]
 
 PLOTLY_RENDERER = "plotly_mimetype+memeval_offline"
@@ -39,6 +41,7 @@ def setup_notebook() -> None:
     (plotly.js embedded once, nothing fetched from the network)."""
     import plotly.io as pio
 
+    defer_iri_grammar()  # plotly's renderers import nbformat: without this, ~3 s of the kernel's start-up
     if "memeval_offline" not in pio.renderers:
         pio.renderers["memeval_offline"] = _offline_renderer()
     pio.renderers.default = PLOTLY_RENDERER

@@ -224,7 +224,18 @@ def title_layout(text: str, width_px: float = 1000, size: float = TITLE_SIZE) ->
     (:func:`wrap_title`), with a top margin tall enough for its lines."""
     wrapped = wrap_title(text, width_px, size)
     lines = wrapped.count("<br>") + 1
+    # anchored to the top of the canvas and growing down into a margin tall enough for its lines and
+    # the panel titles below them
     return {
-        "title": {"text": wrapped, "font": {"size": size}, "x": 0.02, "xanchor": "left"},
-        "margin": {"t": int(30 + 1.5 * size * lines)},
+        "title": {
+            "text": wrapped,
+            "font": {"size": size},
+            "x": 0.02,
+            "xanchor": "left",
+            "y": 1,
+            "yref": "container",
+            "yanchor": "top",
+            "pad": {"t": 12},
+        },
+        "margin": {"t": int(46 + 1.4 * size * lines)},
     }

@@ -121,6 +121,8 @@ def latency_histogram(
                 f"{label}: < {RESOLUTION_MS:g} ms"
                 if below and colour == "#444" and v <= RESOLUTION_MS
                 else f"{label}: {v:.1f} ms"
+                if v >= 1
+                else f"{label}: {v:.3f} ms"
             )
             fig.add_vline(
                 x=math.log10(max(v, 0.01)),

@@ -16,6 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from .lazy_iri import defer_iri_grammar
+
+defer_iri_grammar()  # before nbformat: jsonschema's IRI grammar otherwise costs ~3 s of start-up
+
 import nbformat
 
 from ..atomic import write_text

@@ -58,8 +58,6 @@ class RunInfo:
     preset: str | None = None  # the generator's preset and seed (the bench folder's ``bench.yaml``)
     seed: str | None = None
     sweep: Path | None = None  # the sweep folder a shard belongs to
-    n_records: int | None = None
-    n_errors: int | None = None
     tiers: tuple[str, ...] = ()
 
     @property
@@ -142,7 +140,6 @@ def run_info(run_dir: str | Path) -> RunInfo:
     root = str(b.get("root") or "")
     preset, seed = bench_variant(root) if root else (None, None)
     parent = Path(run_dir).parent
-    n_records, n_errors = m.get("n_records"), m.get("n_errors")
     return RunInfo(
         Path(run_dir),
         str(m.get("run_id", Path(run_dir).name)),
@@ -159,22 +156,22 @@ def run_info(run_dir: str | Path) -> RunInfo:
         preset=preset,
         seed=seed,
         sweep=parent if is_sweep(parent) else None,
-        n_records=n_records if isinstance(n_records, int) else None,
-        n_errors=n_errors if isinstance(n_errors, int) else None,
         tiers=tuple(str(t.get("name")) for t in c.get("tiers") or [] if isinstance(t, dict)),
     )
 
 
 def _run_folders(root: Path) -> list[Path]:
-    """Run folders (holding ``manifest.json``) at or anywhere under ``root``: a run folder is not searched
-    further, a sweep folder stands for its shards, symlinked folders are not followed."""
-    if (root / "manifest.json").is_file():
-        return [root]
-    if not root.is_dir():
-        return []
+    """Run folders at or anywhere under ``root`` (:func:`run_sources`, each sweep's shards in its place)."""
     out: list[Path] = []
-    for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        out.extend(_run_folders(sub))
+    for src in run_sources(root):
+        if (src / "manifest.json").is_file():
+            out.append(src)
+        else:  # a sweep: the shard folders directly inside it
+            out.extend(
+                sorted(
+                    d for d in src.iterdir() if d.is_dir() and not d.is_symlink() and (d / "manifest.json").is_file()
+                )
+            )
     return out
 
 

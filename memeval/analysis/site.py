@@ -164,7 +164,7 @@ class SiteResult:
     pages: dict[str, Path]  # run folder → its page
     skipped: tuple[str, ...]  # run folders whose records could not be read (one line each)
     compares: dict[tuple[str, str], Path] = field(default_factory=dict)  # (page A, page B) → comparison page
-    updated: str = ""  # when the site was built (UTC, ISO)
+    updated: str = ""  # when the site was built (UTC, ISO to the millisecond) and the build's number
 
 
 @dataclass(frozen=True)
@@ -174,8 +174,29 @@ class _Run:
     info: RunInfo
     name: str  # its page's file name
     sig: tuple  # what its files looked like when read (see _files_sig)
-    df: pl.DataFrame
+    df: pl.DataFrame  # its records' columns the index, leaderboards and paired tests read (_SLIM)
     headline: dict
+
+
+#: the record columns kept in memory per run between builds (the pages read the whole records again)
+_SLIM = (
+    "run_id",
+    "system",
+    "tier",
+    "tier_index",
+    "tier_turns",
+    "qid",
+    "epoch",
+    "axis",
+    "haystack",
+    "score",
+    "weight",
+    "error",
+    "ungraded_reason",
+    "retrieved_turns",
+)
+#: whole record frames kept while pages are written (a run's page reads it and its bounds')
+_FULL_CACHE = 8
 
 
 def _e(v) -> str:
@@ -339,6 +360,8 @@ class SiteBuilder:
         self._page_sigs: dict[Path, tuple] = {}
         self._pair_sigs: dict[str, tuple] = {}
         self._pair_runs: dict[str, tuple[Path, Path]] = {}
+        self._full_cache: dict[Path, tuple[tuple, pl.DataFrame]] = {}
+        self._builds = 0
         self._roots, self._bench_problem = _bench_roots(self.bench_dir)
         self.stamp = ""
 
@@ -353,7 +376,8 @@ class SiteBuilder:
             (out / sub).mkdir(parents=True, exist_ok=True)
         if not (out / "plotly.min.js").is_file():
             write_text(out / "plotly.min.js", get_plotlyjs())
-        self.stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        self._builds += 1  # the stamp differs between any two builds, however close in time
+        self.stamp = f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='milliseconds')} #{self._builds}"
         skipped: list[str] = []
         infos = find_runs(self.runs_dir, skipped)  # a corrupt manifest is listed, with the reason
         runs: list[_Run] = []
@@ -366,11 +390,12 @@ class SiteBuilder:
                 runs.append(cached)
                 continue
             try:
-                df = load_records([info.path])
-            except (InputError, ValueError) as e:
+                df = self._full(info.path, sig)
+            except (InputError, ValueError, OSError) as e:  # OSError: a run removed while the site is built
                 skipped.append(f"{info.path}: {' '.join(str(e).splitlines())}")
                 continue
-            runs.append(_Run(info, page_name(info.path), sig, df, _headline(df)))
+            slim = df.select([c for c in _SLIM if c in df.columns])
+            runs.append(_Run(info, page_name(info.path), sig, slim, _headline(df)))
         self._runs = {r.info.path: r for r in runs}
         system_colours(r.info.label for r in runs)  # colours taken in natural order, as the figures take them
         pages: dict[str, Path] = {}
@@ -402,6 +427,15 @@ class SiteBuilder:
             self._pair_sigs[name] = (a.sig, b.sig)
             self._pair_runs[name] = (a.info.path, b.info.path)
         return target
+
+    def _full(self, path: Path, sig: tuple) -> pl.DataFrame:
+        """All of a run's records (read again unless among the last few read at this signature)."""
+        hit = self._full_cache.pop(path, None)
+        df = hit[1] if hit is not None and hit[0] == sig else load_records([path])
+        self._full_cache[path] = (sig, df)  # most recent last
+        while len(self._full_cache) > _FULL_CACHE:
+            del self._full_cache[next(iter(self._full_cache))]
+        return df
 
     def _forget_gone(self) -> None:
         """Remove the pages this builder wrote for runs that are gone (a rebuild while serving)."""
@@ -440,8 +474,10 @@ class SiteBuilder:
     # -- pages -----------------------------------------------------------------------------------
 
     def _run_page(self, run: _Run, bounds: list[_Run]) -> str:
-        info, df = run.info, run.df
-        bounds_df = pl.concat([b.df for b in bounds], how="vertical_relaxed") if bounds else None
+        info, df = run.info, self._full(run.info.path, run.sig)
+        bounds_df = (
+            pl.concat([self._full(b.info.path, b.sig) for b in bounds], how="vertical_relaxed") if bounds else None
+        )
         both = df if bounds_df is None else pl.concat([df, bounds_df], how="vertical_relaxed")
         # the run beside its floor and ceiling over the questions all of them graded (its own n beside)
         fair = compare_runs(both, [info.path, *(b.info.path for b in bounds)])
@@ -521,7 +557,8 @@ class SiteBuilder:
             for k, r in (("A", ra), ("B", rb))
         )
         try:
-            d = paired_diff(a.path, b.path, records=(ra.df, rb.df))
+            full_a, full_b = self._full(a.path, ra.sig), self._full(b.path, rb.sig)
+            d = paired_diff(a.path, b.path, records=(full_a, full_b))
         except MemevalError as e:
             body = head + f'<p class="status-failed">not compared: {_e(e)}</p>'
             return _page("memeval comparison", body, None, root="../", stamp=self.stamp)
@@ -539,8 +576,8 @@ class SiteBuilder:
             parts.append('<div class="scroll">' + html_table(d.per_axis, caption="Per tier × axis: A − B") + "</div>")
         keys = ["tier", "qid", "epoch"]
         shown = d.flips.head(_FLIPS_SHOWN)
-        rows_a = ra.df.join(shown.select(keys), on=keys, how="semi")
-        rows_b = rb.df.join(shown.select(keys), on=keys, how="semi")
+        rows_a = full_a.join(shown.select(keys), on=keys, how="semi")
+        rows_b = full_b.join(shown.select(keys), on=keys, how="semi")
         ev, source = self._evidence(a, pl.concat([rows_a, rows_b], how="vertical_relaxed"))
         by_a = {(r["tier"], r["qid"], r["epoch"]): r for r in rows_a.iter_rows(named=True)}
         by_b = {(r["tier"], r["qid"], r["epoch"]): r for r in rows_b.iter_rows(named=True)}

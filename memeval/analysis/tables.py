@@ -33,10 +33,11 @@ def _cell(v, digits: int) -> str:
     return str(v)
 
 
-#: JupyterLab right-aligns every cell of an output table, prose included: memeval's tables read left
-#: to right (more specific than JupyterLab's rule, so it wins in the lab, the HTML report and the browser)
+#: JupyterLab right-aligns every cell of an output table, prose included (``:not(.jp-RenderedMarkdown)
+#: .jp-RenderedHTMLCommon td``): memeval's tables read left to right, in the lab, the HTML report and
+#: the browser (``!important``: the lab's rule is the more specific one)
 TABLE_STYLE = (
-    "<style>table.memeval-table th,table.memeval-table td{text-align:left;vertical-align:top}"
+    "<style>table.memeval-table th,table.memeval-table td{text-align:left !important;vertical-align:top}"
     "table.memeval-table caption{text-align:left}</style>"
 )
 

@@ -35,6 +35,24 @@ def console_tables(width: int = 120, **more: Any) -> pl.Config:
 MISSING = "–"
 
 
+def _cell(v: Any, missing: str = MISSING) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return missing
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def interval_text(v: Any, lo: Any, hi: Any, missing: str = MISSING) -> str:
+    """A score with its interval as every console table shows it: ``0.473 [0.353, 0.623]``; the score
+    alone where a bound is missing; ``missing`` without a score.
+
+    >>> interval_text(0.5, 0.25, 0.75), interval_text(0.5, None, None), interval_text(None, None, None)
+    ('0.500 [0.250, 0.750]', '0.500', '–')
+    """
+    if missing in (_cell(v, missing), _cell(lo, missing), _cell(hi, missing)):
+        return _cell(v, missing)
+    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
 def console_text(t: pl.DataFrame, missing: str = MISSING) -> pl.DataFrame:
     """``t`` as text for the console: a column with ``<column>_lo``/``<column>_hi`` bounds beside it
     reads ``0.473 [0.353, 0.623]`` (the bound columns dropped), other floats three decimals, and null
@@ -47,14 +65,10 @@ def console_text(t: pl.DataFrame, missing: str = MISSING) -> pl.DataFrame:
     """
 
     def cell(v: Any) -> str:
-        if v is None or (isinstance(v, float) and v != v):
-            return missing
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
+        return _cell(v, missing)
 
     def with_bounds(v: Any, lo: Any, hi: Any) -> str:
-        if missing in (cell(v), cell(lo), cell(hi)):
-            return cell(v)
-        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+        return interval_text(v, lo, hi, missing)
 
     bounded = {c for c in t.columns if f"{c}_lo" in t.columns and f"{c}_hi" in t.columns}
     shown = [c for c in t.columns if not (c[-3:] in ("_lo", "_hi") and c[:-3] in bounded)]

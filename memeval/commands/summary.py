@@ -229,6 +229,7 @@ def _bound_lines(overall) -> list[str]:
     """One line per bound: its weighted score per tier, with interval and n (the rows it would be); the
     spaces inside a tier's entry are no-break spaces (U+00A0), so wrapping breaks between tiers."""
     import polars as pl
+    from ._tables import interval_text
 
     out = []
     for role in ("floor", "ceiling"):
@@ -236,24 +237,13 @@ def _bound_lines(overall) -> list[str]:
         if not rows:
             continue
         cells = [
-            f"{r['tier']} {_with_interval(r['weighted'], r['weighted_lo'], r['weighted_hi'])} n={r['n']}".replace(
+            f"{r['tier']} {interval_text(r['weighted'], r['weighted_lo'], r['weighted_hi'])} n={r['n']}".replace(
                 " ", "\xa0"
             )
             for r in rows
         ]
         out.append(f"{role} {rows[0]['system']} (weighted): " + "; ".join(cells))
     return out
-
-
-def _with_interval(v, lo, hi) -> str:
-    """``0.473 [0.353, 0.623]``; the mean alone without bounds; ``–`` without a mean.
-
-    >>> _with_interval(0.5, 0.25, 0.75), _with_interval(0.5, None, None), _with_interval(None, None, None)
-    ('0.500 [0.250, 0.750]', '0.500', '–')
-    """
-    if v is None:
-        return "–"
-    return f"{v:.3f}" if lo is None or hi is None else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _print_axis_grid(t, head) -> None:

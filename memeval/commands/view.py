@@ -103,8 +103,8 @@ def _serve(builder, port: int, poll: float) -> None:
                 try:
                     with lock:
                         page = builder.compare(q.get("a", [""])[0], q.get("b", [""])[0])
-                except MemevalError as e:
-                    self.send_error(404, str(e)[:200])
+                except (MemevalError, OSError) as e:  # not a run of this site, or its files just went away
+                    self.send_error(404, " ".join(str(e).splitlines())[:200])
                     return
                 self.send_response(303)
                 self.send_header("Location", f"/compare/{urllib.parse.quote(page.name)}")
@@ -118,18 +118,21 @@ def _serve(builder, port: int, poll: float) -> None:
     stop = threading.Event()
 
     def watch():
-        seen = watch_signature(builder.runs_dir)
+        seen, last_error = watch_signature(builder.runs_dir), ""
         while not stop.wait(poll):
             now = watch_signature(builder.runs_dir)
             if now == seen:
                 continue
-            seen = now
             try:
                 with lock:
                     res = builder.build()
+                seen, last_error = now, ""
                 print(f"runs changed: rebuilt {len(res.pages)} runs, updated {res.updated[11:19]} UTC", flush=True)
-            except (MemevalError, OSError) as e:  # a run half-written right now: try at the next change
-                print(f"memeval view: rebuild failed ({' '.join(str(e).splitlines())})", file=sys.stderr, flush=True)
+            except Exception as e:  # noqa: BLE001 -- a run half-written or removed mid-build: retried, server kept
+                line = f"{type(e).__name__}: {' '.join(str(e).splitlines())}"
+                if line != last_error:  # said once, retried at every poll until a build succeeds
+                    print(f"memeval view: rebuild failed, retrying ({line})", file=sys.stderr, flush=True)
+                last_error = line
 
     handler = functools.partial(Handler, directory=str(builder.out))
     with ThreadingHTTPServer(("127.0.0.1", port), handler) as srv:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -102,6 +102,29 @@ class Manifest:
         """The JSON object written to ``manifest.json`` (fields in order; None left out)."""
         out = {k: getattr(self, k) for k in MANIFEST_FIELDS if getattr(self, k) is not None}
         return out | dict(self.extra)
+
+    def derived(self, run_id: str, created_at: str, memeval_version: str, **changes: Any) -> Manifest:
+        """A new run's manifest made from this (source) run's, as ``regrade`` and ``attribute`` write it:
+        a new identity, started, nothing finished, no model-cache note of the source's calls, and
+        ``changes`` on top.
+
+        >>> m = Manifest(run_id="a", config={}, status="complete", finished_at="t1", model_cache={"hits": 3})
+        >>> d = m.derived("b", "t2", "9.9", n_records=None)
+        >>> (d.run_id, d.status, d.finished_at, d.model_cache, d.created_at)
+        ('b', 'started', None, None, 't2')
+        """
+        return replace(
+            self,
+            run_id=run_id,
+            memeval_version=memeval_version,
+            created_at=created_at,
+            resumed_at=[],
+            status="started",
+            error=None,
+            finished_at=None,
+            model_cache=None,  # the source's calls are not this command's (set when it ends)
+            **changes,
+        )
 
 
 #: every field of :class:`Manifest` written to the file, in file order

@@ -13,7 +13,7 @@ memories joined by newlines, so an ``answer`` equal to that join is read as "no 
 
 from __future__ import annotations
 
-import datetime as dt
+
 import hashlib
 import json
 from dataclasses import replace
@@ -29,6 +29,7 @@ from ..scoring.errata import load_errata
 from ..systems.base import Memory, memory_text
 from ..callcache import cache_note
 from .records import RecordStore, read_records, record_memories
+from .setup import now
 from .folder import RunLock, read_manifest, write_manifest
 from .manifest import Manifest
 
@@ -139,20 +140,14 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
     qset = man["config"]["question_set"]
     with RunLock(dest):
         source = Manifest.from_json(man, src / "manifest.json")
-        manifest = replace(
-            source,
-            run_id=dest.name,
-            memeval_version=__version__,
-            created_at=_now(),
-            resumed_at=[],
-            status="started",
-            error=None,
-            finished_at=None,
+        manifest = source.derived(
+            dest.name,
+            now(),
+            __version__,
             n_records=None,
             dry_validity=None,
             config={**man["config"], "mode": mode, "grader": grader},
             regraded_from={"run_id": man["run_id"], "path": str(src.resolve()), "grader": man["config"].get("grader")},
-            model_cache=None,  # the source's calls are not this regrade's (set when it ends)
             attribution=None,  # it depends on the grade: a regrade drops it (its records' fields too, _KEPT)
             scorers=[s.spec() for s in scorer_list],
         )
@@ -176,7 +171,7 @@ def regrade_run(run_dir, mode: str, judge=None, reader=None, out=None, bench_dir
                 manifest,
                 status=status,
                 error=error,
-                finished_at=_now(),
+                finished_at=now(),
                 n_records=len(store.done),
                 model_cache=cache_note((judge, reader)),
             )
@@ -226,7 +221,3 @@ def _regrade_tier(bench, tier_name, qset, recs, src_mode, mode, grader, scorer_l
             )
             new.update(scorers.run_scorers(scorer_list, q, response))
         store.append(new)
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")

@@ -110,7 +110,7 @@ class RunConfig:
     messages: Callable[[str], None] | None = field(default=None, compare=False)
     #: an asynchronously indexing system: the longest wait, per haystack, for its newest session to be
     #: searchable after ingest (run.writepath); past it the haystack's questions are error records
-    searchable_timeout: float = 120.0
+    searchable_timeout: float = writepath.DEFAULT_SEARCHABLE_TIMEOUT
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # normalised once, here, so every caller gets the same config
@@ -187,7 +187,7 @@ def run_system(
     max_connection_failures: int = 10,
     messages: Callable[[str], None] | None = None,
     errata=None,
-    searchable_timeout: float = 120.0,
+    searchable_timeout: float = writepath.DEFAULT_SEARCHABLE_TIMEOUT,
 ) -> Path:
     """Run (or resume) and return the run folder. See :class:`RunConfig` and ``memeval run --help``.
 

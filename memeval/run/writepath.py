@@ -40,6 +40,7 @@ from ..text.when import is_after, parse_when
 
 __all__ = [
     "PROBE_WORDS",
+    "DEFAULT_SEARCHABLE_TIMEOUT",
     "Searchable",
     "probe_query",
     "probe_hit",
@@ -51,6 +52,8 @@ __all__ = [
 
 #: the most words of the newest session a probe query carries
 PROBE_WORDS = 40
+#: the longest wait for an asynchronously indexing system's newest session (``--searchable-timeout``)
+DEFAULT_SEARCHABLE_TIMEOUT = 120.0
 #: share of a returned memory's words that must be words of the newest session for it to count as that
 #: session's (a hosted system rewrites what it stores: an extracted fact, not the turn verbatim)
 PROBE_OVERLAP = 0.6

@@ -1,8 +1,8 @@
 """Systems named on the command line: ``bm25``, ``bm25:k=10``, ``recent:tokens=4000``,
 ``vector:k=10,model=M``, ``hybrid:k=10,model=M`` (embedding retrieval, ``systems/vector.py``),
-``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra), the hosted APIs
-(:data:`HOSTED`: ``zep:k=10``, ``supermemory:k=10``, ``mem0-platform:k=10``; keys from the environment),
-the third-party systems ``letta:...``, ``graphiti:...``, ``langmem:...`` (``systems/thirdparty``),
+``mem0:llm_url=...,llm_model=...,embed_model=...`` (the optional extra),
+the third-party systems of :data:`THIRD_PARTY` (hosted APIs ``zep:k=10``, ``supermemory:k=10``,
+``mem0-platform:k=10``, keys from the environment; ``letta:...``, ``graphiti:...``, ``langmem:...``),
 ``http://host:port`` (the HTTP protocol), or ``python:package.module:factory[:k=v,...]``."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from ..text.urls import public_url
 from .base import MemorySystem, declared
 from .baselines import BM25, NoMemory, Oracle, Recent
 from .context import LongContext
-from .thirdparty import ADAPTERS as THIRD_PARTY
 
 if TYPE_CHECKING:
     from .hybrid import Hybrid
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN",
-    "HOSTED",
+    "THIRD_PARTY",
     "make_system",
     "parse_spec",
     "public_spec",
@@ -38,9 +37,11 @@ __all__ = [
 ]
 
 #: Parameters that say where or how a built-in system works, not what it returns (a cache file, a
-#: batch size, the API key's variable, CPU threads; a hosted API's URL, deadline, attempts and reply
+#: batch size, the API key's variable, CPU threads; a hosted API's deadline, attempts and reply
 #: cap): left out of the system's name in a run's config.
-HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "base_url", "timeout", "attempts", "max_reply_bytes"})
+#: A hosted API's ``base_url`` stays (without user-info): ``memeval retry`` and ``attribute`` reach the
+#: server the run used.
+HOUSEKEEPING = frozenset({"cache", "batch", "key_env", "threads", "timeout", "attempts", "max_reply_bytes"})
 _LOCAL_MODEL = frozenset(f"model={n}" for n in LOCAL_NAMES)
 
 
@@ -67,12 +68,17 @@ BUILTIN: dict[str, Callable[..., MemorySystem]] = {
 }
 
 
-#: hosted memory APIs (``systems/hosted``): name -> (module, class), imported on use; each class's
-#: constructor declares its parameters (checked like a built-in's)
-HOSTED: dict[str, tuple[str, str]] = {
+#: third-party systems: name -> (module, class), imported on use (a module imports its SDK only when its
+#: system is built; a missing one is one line naming the extra); each class's constructor declares its
+#: parameters (checked like a built-in's). Hosted REST APIs in ``systems/hosted``, open-source and
+#: self-hosted systems in ``systems/thirdparty``.
+THIRD_PARTY: dict[str, tuple[str, str]] = {
     "zep": ("memeval.systems.hosted.zep", "Zep"),
     "supermemory": ("memeval.systems.hosted.supermemory", "Supermemory"),
     "mem0-platform": ("memeval.systems.hosted.mem0_platform", "Mem0Platform"),
+    "letta": ("memeval.systems.thirdparty.letta", "Letta"),
+    "graphiti": ("memeval.systems.thirdparty.graphiti", "Graphiti"),
+    "langmem": ("memeval.systems.thirdparty.langmem", "LangMem"),
 }
 
 
@@ -242,17 +248,17 @@ def _schema_of(name: str) -> dict[str, tuple[type, ...]] | None:
 
 
 def _third_party(spec: str, name: str, raw: dict[str, str]) -> MemorySystem:
-    """A third-party system (``systems/thirdparty``): its parameters checked against its class, its
-    SDK imported only now (a missing one is one line naming the extra)."""
-    from .thirdparty import adapter_class  # on use: start-up time of every command
-
-    cls = adapter_class(name)
+    """A system of :data:`THIRD_PARTY`: its parameters checked against its class, built, its declarations
+    read once (a contract error before anything is asked)."""
+    mod, attr = THIRD_PARTY[name]
+    cls = getattr(importlib.import_module(mod), attr)  # on use: start-up time of every command
     params = check_params(spec, name, param_schema(cls), raw)
     try:
         system: MemorySystem = cls(**params)
-        return system
     except (TypeError, ArgumentError) as e:
         raise MemevalError(f"system {spec!r}: {e}") from None
+    declared(system)
+    return system
 
 
 def make_system(spec: str, **http_options: Any) -> MemorySystem:
@@ -298,20 +304,13 @@ def make_system(spec: str, **http_options: Any) -> MemorySystem:
             return Mem0(**params)
         except TypeError as e:
             raise MemevalError(f"system {spec!r}: {e}") from None
-    if name in HOSTED:
-        mod, attr = HOSTED[name]
-        cls = getattr(importlib.import_module(mod), attr)  # on use: start-up time of every command
-        hosted: MemorySystem = cls(**check_params(spec, name, param_schema(cls), raw))
-        declared(hosted)
-        return hosted
     if name in THIRD_PARTY:
         return _third_party(spec, name, raw)
     if name not in BUILTIN:
-        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *HOSTED, *THIRD_PARTY], n=1)
+        close = difflib.get_close_matches(name, [*BUILTIN, "mem0", *THIRD_PARTY], n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise SystemContractError(
-            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; hosted: {', '.join(HOSTED)}; "
-            f"third-party: {', '.join(THIRD_PARTY)}; "
+            f"unknown system {name!r} ({hint}built-in: {', '.join(BUILTIN)}, mem0; third-party: {', '.join(THIRD_PARTY)}; "
             "or http://..., python:mod:factory)"
         )
     params = check_params(spec, name, _schema_of(name), raw)

@@ -27,6 +27,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
+from ..errors import ArgumentError, MemevalError
 
 __all__ = ["ContractServer", "APIS", "KEY"]
 
@@ -45,7 +46,7 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-class _Reply(Exception):
+class _Reply(MemevalError):
     def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None):
         super().__init__(status)
         self.status, self.body, self.headers = status, body, headers or {}
@@ -65,7 +66,7 @@ class ContractServer:
         fail_search: str | None = None,
     ) -> None:
         if api not in APIS:
-            raise ValueError(f"api must be one of {APIS}")
+            raise ArgumentError(f"api must be one of {APIS}")
         self.api, self.key, self.index_delay, self.retry_after = api, key, index_delay, retry_after
         self.throttle = dict(throttle or {})
         self.fail_search = fail_search
@@ -84,6 +85,8 @@ class ContractServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK wait per reply)
+
             def log_message(self, *args: Any) -> None:
                 pass
 

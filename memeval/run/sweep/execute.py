@@ -26,6 +26,10 @@ from .spec import ModelRef, SweepSpec
 
 __all__ = ["run_shard", "run_sweep", "SweepResult", "default_sweep_dir"]
 
+# how long to keep trying an existing scheduler (--scheduler) before the one-line refusal; dask retries a
+# refused connection until then (a test shortens it, the refusal being what it checks)
+SCHEDULER_CONNECT_TIMEOUT = "15s"
+
 
 @dataclass(frozen=True)
 class SweepResult:
@@ -81,7 +85,7 @@ def _client(scheduler: str | None, n_workers: int, threads_per_worker: int, dash
         if "://" not in scheduler:
             raise MemevalError(f"--scheduler {scheduler!r}: expected an address such as tcp://HOST:PORT")
         try:
-            return Client(scheduler, timeout="15s")
+            return Client(scheduler, timeout=SCHEDULER_CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as e:
             raise MemevalError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
     cluster = LocalCluster(

@@ -77,9 +77,10 @@ class Rest:
         backoff: float = 0.5,
         max_wait: float = 30.0,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        key_optional: bool = False,
     ) -> None:
-        key = os.environ.get(key_env, "").strip()
-        if not key:
+        key = os.environ.get(key_env, "").strip() if key_env else ""
+        if not key and not key_optional:  # key_optional: a self-hosted server may need none (Letta)
             raise MemevalError(
                 f"system {system!r}: set the environment variable {key_env} to the API key (key_env= names "
                 "another variable; the key is only ever sent in a request header)"
@@ -88,11 +89,12 @@ class Rest:
             raise MemevalError(f"system {system!r}: base_url must be an http(s) URL, got {public_url(base_url)!r}")
         if attempts < 1 or timeout <= 0 or max_reply_bytes < 1:
             raise MemevalError(f"system {system!r}: attempts, timeout and max_reply_bytes must be positive")
-        self.system, self.max_reply_bytes = system, max_reply_bytes
+        self.system, self.max_reply_bytes, self.timeout = system, max_reply_bytes, timeout
+        self._key = key  # only to blank it out of an error reply that echoes it
         self.policy = RetryPolicy(max_attempts=attempts, backoff=backoff, max_wait=max_wait)
         self._client = httpx.Client(
             base_url=base_url.rstrip("/") + "/",
-            headers={"Authorization": f"{auth} {key}", "Accept": "application/json"},
+            headers={"Accept": "application/json", **({"Authorization": f"{auth} {key}"} if key else {})},
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
         )
@@ -101,18 +103,10 @@ class Rest:
         self.requests = 0
         self.retries = 0
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json_body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        missing_ok: bool = False,
-    ) -> Any:
+    def call(self, method: str, path: str, **options: Any) -> Any:
         """The parsed JSON reply of ``method path`` (None for an empty reply, or a 404 when
-        ``missing_ok``); :class:`SystemCallError` when it fails for good."""
-        return self.exchange(method, path, json_body=json_body, params=params, missing_ok=missing_ok).data
+        ``missing_ok``); :class:`SystemCallError` when it fails for good. ``options``: :meth:`exchange`'s."""
+        return self.exchange(method, path, **options).data
 
     def exchange(
         self,
@@ -139,14 +133,14 @@ class Rest:
                 with self._client.stream(
                     method, path.lstrip("/"), json=json_body, params=dict(params) if params else None
                 ) as resp:
-                    body = self._read(resp, what)
+                    body = self._read(resp, what, t0)
                 ms = (time.perf_counter() - t0) * 1000
             except httpx.TimeoutException as e:
                 raise Retryable(f"{what}: timed out ({type(e).__name__})", connection=True) from None
             except httpx.TransportError as e:
                 raise Retryable(f"{what}: {type(e).__name__}: {e}", connection=True) from None
             if not raw and (resp.status_code == 429 or resp.status_code >= 500):
-                raise Retryable(f"{what}: HTTP {resp.status_code}{_detail(body)}", retry_after(resp))
+                raise Retryable(f"{what}: HTTP {resp.status_code}{self._detail(body)}", retry_after(resp))
             return resp.status_code, body, ms, n
 
         try:
@@ -159,13 +153,20 @@ class Rest:
         if raw or (status == 404 and missing_ok) or (status < 400 and not body.strip()):
             return Reply(None, ms, n_attempts, len(body))
         if status >= 400:
-            raise SystemCallError(f"{what}: HTTP {status}{_detail(body)}")
+            raise SystemCallError(f"{what}: HTTP {status}{self._detail(body)}")
         try:
             return Reply(json.loads(body), ms, n_attempts, len(body))
         except ValueError:
-            raise SystemCallError(f"{what}: the reply is not JSON{_detail(body)}") from None
+            raise SystemCallError(f"{what}: the reply is not JSON{self._detail(body)}") from None
 
-    def _read(self, resp: httpx.Response, what: str) -> bytes:
+    def _detail(self, body: bytes) -> str:
+        """The error body, with the key masked where the server echoes it (no key: nothing to mask)."""
+        text = _detail(body)
+        return text.replace(self._key, "***") if self._key else text
+
+    def _read(self, resp: httpx.Response, what: str, t0: float) -> bytes:
+        """The reply's body, at most ``max_reply_bytes``, read within ``timeout`` seconds of ``t0`` (a
+        server trickling bytes is cut off, like one that sends nothing)."""
         size = resp.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > self.max_reply_bytes:
             raise SystemCallError(f"{what}: reply of {size} bytes, over the {self.max_reply_bytes}-byte limit")
@@ -174,6 +175,8 @@ class Rest:
             buf += chunk
             if len(buf) > self.max_reply_bytes:
                 raise SystemCallError(f"{what}: reply over the {self.max_reply_bytes}-byte limit")
+            if time.perf_counter() - t0 > self.timeout:
+                raise httpx.ReadTimeout(f"reply not read within {self.timeout:g}s")
         return bytes(buf)
 
     def _sleep(self, seconds: float) -> None:
@@ -218,7 +221,15 @@ class HostedSystem(BaseMemorySystem):
     floor_path = ""
 
     def __init__(
-        self, base_url: str, key_env: str, auth: str, *, timeout: float, attempts: int, max_reply_bytes: int
+        self,
+        base_url: str,
+        key_env: str,
+        auth: str,
+        *,
+        timeout: float,
+        attempts: int,
+        max_reply_bytes: int,
+        key_optional: bool = False,
     ) -> None:
         self.api = Rest(
             self.name,
@@ -228,6 +239,7 @@ class HostedSystem(BaseMemorySystem):
             timeout=timeout,
             attempts=attempts,
             max_reply_bytes=max_reply_bytes,
+            key_optional=key_optional,
         )
         self._nonce = uuid.uuid4().hex[:8]
         self._n = 0

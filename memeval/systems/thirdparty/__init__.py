@@ -1,10 +1,9 @@
 """Third-party memory systems (issue 27): one module each, built by name on the command line
 (``letta:url=...``, ``graphiti:llm_url=...``, ``langmem:llm_url=...``).
 
-:data:`ADAPTERS` maps each name to its module and class, and to the optional extra its SDK comes
-with (None: plain httpx, always installed). A module never imports its SDK at import time, only
-when its system is built, so ``memeval`` starts without any of them; a system whose SDK is missing
-is one line naming the extra (:func:`needs_extra`).
+They are listed with the hosted APIs in ``registry.THIRD_PARTY``. A module never imports its SDK at
+import time, only when its system is built, so ``memeval`` starts without any of them; a system whose
+SDK is missing is one line naming the extra (:func:`needs_extra`; Letta needs none: plain httpx).
 
 The shared helpers here turn a bench date into the ISO 8601 timestamp an API takes
 (:func:`iso_datetime`) and bound what a reply may be.
@@ -12,31 +11,11 @@ The shared helpers here turn a bench date into the ISO 8601 timestamp an API tak
 
 from __future__ import annotations
 
-import importlib
-from datetime import datetime
-from typing import Any
-
-from ...bench.loaders import locomo, longmemeval
+from ...bench.loaders import locomo
 from ...errors import MemevalError
+from ...text.when import parse_when
 
-__all__ = ["ADAPTERS", "adapter_class", "needs_extra", "iso_datetime"]
-
-#: name -> (module under ``memeval.systems.thirdparty``, class, optional extra or None)
-ADAPTERS: dict[str, tuple[str, str, str | None]] = {
-    "letta": ("letta", "Letta", None),
-    "graphiti": ("graphiti", "Graphiti", "graphiti"),
-    "langmem": ("langmem", "LangMem", "langmem"),
-}
-
-
-def adapter_class(name: str) -> Any:
-    """The class of third-party system ``name`` (its SDK is not imported yet).
-
-    >>> adapter_class("letta").__name__
-    'Letta'
-    """
-    module, cls, _ = ADAPTERS[name]
-    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+__all__ = ["needs_extra", "iso_datetime"]
 
 
 def needs_extra(system: str, extra: str, error: BaseException) -> MemevalError:
@@ -51,8 +30,9 @@ def needs_extra(system: str, extra: str, error: BaseException) -> MemevalError:
 
 
 def iso_datetime(text: str | None) -> str | None:
-    """A bench date as an ISO 8601 timestamp (``YYYY-MM-DDTHH:MM:SS``, naive: the bench's own
-    clock), or None when it reads as none of the known forms (the caller keeps the text as given).
+    """A bench date as an ISO 8601 timestamp (``YYYY-MM-DDTHH:MM:SS``, naive UTC, as
+    :func:`~memeval.text.when.parse_when` reads it; LoCoMo's dates as its loader reads them), or None
+    when it reads as none of them.
 
     >>> iso_datetime("2023-05-20"), iso_datetime("2023/05/20 (Sat) 02:21")
     ('2023-05-20T00:00:00', '2023-05-20T02:21:00')
@@ -62,15 +42,10 @@ def iso_datetime(text: str | None) -> str | None:
     if not text:
         return None
     s = " ".join(str(text).split())
+    parsed = parse_when(s)  # ISO and LongMemEval's form (the one reader of a timestamp)
+    if parsed is not None:
+        return parsed[0].isoformat()
     try:
-        d = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        return locomo.parse_date(s).isoformat()  # LoCoMo's "1:56 pm on 8 May, 2023"
     except ValueError:
-        for parse in (longmemeval.parse_date, locomo.parse_date):  # the loaders' own readings
-            try:
-                d = parse(s)
-                break
-            except ValueError:
-                continue
-        else:
-            return None
-    return d.replace(tzinfo=None, microsecond=0).isoformat() if d.tzinfo is None else d.isoformat()
+        return None

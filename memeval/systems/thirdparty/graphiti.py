@@ -96,14 +96,9 @@ def empty_instance(model: Any) -> dict[str, Any]:
     """The smallest valid instance of a pydantic model, as a dict: each required field empty (``[]``,
     ``""``, ``0``, ``False``, ``{}``, None where allowed, a nested model's own empty instance).
 
-    >>> from pydantic import BaseModel
-    >>> class Entity(BaseModel):
-    ...     name: str
-    ...     type_id: int
-    >>> class Extracted(BaseModel):
-    ...     entities: list[Entity]
-    ...     note: str | None = None
-    ...     first: Entity
+    >>> from pydantic import create_model
+    >>> Entity = create_model("Entity", name=(str, ...), type_id=(int, ...))
+    >>> Extracted = create_model("Extracted", entities=(list[Entity], ...), note=(str | None, None), first=(Entity, ...))
     >>> empty_instance(Extracted)
     {'entities': [], 'first': {'name': '', 'type_id': 0}}
     """

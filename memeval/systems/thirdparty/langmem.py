@@ -159,7 +159,8 @@ class LangMem(BaseMemorySystem):
                 self._dated[key] = session.date
 
     def query(self, question: str, asked_at: str | None) -> Recall:
-        store = self._need("query") and self._store
+        self._need("query")
+        store = self._store
         before = self._usage.snapshot()
         embed_before = self._embed.calls
         try:
@@ -175,7 +176,8 @@ class LangMem(BaseMemorySystem):
 
     def memories(self, haystack: str) -> list[Memory]:
         """Every memory in the namespace, as LangMem keeps it."""
-        store = self._need("memories") and self._store
+        self._need("memories")
+        store = self._store
         out, offset = [], 0
         while True:
             page = store.search(NAMESPACE, limit=_PAGE, offset=offset)
