@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
 from ..errors import InputError
 from .files import loads_json
 from .io import no_gc, turn_from_dict
@@ -40,15 +38,12 @@ Span = tuple[int, int, int]
 
 
 def _line_obj(raw: bytes, path, n: int) -> dict:
-    """One JSONL line's object (orjson first; anything it refuses is read, or refused, by ``loads_json``)."""
+    """One JSONL line's object, read as ``bench.files.iter_jsonl`` reads it (``loads_json``)."""
     try:
-        obj = orjson.loads(raw)
-    except ValueError:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(path, n, None, "not valid UTF-8 text") from None
-        obj = loads_json(text, path, n)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(path, n, None, "not valid UTF-8 text") from None
+    obj = loads_json(text, path, n)
     if not isinstance(obj, dict):
         raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
     return obj
