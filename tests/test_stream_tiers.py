@@ -105,3 +105,20 @@ def test_gate_is_graded_once_per_bench_hash(tmp_path, monkeypatch):
     assert validity.dry_validity(tmp_path / "b", cache=True) == first and not graded  # read back
     validity.dry_validity(tmp_path / "b")  # not asked to cache: graded again
     assert len(graded) == 1
+
+
+def test_an_empty_ranking_has_the_metrics_an_unmatched_ranking_has():
+    """The memoised metrics of an empty ranking are those of a ranking holding no corpus turn (both rank
+    nothing relevant), with session gold from the corpus or from ``evidence_sessions``, or none."""
+    from memeval.bench.model import Question, Turn
+    from memeval.scoring.retrieval import Corpus, ranking_metrics
+
+    corpus = Corpus.of([Turn(i, 1 + i // 3, "user", f"t{i}", "2024-01-01") for i in range(1, 7)])
+    for q in (
+        Question("a", "BASIC", "?", "x", evidence_turns=(2, 5)),  # gold in the corpus
+        Question("b", "BASIC", "?", "x", evidence_turns=(99,)),  # gold missing, no sessions: recall_all 1
+        Question("c", "BASIC", "?", "x", evidence_turns=(99,), evidence_sessions=(7,)),
+    ):
+        empty, _ = ranking_metrics(q, [], [], corpus)
+        unmatched, _ = ranking_metrics(q, [1000, 1001], [], corpus)
+        assert empty == unmatched, q.id
