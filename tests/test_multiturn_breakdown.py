@@ -146,7 +146,7 @@ def test_summary_prints_uncut_headers_and_the_breakdowns(tmp_path, capsys):
     assert main(["multiturn", "summary", str(out)]) == 0
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if line.startswith("stratum"))
-    assert head.split()[-5:] == ["undetermined", "flaky", "incomplete", "env_drift", "rate"]
+    assert head.split()[-7:] == ["undetermined", "flaky", "incomplete", "env_drift", "rate", "[95%", "CI]"]
     assert "bad turn by stratum" in text and "bad turn by mode" in text
     assert "final right / process wrong" in text and "final wrong / process right" in text
     fact = next(line for line in text.splitlines() if line.strip().startswith("fact"))

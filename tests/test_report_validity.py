@@ -15,12 +15,14 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 def _figure_titles(html_text: str) -> list[str]:
-    """The title of every plotly figure, in page order (from each ``Plotly.newPlot`` layout)."""
-    out, pos = [], 0
-    while (i := html_text.find('"title":{"text":"', pos)) >= 0:
-        j = html_text.index('"', i + 17)
-        out.append(json.loads('"' + html_text[i + 17 : j] + '"'))
-        pos = j
+    """The text of every plotly title object (figure and axis titles), in page order (each ``"title":{...}``
+    decoded as JSON, whatever order its keys come in)."""
+    out, pos, decode = [], 0, json.JSONDecoder().raw_decode
+    while (i := html_text.find('"title":{', pos)) >= 0:
+        obj, end = decode(html_text, i + 8)
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str):
+            out.append(obj["text"])
+        pos = end
     return out
 
 
