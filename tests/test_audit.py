@@ -171,7 +171,9 @@ def test_cli_passes_exit_0_and_writes_json(bench, tmp_path, capsys):
 def test_cli_prints_one_short_line_per_check_detail_on_request(bench, capsys):
     code, lines, _ = _cli(capsys, bench)
     checks = [ln for ln in lines if ln.startswith("  ")]
-    assert code == 0 and len(checks) == 15 and max(len(ln) for ln in checks) <= 100  # the header carries the path as given
+    assert (
+        code == 0 and len(checks) == 15 and max(len(ln) for ln in checks) <= 100
+    )  # the header carries the path as given
     (idk,) = [ln for ln in checks if ln.startswith("  PASS idk-floor")]
     assert "{" not in idk and re.search(r"core=\d\.\d{3}", idk)  # a tier by its headline figure, no dict
     _, verbose, _ = _cli(capsys, bench, "--verbose")
