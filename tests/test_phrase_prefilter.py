@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memeval.bench.axes import AXES
 from memeval.bench.model import Question
-from memeval.scoring import idk
+from memeval.scoring import dry, idk
 from memeval.scoring.dry import _CORRECTION, _DISAGREEMENT, score_answer
 from memeval.scoring.idk import _DENIAL, _IDK
 from memeval.scoring.phrases import PhraseSet, required_literals, text_words
@@ -187,6 +187,7 @@ def _pairs(n: int, seed: int = 5) -> list[tuple[Question, object]]:
 
 def _clear() -> None:
     idk.clear_caches()
+    dry.clear_caches()
 
 
 def test_dry_grades_unchanged_with_the_prefilter_bypassed(monkeypatch):
@@ -210,3 +211,47 @@ def test_dry_grades_unchanged_with_the_prefilter_bypassed(monkeypatch):
     ):
         assert rule in rules
     assert {r.split(":")[0] for r in rules} >= {a.lower() for a in AXES if a not in ("ABSTAIN",)} | {"abstain"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The memo of graded pairs
+
+
+def test_memo_serves_a_repeated_pair_and_is_keyed_by_every_graded_field(monkeypatch):
+    _clear()
+    q = Question(id="Q1", axis="BASIC", question_en="?", gold_answer="Lyon", gold_alts=("Lyons",))
+    calls = []
+    real = dry._grade
+    monkeypatch.setattr(dry, "_grade", lambda plan, answer: calls.append(answer) or real(plan, answer))
+    first = score_answer(q, "She moved to Lyon.")
+    assert score_answer(q, "She moved to Lyon.") is first and calls == ["She moved to Lyon."]
+    # the same id and text with another gold, axis or expect is another key: graded afresh
+    import dataclasses
+
+    other_gold = dataclasses.replace(q, gold_answer="Paris")
+    assert score_answer(other_gold, "She moved to Lyon.").score == 0.0
+    abstain = dataclasses.replace(q, expect="no_memory")
+    assert score_answer(abstain, "She moved to Lyon.").rule == "abstain:went-along"
+    published = dataclasses.replace(q, extra={"eval_function": "llm_abstention_checker"})
+    assert score_answer(published, "She moved to Lyon.").rule == "false_memory:went-along"
+    assert len(calls) == 4
+    # a list where a tuple belongs cannot be a key: graded without the memo, not an error
+    unhashable = dataclasses.replace(q, gold_alts=["Lyons"])  # type: ignore[arg-type]
+    assert score_answer(unhashable, "She moved to Lyon.") == first
+    # memories (a list) are not memoised; an over-long answer neither
+    score_answer(q, ["She moved to Lyon."])
+    score_answer(q, "Lyon " * 2000)
+    assert len(dry._MEMO) == 4
+
+
+def test_memo_is_bounded(monkeypatch):
+    _clear()
+    monkeypatch.setattr(dry, "_MEMO_MAX", 50)
+    monkeypatch.setattr(dry, "_PLANS_MAX", 5)
+    qs = [Question(id=f"Q{i}", axis="BASIC", question_en="?", gold_answer=f"v{i}") for i in range(20)]
+    for q in qs:
+        for k in range(10):
+            score_answer(q, f"answer {k}")
+    assert len(dry._MEMO) == 50 and len(dry._PLANS) == 5
+    assert score_answer(qs[0], "v0").score == 1.0 and score_answer(qs[0], "v1").score == 0.0
+    _clear()
