@@ -38,7 +38,7 @@ def _near_misses(text: str, rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_index_decides_as_the_plain_search_on_matches_and_near_misses(name, data):
     phrases = SETS[name]
@@ -74,7 +74,7 @@ ALL_PHRASES = sorted(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_required_literals_are_in_every_match(data):
     """What the index relies on, checked on generated matches of every pattern variant."""

@@ -359,6 +359,15 @@ def _candidates(items, left: bool, right: bool) -> list[_Candidate]:
     return out
 
 
+def _parsed_candidates(pattern: str, left_boundary: bool) -> list[_Candidate]:
+    """The candidates of a whole pattern; none (the pattern always runs) if the regex parser's
+    private form is not what this module reads (another Python version): slower, never wrong."""
+    try:
+        return _candidates(_sre_parse.parse(pattern), left_boundary, False)
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return []
+
+
 def required_literals(pattern: str, left_boundary: bool = False) -> _Candidate | None:
     """``(whole_words, literals)``: every match of ``pattern`` holds one of ``literals`` (as a whole
     word of the text when ``whole_words``); None when none was found (the pattern always runs).
@@ -376,12 +385,12 @@ def required_literals(pattern: str, left_boundary: bool = False) -> _Candidate |
     >>> required_literals(r"[^.]{0,9}x?") is None
     True
     """
-    return _best(_candidates(_sre_parse.parse(pattern), left_boundary, False))
+    return _best(_parsed_candidates(pattern, left_boundary))
 
 
 def _phrase(variant: str, left_boundary: bool) -> tuple[_Phrase, _Candidate | None]:
     """A phrase with the words it needs, and the candidate to index it by."""
-    cands = _candidates(_sre_parse.parse(variant), left_boundary, False)
+    cands = _parsed_candidates(variant, left_boundary)
     best = _best(cands)
     needs = {c[1] for c in cands if c[0] and c[1] and c != best}
     return _Phrase(variant, left_boundary, tuple(sorted(needs, key=sorted))), best
