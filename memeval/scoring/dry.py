@@ -242,7 +242,7 @@ class _Plan:
         self.axis = q.scored_as
         self.prefix = self.axis.lower()
         self.golds = _golds(q)
-        self._gold_forms: list[str] = []
+        self._gold_forms: dict[int, str] = {}  # by the gold's index (a dict: safe to fill from threads)
         self._idk_net: bool | None = None
         self._latest_forms: list[str] | None = None
 
@@ -250,9 +250,9 @@ class _Plan:
         """Does any (normalised) text hold a gold or alt? (golds normalised one by one, as needed)"""
         done = self._gold_forms
         for i, g in enumerate(self.golds):
-            if i == len(done):
-                done.append(normalize(g))
-            v = done[i]
+            v = done.get(i)
+            if v is None:
+                v = done[i] = normalize(g)
             if v:
                 for a in forms:
                     if contains_normal_forms(a, v):
@@ -313,6 +313,13 @@ _PLANS: OrderedDict[tuple, _Plan] = OrderedDict()
 _MEMO: OrderedDict[tuple, DryScore] = OrderedDict()
 
 
+def _drop_oldest(memo: OrderedDict) -> None:
+    try:
+        memo.popitem(last=False)
+    except KeyError:  # emptied meanwhile (another thread, clear_caches)
+        pass
+
+
 def _plan_for(q: Question, key: tuple) -> _Plan:
     try:
         plan = _PLANS.get(key)
@@ -320,7 +327,7 @@ def _plan_for(q: Question, key: tuple) -> _Plan:
         return _Plan(q)
     if plan is None:
         if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.popitem(last=False)
+            _drop_oldest(_PLANS)
         plan = _PLANS[key] = _Plan(q)
     return plan
 
@@ -343,7 +350,7 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     if hit is None:
         hit = _grade(_plan_for(q, key), answer)
         if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.popitem(last=False)
+            _drop_oldest(_MEMO)
         _MEMO[pair] = hit
     return hit
 
