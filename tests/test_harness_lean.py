@@ -13,11 +13,12 @@ import pytest
 from minibench import make_minibench
 
 from memeval.atomic import dumps_pretty
-from memeval.bench.io import _checked_question, _plain_question, question_from_dict, read_turns
-from memeval.bench.stream import TierTurns
+from memeval.bench import stream
+from memeval.bench.io import _checked_question, _plain_question, question_from_dict
 from memeval.errors import InputError, SchemaError
 from memeval.run import read_manifest, read_records, run_system
 from memeval.run import records as records_mod
+from memeval.run import runner as runner_mod
 from memeval.run.grading import grading_summary
 from memeval.run.records import RECORD_FIELDS, Record, RecordStore, current_records
 from memeval.run.writepath import causal_summary
@@ -179,21 +180,36 @@ def test_a_bad_question_is_refused_by_the_fast_reader_too(obj):
         question_from_dict(obj, "q.jsonl", 3)
 
 
-def test_a_haystack_read_by_the_fast_path_is_the_checked_reading(tmp_path):
-    lines = [
-        {"turn_id": 1, "session_id": 1, "speaker": "user", "text": "hi", "date": "2024-01-01", "haystack": "a"},
-        {"turn_id": 2, "session_id": "s", "speaker": "user", "text": "x", "date": "d", "haystack": "a", "k": {"n": 1}},
-        {"turn_id": 3, "session_id": 1, "speaker": "bot", "text": "yo", "date": "d", "haystack": "a", "image_no": 2},
-        {"turn_id": 4, "session_id": 2, "speaker": "user", "text": "big", "date": "d", "haystack": "a", "z": 2**70},
-    ]
-    p = tmp_path / "turns.jsonl"
-    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    with TierTurns(p) as tt:
-        assert tt.turns("a") == read_turns(p)
-        assert tt.turns("a")[3].extra == {"z": 2**70}  # an over-long integer read as json reads it
-    p.write_text(json.dumps({**lines[0], "turn_id": 1.5}) + "\n")
-    with TierTurns(p) as tt, pytest.raises(InputError, match="turn_id"):
-        tt.turns("a")
+def test_haystack_spans_are_found_once_per_bench_and_read_back(tmp_path, monkeypatch):
+    bench = make_minibench(tmp_path / "b")
+    first = run_system(bench, "no_memory", out=tmp_path / "r1", progress=False)
+    cached = sorted((tmp_path / "b" / stream.SPANS_CACHE).iterdir())
+    assert len(cached) == 2  # one per tier's turns file
+
+    def never(path):
+        raise AssertionError(f"{path} indexed again")
+
+    monkeypatch.setattr(stream, "haystack_spans", never)
+    second = run_system(bench, "no_memory", out=tmp_path / "r2", progress=False)
+    strip = ("run_id", "started_at", "latency_ms", "latency_minus_rtt_ms", "speed_points")
+    same = [{k: v for k, v in r.items() if k not in strip} for r in read_records(first)]
+    assert [{k: v for k, v in r.items() if k not in strip} for r in read_records(second)] == same
+    for p in cached:  # an unreadable entry is indexed again, never trusted
+        p.write_text('[["h", [[5, 1, 1]]]]')
+    with pytest.raises(AssertionError, match="indexed again"):
+        run_system(bench, "no_memory", out=tmp_path / "r3", progress=False)
+    monkeypatch.undo()
+    assert stream.cached_spans(tmp_path / "b", "turns_core.jsonl", "x") == stream.haystack_spans(
+        tmp_path / "b" / "turns_core.jsonl"
+    )
+
+
+def test_a_run_without_a_checked_hash_indexes_the_turns_itself(tmp_path, monkeypatch):
+    bench = make_minibench(tmp_path / "b")
+    calls = []
+    monkeypatch.setattr(runner_mod, "cached_spans", lambda *a: calls.append(a))
+    run_system(bench, "no_memory", out=tmp_path / "r", progress=False, verify=False)
+    assert calls == [] and not (tmp_path / "b" / stream.SPANS_CACHE).exists()
 
 
 def test_a_pretty_manifest_is_what_json_writes():

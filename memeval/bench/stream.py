@@ -20,23 +20,22 @@ contiguous is still read whole: its spans are read in file order.
 ['hi', 'hey']
 >>> tt.sessions("missing")
 []
->>> tt.close()
 """
 
 from __future__ import annotations
 
-import gc
+import hashlib
 from pathlib import Path
-from typing import BinaryIO
 
 import orjson
 
-from ..errors import InputError
+from ..atomic import write_text
+from ..errors import InputError, MemevalError
 from .files import loads_json
-from .io import _TURN_KNOWN, turn_from_dict
+from .io import no_gc, turn_from_dict
 from .model import Session, Turn, sessions_of
 
-__all__ = ["TierTurns", "haystack_spans"]
+__all__ = ["TierTurns", "haystack_spans", "cached_spans", "SPANS_CACHE"]
 
 #: (first byte, end byte, first line number) of a run of consecutive lines of one haystack
 Span = tuple[int, int, int]
@@ -52,28 +51,6 @@ def _line_obj(raw: bytes, path, n: int) -> dict:
     if not isinstance(obj, dict):
         raise InputError(path, n, None, f"expected a JSON object, got {type(obj).__name__}")
     return obj
-
-
-def _plain_obj(raw: bytes) -> dict | None:
-    """The line's object when it is a plain turn (an object of known turn fields only, read by
-    orjson), else None: the caller reads the line as :func:`_line_obj` does, with every check. A plain
-    turn holds no float and no nesting, where orjson and ``loads_json`` could differ."""
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if type(obj) is dict and obj.keys() <= _TURN_KNOWN else None
-
-
-def _turn(raw: bytes, path, n: int) -> Turn:
-    """The line's turn: the plain turn's fast path, or every check of ``_line_obj`` and ``turn_from_dict``."""
-    obj = _plain_obj(raw)
-    if obj is not None:
-        try:
-            return turn_from_dict(obj, path, n)
-        except InputError:
-            pass  # read again below, as loads_json reads it, for the same error
-    return turn_from_dict(_line_obj(raw, path, n), path, n)
 
 
 def haystack_spans(path) -> dict[str | None, list[Span]]:
@@ -93,9 +70,7 @@ def haystack_spans(path) -> dict[str | None, list[Span]]:
             if not raw.strip():
                 last = object()
                 continue
-            obj = _plain_obj(raw)
-            if obj is None:
-                obj = _line_obj(raw, path, n)
+            obj = _line_obj(raw, path, n)
             hay = obj.get("haystack")
             if hay is not None and type(hay) is not str:
                 turn_from_dict(obj, path, n)  # raises, naming the field
@@ -111,25 +86,71 @@ def haystack_spans(path) -> dict[str | None, list[Span]]:
     return spans
 
 
+#: each turns file's haystack spans, beside the bench (as the validity gate's cache), one file per key
+SPANS_CACHE = Path(".memeval") / "spans"
+_SPANS_VERSION = 1  # bump when the spans' meaning changes: older files are then not read
+
+
+def cached_spans(root, turns_file: str, content_hash: str) -> dict[str | None, list[Span]]:
+    """:func:`haystack_spans` of ``root/turns_file``, computed once per bench: kept under
+    ``root/.memeval/spans/`` keyed on the bench's ``content_hash`` (for a caller that has checked it
+    against the files, as ``memeval run`` does unless ``--no-verify``) and read back. Best effort: a
+    read-only bench folder, a link where the cache should be, or an unreadable entry is computed again.
+
+    >>> import tempfile, pathlib
+    >>> from memeval.bench.io import write_turns
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_turns(root / "t.jsonl", [Turn(1, 1, "user", "hi", "2024-01-01", haystack="a")])
+    >>> cached_spans(root, "t.jsonl", "h1") == cached_spans(root, "t.jsonl", "h1") == haystack_spans(root / "t.jsonl")
+    True
+    >>> len(list((root / SPANS_CACHE).iterdir()))
+    1
+    """
+    root = Path(root)
+    name = hashlib.sha256(f"v{_SPANS_VERSION}|{content_hash}|{turns_file}".encode()).hexdigest()[:32]
+    path = root / SPANS_CACHE / f"{name}.json"
+    links = root / ".memeval", root / SPANS_CACHE, path
+    try:
+        if not any(p.is_symlink() for p in links) and path.is_file():
+            spans = _spans_of(orjson.loads(path.read_bytes()))
+            if spans is not None:
+                return spans
+    except (OSError, ValueError):
+        pass
+    spans = haystack_spans(root / turns_file)
+    try:
+        if not any(p.is_symlink() for p in links[:2]):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, orjson.dumps([[h, runs] for h, runs in spans.items()]).decode())
+    except (OSError, MemevalError):
+        pass
+    return spans
+
+
+def _spans_of(obj) -> dict[str | None, list[Span]] | None:
+    """The spans a cache file holds (``[[haystack, [[start, end, first line], ...]], ...]``), or None
+    when it holds anything else."""
+    if type(obj) is not list:
+        return None
+    out: dict[str | None, list[Span]] = {}
+    for item in obj:
+        if type(item) is not list or len(item) != 2 or not (item[0] is None or type(item[0]) is str):
+            return None
+        runs = []
+        for r in item[1] if type(item[1]) is list else [None]:
+            if type(r) is not list or len(r) != 3 or any(type(x) is not int or x < 0 for x in r) or r[0] > r[1]:
+                return None
+            runs.append((r[0], r[1], r[2]))
+        out[item[0]] = runs
+    return out
+
+
 class TierTurns:
     """A tier's turns file, indexed by haystack; :meth:`turns` and :meth:`sessions` read one haystack."""
 
     def __init__(self, path, spans: dict[str | None, list[Span]] | None = None):
         self.path = Path(path)
         self.spans = haystack_spans(self.path) if spans is None else spans
-        self._fh: BinaryIO | None = None  # the file, open from the first haystack read to close()
-
-    def close(self) -> None:
-        """Close the file (a later read opens it again)."""
-        fh, self._fh = self._fh, None
-        if fh is not None:
-            fh.close()
-
-    def __enter__(self) -> "TierTurns":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     @property
     def haystacks(self) -> list[str | None]:
@@ -140,33 +161,19 @@ class TierTurns:
         """The haystack's turns in file order (``[]`` when it has none); turn ids must be unique in it."""
         out: list[Turn] = []
         seen: set[int] = set()
-        spans = self.spans.get(hay, ())
-        if not spans:
-            return out
-        fh = self._fh
-        if fh is None:
-            try:
-                fh = self._fh = self.path.open("rb")
-            except OSError as e:
-                raise InputError(self.path, None, None, f"cannot open: {e.strerror}") from None
-        was = gc.isenabled()  # as no_gc(), without a context manager's cost per haystack
-        gc.disable()
-        try:
-            for start, end, first in spans:
+        with no_gc(), self.path.open("rb") as fh:
+            for start, end, first in self.spans.get(hay, ()):
                 fh.seek(start)
                 for n, raw in enumerate(fh.read(end - start).split(b"\n"), first):
                     if not raw.strip():
                         continue
-                    t = _turn(raw, self.path, n)
+                    t = turn_from_dict(_line_obj(raw, self.path, n), self.path, n)
                     if t.haystack != hay:  # the file changed since it was indexed
                         raise InputError(self.path, n, "haystack", "the turns file changed while it was read")
                     if t.turn_id in seen:
                         raise InputError(self.path, n, "turn_id", f"duplicate turn_id {t.turn_id}")
                     seen.add(t.turn_id)
                     out.append(t)
-        finally:
-            if was:
-                gc.enable()
         return out
 
     def sessions(self, hay: str | None) -> list[Session]:

@@ -32,7 +32,7 @@ from ..text.names import slug
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions
 from ..bench.model import Question
-from ..bench.stream import TierTurns
+from ..bench.stream import TierTurns, cached_spans
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..audit import validity
 from ..audit.loading import TierData
@@ -562,7 +562,11 @@ class _Runner:
         by_hay: dict[str | None, list] = {}
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
-        haystacks = TierTurns(root / tier.turns_file)  # one haystack read at a time, never the whole tier
+        # one haystack read at a time, never the whole tier; where the bench's hash was checked against its
+        # files, the haystacks' places in the file are found once per bench and read back after
+        known = self.cfg.verify and bench.content_hash
+        spans = cached_spans(root, tier.turns_file, bench.content_hash) if known else None
+        haystacks = TierTurns(root / tier.turns_file, spans)
         # one bar at a time below the questions' bar: each haystack's ingest bar is closed (and its line
         # cleared) before questions are asked, so the closed questions' bar is the last line written
         ask_bar = None
@@ -591,7 +595,6 @@ class _Runner:
                 self.corpus = retrieval.Corpus.of((t for s in sessions for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
         finally:
-            haystacks.close()
             if ask_bar is not None:
                 ask_bar.close()
 
