@@ -15,7 +15,6 @@ connection failures, or at the first one its health check confirms.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -24,7 +23,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
@@ -453,6 +452,27 @@ def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None
     return "; ".join(parts)
 
 
+class _OneLine:
+    """``_Runner._crash_is_one_line``'s context (a class: entered per haystack and per session)."""
+
+    __slots__ = ("label", "what")
+
+    def __init__(self, label: str, what: str) -> None:
+        self.label, self.what = label, what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, e, tb) -> None:
+        # MemevalError (SystemCallError, StaleGeneration) is the caller's; Ctrl-C and exits pass through
+        if kind is None or not issubclass(kind, Exception) or issubclass(kind, MemevalError):
+            return
+        raise MemevalError(
+            f"system {self.label!r} raised in {self.what}: {kind.__name__}: {e} (memeval --debug run ... "
+            "shows the traceback)"
+        ) from e
+
+
 class CircuitOpen(MemevalError):
     """The circuit breaker stopped the run: the system stopped answering (one line; rerun resumes)."""
 
@@ -678,19 +698,10 @@ class _Runner:
                     self.system.ingest(s)
             bar.update(1)
 
-    @contextlib.contextmanager
-    def _crash_is_one_line(self, what: str) -> Iterator[None]:
+    def _crash_is_one_line(self, what: str) -> "_OneLine":
         """A system that raises while being reset or fed stops the run with one line naming the system,
         the call and the exception (the traceback stays chained, for ``memeval --debug``)."""
-        try:
-            yield
-        except (MemevalError, KeyboardInterrupt):  # SystemCallError, StaleGeneration: handled by the caller
-            raise
-        except Exception as e:
-            raise MemevalError(
-                f"system {self.label!r} raised in {what}: {type(e).__name__}: {e} (memeval --debug run ... "
-                "shows the traceback)"
-            ) from e
+        return _OneLine(self.label, what)
 
     def _keep(self, rec: dict[str, Any], bar) -> None:
         """Append one record (its fields; ``RecordStore`` refuses a field ``Record`` does not have),
