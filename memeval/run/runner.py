@@ -704,7 +704,7 @@ class _Runner:
         return _OneLine(self.label, what)
 
     def _keep(self, rec: dict[str, Any], bar) -> None:
-        """Append one record (its fields; ``RecordStore`` refuses a field ``Record`` does not have),
+        """Append one record (its fields; ``Record.of`` refuses a field ``Record`` does not have),
         count its error on the progress bar, and trip the circuit breaker when a served system stops
         answering."""
         self.store.append(Record.of(rec))  # the one Record of the question, built with all its fields
@@ -764,7 +764,7 @@ class _Runner:
 
     def _record(self, tier: str, q: Question, epoch: int) -> dict[str, Any]:
         """What a record of this question says before the system is asked: its fields (every one a
-        ``Record`` field; the record is built once, by the store, with all of them)."""
+        ``Record`` field; ``_keep`` builds the record once, with all of them)."""
         return {
             "run_id": self.run_id,
             "system": self.label,
