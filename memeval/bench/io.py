@@ -177,7 +177,61 @@ _Q_STR = (
 _Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST_FIELDS, *_Q_STR}
 
 
+#: the list fields of a question as plainly written (items all of one JSON type; numbers in the
+#: string lists, read as text, go the checked way)
+_Q_PLAIN_LISTS = (
+    ("need", (str,)),
+    ("gold_alts", (str,)),
+    ("evidence_turns", (int,)),
+    ("evidence_sessions", (int, str)),
+    ("gold_parts", (str,)),
+)
+
+
+def _plain_question(obj: dict) -> Question | None:
+    """The question of the usual, well-formed object (every string field a string, every list of
+    its plain item type), without the field-by-field checks; None for anything else, which
+    :func:`question_from_dict` reads the checked way (the same question, or its error)."""
+    g = obj.get
+    qid, axis, text, expect, gold = g("id"), g("axis"), g("question_en"), g("expect", "answer"), g("gold_answer", "")
+    if not (
+        type(qid) is str
+        and type(axis) is str
+        and axis in AXIS_WEIGHTS
+        and type(text) is str
+        and type(expect) is str
+        and expect in EXPECT_VALUES
+        and (gold is None or type(gold) is str)
+    ):
+        return None
+    kw: dict[str, Any] = {}
+    for k in _Q_STR:
+        v = g(k)
+        if v is not None:
+            if type(v) is not str:
+                return None
+            kw[k] = v
+    for k, kinds in _Q_PLAIN_LISTS:
+        v = g(k)
+        if v:
+            if type(v) is not list or any(type(x) not in kinds for x in v):
+                return None
+            kw[k] = tuple(v)
+        elif v is not None and v != []:
+            return None
+    extra = {} if obj.keys() <= _Q_KNOWN else {k: v for k, v in obj.items() if k not in _Q_KNOWN}
+    return Question(id=qid, axis=axis, question_en=text, gold_answer=gold or "", expect=expect, extra=extra, **kw)
+
+
 def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Question:
+    """A question from its JSON object; a missing or mistyped field is an :class:`InputError` naming it."""
+    q = _plain_question(obj) or _checked_question(obj, path, n)
+    if q.query_lang and q.query_lang != "en" and not q.question:
+        raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
+    return q
+
+
+def _checked_question(obj: dict, path, n: int | None) -> Question:
     axis = _req(obj, "axis", str, path, n)
     if axis not in AXIS_WEIGHTS:
         raise InputError(path, n, "axis", f"unknown axis {axis!r}")
@@ -191,7 +245,7 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
         raise InputError(path, n, "gold_answer", f"expected str, got {type(gold).__name__}")
     alts = _list(obj, "gold_alts", (str, int, float), path, n)
     parts = _list(obj, "gold_parts", (str, int, float), path, n)
-    q = Question(
+    return Question(
         id=str(_req(obj, "id", (str, int), path, n)),
         axis=axis,
         question_en=_req(obj, "question_en", str, path, n),
@@ -209,9 +263,6 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
             for v in [_opt(obj, k, (str, int, float), path, n)]
         },
     )
-    if q.query_lang and q.query_lang != "en" and not q.question:
-        raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
-    return q
 
 
 def read_questions(path) -> list[Question]:
