@@ -246,3 +246,24 @@ def test_import_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
             tracemalloc.stop()
     # what grows is one Question per instance, not the turns: 3x the file, well under 1.5x the peak
     assert peaks[1] < 1.5 * peaks[0], peaks
+
+
+def test_the_command_line_imports_only_the_command_it_runs():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from memeval.cli import build_parser; "
+        "p = build_parser(sys.argv[1:]); "
+        "print(sorted(m for m in sys.modules if m.startswith('memeval.commands.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "--debug", "import", "longmemeval", "x.json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == "['memeval.commands.import']"
+    for argv in ([], ["--help"], ["importx"]):  # no command, or one misspelt: every command, for the choices
+        out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
+        assert "'memeval.commands.run'" in out and "'memeval.commands.export_longmemeval'" in out
