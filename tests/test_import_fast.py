@@ -267,3 +267,31 @@ def test_the_command_line_imports_only_the_command_it_runs():
     for argv in ([], ["--help"], ["importx"]):  # no command, or one misspelt: every command, for the choices
         out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
         assert "'memeval.commands.run'" in out and "'memeval.commands.export_longmemeval'" in out
+
+
+def test_turn_lines_are_turn_line_bytes():
+    from memeval.bench.io import turn_lines
+    from memeval.bench.model import Turn
+
+    rng = random.Random(3)
+
+    def text():
+        return "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 30)))
+
+    turns = [
+        Turn(
+            rng.randint(1, 10**6),
+            rng.choice([rng.randint(0, 99), text(), 2.5]),  # a float: the general writer for that line
+            text(),
+            text(),
+            text(),
+            image=rng.choice([None, text()]),
+            image_no=rng.choice([None, 0, 7]),
+            caption=rng.choice([None, "", text()]),
+            haystack=rng.choice([None, text()]),
+            extra={"kind": "story"},
+        )
+        for _ in range(300)
+    ]
+    assert turn_lines(turns) == "".join(turn_line(t) + "\n" for t in turns).encode("utf-8")
+    assert turn_lines([]) == b""

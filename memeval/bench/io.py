@@ -56,6 +56,7 @@ __all__ = [
     "write_turns",
     "turn_line",
     "json_strings",
+    "turn_lines",
     "write_questions",
     "load_bench",
     "save_bench",
@@ -280,6 +281,34 @@ def json_strings(texts: Sequence[str]) -> list[bytes]:
         parts[-1] = parts[-1][:-1]
         return parts
     return [_json_string(t)[1:-1].encode("utf-8") for t in texts]
+
+
+def turn_lines(turns: Iterable[Turn]) -> bytes:
+    r"""``"".join(turn_line(t) + "\n" for t in turns)`` in UTF-8, every string value of every turn
+    escaped in one pass (:func:`json_strings`): the same bytes, faster where texts are long.
+
+    >>> turn_lines([Turn(1, "t-1", "agent", 'a "tree"\n', "2026-01-01", image="s/1.png")]).decode()
+    '{"turn_id": 1, "session_id": "t-1", "speaker": "agent", "text": "a \\"tree\\"\\n", "date": "2026-01-01", "image": "s/1.png"}\n'
+    """
+    pieces: list[bytes | None] = []  # None: the next escaped string
+    strs: list[str] = []
+    for t in turns:
+        vals = [(k, v) for k in _TURN_FIELDS if (v := getattr(t, k)) is not None and v != () and v != {}]
+        if not all(type(v) is str or type(v) is int for _, v in vals):  # a float, a list: the general writer
+            pieces.append(turn_line(t).encode("utf-8") + b"\n")
+            continue
+        lit = b"{"
+        for n, (k, v) in enumerate(vals):
+            lit += (b', "' if n else b'"') + k.encode() + b'": '
+            if type(v) is str:
+                pieces += (lit + b'"', None)
+                strs.append(v)
+                lit = b'"'
+            else:
+                lit += b"%d" % v
+        pieces.append(lit + b"}\n")
+    enc = iter(json_strings(strs))
+    return b"".join([p if p is not None else next(enc) for p in pieces])
 
 
 def write_questions(path, questions: Iterable[Question]) -> int:
