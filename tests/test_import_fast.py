@@ -295,3 +295,12 @@ def test_turn_lines_are_turn_line_bytes():
     ]
     assert turn_lines(turns) == "".join(turn_line(t) + "\n" for t in turns).encode("utf-8")
     assert turn_lines([]) == b""
+
+
+def test_an_escaped_lone_surrogate_after_other_escapes_is_refused(tmp_path):
+    a = tmp_path / "a.json"
+    a.write_text('[{"t": "caf\\u00e9 \\ud83d\\ude00"}, {"t": "caf\\u00e9 then \\uDC00 alone"}]')
+    with pytest.raises(InputError, match="record 1: holds an escaped lone surrogate"):
+        list(iter_json_array(a))
+    a.write_text('[{"t": "caf\\u00e9 \\ud83d\\ude00"}, "\\\\ud800 is six characters"]')
+    assert [x for _, x in iter_json_array(a)] == [{"t": "café 😀"}, "\\ud800 is six characters"]

@@ -90,17 +90,18 @@ def count_tokens_many(texts: Sequence[str]) -> list[int]:
     return out
 
 
-_WORD_CHAR = re.compile(rf"[^\W{_CJK}]")
-_PUNCT_CHAR = re.compile(r"[^\w\s]")
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _CLASS_OF: dict[int, int] = {}  # non-ASCII code point -> class (0 space, 1 word, 2 punctuation, 3 CJK)
+_CLASS_RE: list[re.Pattern] = []  # compiled on first use (start-up time)
 
 
 def _class_of(cp: int) -> int:
     c = _CLASS_OF.get(cp)
     if c is None:
+        if not _CLASS_RE:
+            _CLASS_RE[:] = [re.compile(rf"[{_CJK}]"), re.compile(rf"[^\W{_CJK}]"), re.compile(r"[^\w\s]")]
+        cjk, word, punct = _CLASS_RE
         ch = chr(cp)
-        c = 3 if _CJK_CHAR.match(ch) else 1 if _WORD_CHAR.match(ch) else 2 if _PUNCT_CHAR.match(ch) else 0
+        c = 3 if cjk.match(ch) else 1 if word.match(ch) else 2 if punct.match(ch) else 0
         if len(_CLASS_OF) < 1 << 16:
             _CLASS_OF[cp] = c
     return c

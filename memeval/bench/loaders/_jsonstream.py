@@ -111,7 +111,8 @@ def iter_json_array(path, chunk: int | None = None) -> Iterator[tuple[int, objec
                     if err is None:
                         raise
                     raise err from None
-            if buf.find("\\ud", i, end) >= 0 or buf.find("\\uD", i, end) >= 0:  # an escaped lone surrogate is not text
+            u = buf.find("\\u", i, end)  # one scan where no \u escape is (a second for ensure_ascii files)
+            if u >= 0 and (buf.find("\\ud", u, end) >= 0 or buf.find("\\uD", u, end) >= 0):  # a lone surrogate?
                 try:
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:

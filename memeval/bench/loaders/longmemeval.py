@@ -11,6 +11,7 @@ import hashlib
 import re
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
@@ -88,6 +89,9 @@ def parse_date(text: str) -> datetime:
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
 
 
+_session_date = lru_cache(maxsize=4096)(parse_date)  # haystacks repeat their sessions' dates
+
+
 class _Rec(SourceRecord):
     """A LongMemEval instance, named by its ``question_id`` in errors."""
 
@@ -147,7 +151,7 @@ def _header(r: _Rec, obj: Any) -> _Head:
     dated = []
     for i, (raw, sess) in enumerate(zip(dates_raw, sessions)):
         try:
-            when = parse_date(raw)
+            when = _session_date(raw)
         except ValueError as e:
             raise r.err(f"haystack_dates[{i}]", str(e)) from None
         if not isinstance(sess, list):
