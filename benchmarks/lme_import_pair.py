@@ -8,6 +8,9 @@ fresh processes: the import with this tree on ``PYTHONPATH``, the import with ``
 reference (``json.load`` of the file, ``json.dump`` of the result). Prints each run's CPU seconds
 (user+sys of the child), the medians, MiB of input per CPU-second, peak RSS, the ratios of each pair,
 and whether the two imports wrote the same bench (``content_hash``).
+
+``--v2-data FOLDER`` pairs ``memeval import longmemeval-v2 FOLDER --tier small --text-only`` instead (a
+folder written by ``benchmarks/lme_v2_import.py``'s ``write_data``), with no reference process.
 """
 
 from __future__ import annotations
@@ -58,7 +61,10 @@ def main() -> None:
     ap.add_argument("--chars", type=int, default=240)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tmp", default=None)
+    ap.add_argument("--v2-data", default=None, help="a LongMemEval-V2 data folder: pair its import instead")
     args = ap.parse_args()
+    if args.v2_data:
+        return v2_pairs(Path(args.v2_data).resolve(), args)
     tmp = Path(tempfile.mkdtemp(dir=args.tmp))
     py = sys.executable
     try:
@@ -103,6 +109,37 @@ def main() -> None:
         )
         print(
             f"this tree / json.load+dump, per run: {', '.join(f'{x:.2f}' for x in ref)} (median {statistics.median(ref):.2f}x)"
+        )
+        print(f"same bench (content_hash) from both trees: {len(hashes) == 1}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def v2_pairs(data: Path, args) -> None:
+    tmp = Path(tempfile.mkdtemp(dir=args.tmp))
+    try:
+        mib = (data / "trajectories.jsonl").stat().st_size / 2**20
+        print(f"{data}: trajectories.jsonl {mib:.1f} MiB")
+        rows: dict[str, list[tuple[float, float]]] = {"this tree": [], "base": []}
+        hashes = set()
+        for i in range(args.runs):
+            for label, tree in (("this tree", str(HERE)), ("base", args.base)):
+                out = tmp / f"bench_{i}_{label[0]}"
+                cmd = [sys.executable, "-m", "memeval", "import", "longmemeval-v2", str(data), "--tier", "small"]
+                rows[label].append(child([*cmd, "--text-only", "--out", str(out), "--no-progress"], tree, tmp))
+                hashes.add(content_hash(out))
+                shutil.rmtree(out)
+            print(
+                f"run {i + 1}: " + ", ".join(f"{k} {v[-1][0]:.2f} CPU-s / {v[-1][1]:.0f} MiB" for k, v in rows.items())
+            )
+        for k, v in rows.items():
+            med = statistics.median(c for c, _ in v)
+            print(
+                f"{k}: median {med:.2f} CPU-s, {mib / med:.1f} MiB per CPU-s, peak RSS {max(r for _, r in v):.0f} MiB"
+            )
+        pair = [b[0] / a[0] for a, b in zip(rows["this tree"], rows["base"])]
+        print(
+            f"base / this tree, per pair: {', '.join(f'{x:.2f}' for x in pair)} (median {statistics.median(pair):.2f}x)"
         )
         print(f"same bench (content_hash) from both trees: {len(hashes) == 1}")
     finally:
