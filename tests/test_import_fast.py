@@ -304,3 +304,30 @@ def test_an_escaped_lone_surrogate_after_other_escapes_is_refused(tmp_path):
         list(iter_json_array(a))
     a.write_text('[{"t": "caf\\u00e9 \\ud83d\\ude00"}, "\\\\ud800 is six characters"]')
     assert [x for _, x in iter_json_array(a)] == [{"t": "café 😀"}, "\\ud800 is six characters"]
+
+
+def test_bulk_token_counts_of_non_ascii_texts_across_batches(monkeypatch):
+    import memeval.bench.tokens as tokens
+
+    monkeypatch.setattr(tokens, "_BULK_CHARS", 40)  # many small numpy passes, ASCII and not interleaved
+    rng = random.Random(11)
+    pool = [
+        "ab",
+        "abcde",
+        "é",
+        "ß",
+        "東京",
+        "タワー",
+        "😀",
+        "\u00a0",
+        "\u2028",
+        "’",
+        "_",
+        "٣",
+        "\ud800",
+        " ",
+        "\n",
+        "!",
+    ]
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 25))) for _ in range(400)]
+    assert tokens.count_tokens_many(texts) == [tokens.count_tokens(t) for t in texts]
