@@ -230,10 +230,14 @@ _TURN_ID: list[bytes] = []  # b'{"turn_id": N' for N = 1, 2, ... (as many as the
 
 
 def _turn_id_heads(n: int) -> list[bytes]:
-    """The first ``n`` of ``b'{"turn_id": 1'``, ``b'{"turn_id": 2'``, ..."""
-    if len(_TURN_ID) < n:
-        _TURN_ID.extend(b'{"turn_id": %d' % k for k in range(len(_TURN_ID) + 1, n + 1))
-    return _TURN_ID[:n]
+    """The first ``n`` of ``b'{"turn_id": 1'``, ``b'{"turn_id": 2'``, ... (a longer list replaces the
+    shared one whole: imports in two threads never see it half extended)."""
+    global _TURN_ID
+    heads = _TURN_ID
+    if len(heads) < n:
+        heads = heads + [b'{"turn_id": %d' % k for k in range(len(heads) + 1, n + 1)]
+        _TURN_ID = heads
+    return heads[:n]
 
 
 def instance_lines(obj: Any, path="<json>", index: int = 0) -> tuple[bytes, int, list[str], Question]:
