@@ -8,11 +8,12 @@ per KB per pattern). So a ``PhraseSet``:
 1. splits each pattern on its top-level ``|`` and expands a leading group ``(?:a|b)`` or optional
    group ``(?:a )?`` into one pattern per branch, so every pattern starts with a literal;
 2. takes a leading ``\\b`` off and checks it by hand on the match's first character;
-3. finds, for each pattern, a literal every match must hold (``required_literals``: the rarest of
-   its literal runs, or one of a group's alternatives), beyond the prefix ("know" in
-   ``i (?:do not|don't) know``, never just "was" or "did"), and runs the pattern only when
-   ``literal in text`` (a C substring search): a text tries the ~150 literals, not the patterns;
-   patterns for other scripts run only on non-ASCII text.
+3. reads off each pattern's parsed form the literals every match must hold beyond its prefix
+   (``required_literals``): a whole word where word edges surround it ("know" in
+   ``i (?:do not|don't) know\\b``), else a substring; a set of them for a group's alternatives.
+   The text's words are split out once (``text_words``, one C-level pass) and met with the index
+   (a set intersection); a pattern's regex runs only when its indexing word (or substring) is in the
+   text and its other required words are too. Patterns for other scripts run only on non-ASCII text.
 
 The answer is the same as ``re.search`` of the original patterns (``PhraseSet._search_reference``
 keeps that plain path, for tests).
