@@ -2,7 +2,7 @@
 deep nesting, 5,000-digit integers, wrong types, missing fields), are either read or refused with one
 :class:`MemevalError` line -- never a traceback, and a refused import leaves nothing behind.
 
-The readers run in-process (2,700 mutated inputs); a handful of cases run the CLI (one of them as a
+The readers run in-process (2,800 mutated inputs); a handful of cases run the CLI (one of them as a
 subprocess, the rest through ``memeval.cli.main``) and check exit 2 with a single line on stderr.
 """
 
