@@ -74,7 +74,7 @@ def bench(tmp_path):
 
 @pytest.fixture
 def env(tmp_path):
-    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods").mkdir(exist_ok=True)  # the cli fixture may have made it
     (tmp_path / "mods" / "h25systems.py").write_text(SYSTEMS)
     return {**os.environ, "PYTHONPATH": f"{tmp_path / 'mods'}{os.pathsep}{ROOT}"}
 
