@@ -22,3 +22,14 @@ def pytest_report_header(config) -> list[str]:
 def _glasshouse() -> Path:
     """``needs_glasshouse``: the shared glasshouse v0.1 core folder, or a skip (a failure in CI) naming it."""
     return require_glasshouse()
+
+
+@pytest.fixture(scope="session")
+def served():
+    """``memeval models serve`` (the local chat model and embedder) on a loopback port with one thread:
+    (base URL, chat model id). Session scope: one server for ``test_real_models.py`` and
+    ``test_thirdparty_real_models.py`` (one xdist group, so one worker), not one per module
+    (``tests/real_models.py``)."""
+    from real_models import serve_local
+
+    yield from serve_local()

@@ -23,6 +23,7 @@ from memeval.run import read_manifest, read_records, run_system
 from memeval.run.records import current_records, record_key
 from memeval.run.status import MaxErrors, errors_by_reason, run_status
 from memeval.systems.registry import make_system
+from incli import memeval_cli
 from minibench import make_minibench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,9 +74,30 @@ def bench(tmp_path):
 
 @pytest.fixture
 def env(tmp_path):
-    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods").mkdir(exist_ok=True)  # the cli fixture may have made it
     (tmp_path / "mods" / "h25systems.py").write_text(SYSTEMS)
     return {**os.environ, "PYTHONPATH": f"{tmp_path / 'mods'}{os.pathsep}{ROOT}"}
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch, capsys):
+    """``memeval ARGS`` in the test's process (tests/incli.py), ``h25systems`` importable: (exit code, stdout,
+    stderr). ``flaky=WORD`` sets ``FLAKY_WORD`` for that call. The process boundary is not these tests'
+    subject (the served system, a killed server and Ctrl-C below keep their child processes)."""
+    (tmp_path / "mods").mkdir(exist_ok=True)
+    (tmp_path / "mods" / "h25systems.py").write_text(SYSTEMS)
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    monkeypatch.delitem(sys.modules, "h25systems", raising=False)  # this test's file, not an earlier one's
+
+    def run(*args, flaky: str | None = None) -> tuple[int, str, str]:
+        if flaky:
+            monkeypatch.setenv("FLAKY_WORD", flaky)
+        else:
+            monkeypatch.delenv("FLAKY_WORD", raising=False)
+        p = memeval_cli(capsys, *args)
+        return p.returncode, p.stdout, p.stderr
+
+    return run
 
 
 def _cli(*args, env=None, timeout=120):
@@ -95,8 +117,8 @@ def _history(run_dir) -> list[dict]:
 
 
 # -- 1. error-aware runs --------------------------------------------------------------------------------
-def test_a_raising_system_exits_1_with_the_reason_on_stderr_and_status_failed(bench, tmp_path, env):
-    code, out, err = _cli(
+def test_a_raising_system_exits_1_with_the_reason_on_stderr_and_status_failed(bench, tmp_path, cli):
+    code, out, err = cli(
         "run",
         "--bench",
         bench,
@@ -105,7 +127,6 @@ def test_a_raising_system_exits_1_with_the_reason_on_stderr_and_status_failed(be
         "--out",
         tmp_path / "r",
         "--no-progress",
-        env=env,
     )
     assert code == 1, err
     assert out.strip() == str(tmp_path / "r")  # stdout stays the folder alone
@@ -116,15 +137,14 @@ def test_a_raising_system_exits_1_with_the_reason_on_stderr_and_status_failed(be
     m = read_manifest(tmp_path / "r")
     assert m["status"] == "failed" and m["n_errors"] == 8
     assert "Traceback" not in err
-    code, out, err = _cli("summary", tmp_path / "r", "--no-bounds", env=env)
+    code, out, err = cli("summary", tmp_path / "r", "--no-bounds")
     assert code == 0, err
     assert "status failed\n  errors by reason: ValueError: the index is not built (8)" in out
     assert "NaN" not in out and "nan" not in out and "graded" in out  # no score, and the n it stands on
 
 
-def test_errors_within_max_errors_end_complete_with_errors_and_exit_0(bench, tmp_path, env):
-    env = {**env, "FLAKY_WORD": "dentist"}
-    code, _, err = _cli(
+def test_errors_within_max_errors_end_complete_with_errors_and_exit_0(bench, tmp_path, cli):
+    code, _, err = cli(
         "run",
         "--bench",
         bench,
@@ -135,7 +155,7 @@ def test_errors_within_max_errors_end_complete_with_errors_and_exit_0(bench, tmp
         "--no-progress",
         "--max-errors",
         "50%",
-        env=env,
+        flaky="dentist",
     )
     assert code == 0, err
     m = read_manifest(tmp_path / "r")
@@ -144,19 +164,19 @@ def test_errors_within_max_errors_end_complete_with_errors_and_exit_0(bench, tmp
     assert f"ConnectionResetError: lost the backend while asking about dentist ({n_err})" in err
 
 
-def test_a_rerun_reasks_exactly_the_errored_questions_and_ends_complete(bench, tmp_path, env):
+def test_a_rerun_reasks_exactly_the_errored_questions_and_ends_complete(bench, tmp_path, cli):
     out = tmp_path / "r"
     args = ("run", "--bench", bench, "--system", "python:h25systems:Flaky", "--out", out, "--no-progress")
-    code, _, err = _cli(*args, env={**env, "FLAKY_WORD": "dentist"})
+    code, _, err = cli(*args, flaky="dentist")
     assert code == 1
     first = _history(out)
     errored = {record_key(r) for r in first if r["error"]}
     assert errored and len(first) == 8
 
-    code, _, err = _cli(*args, "--keep-errors", env=env)  # kept: nothing asked, still failed
+    code, _, err = cli(*args, "--keep-errors")  # kept: nothing asked, still failed
     assert code == 1 and len(_history(out)) == 8 and "keeping" in err
 
-    code, _, err = _cli(*args, env=env)  # the backend is back
+    code, _, err = cli(*args)  # the backend is back
     assert code == 0, err
     assert f"asking again {len(errored)} question" in err
     history = _history(out)
@@ -167,9 +187,9 @@ def test_a_rerun_reasks_exactly_the_errored_questions_and_ends_complete(bench, t
     assert read_manifest(out)["status"] == "complete"
 
 
-def test_memeval_retry_asks_the_errored_questions_again(bench, tmp_path, env):
+def test_memeval_retry_asks_the_errored_questions_again(bench, tmp_path, cli):
     out = tmp_path / "r"
-    code, _, _ = _cli(
+    code, _, _ = cli(
         "run",
         "--bench",
         bench,
@@ -178,11 +198,11 @@ def test_memeval_retry_asks_the_errored_questions_again(bench, tmp_path, env):
         "--out",
         out,
         "--no-progress",
-        env={**env, "FLAKY_WORD": "beagle"},
+        flaky="beagle",
     )
     assert code == 1
     errored = {record_key(r) for r in _history(out) if r["error"]}
-    code, stdout, err = _cli("retry", out, "--no-progress", env=env)
+    code, stdout, err = cli("retry", out, "--no-progress")
     assert code == 0, err
     assert stdout.strip() == str(out) and f"asking again {len(errored)} question" in err
     assert {record_key(r) for r in _history(out)[8:]} == errored
@@ -248,19 +268,19 @@ def test_bad_system_parameters_are_one_line(spec, message):
     assert message in str(e.value) and e.value.exit_code == 2
 
 
-def test_bad_parameters_and_a_dict_returning_query_exit_2_in_one_line(bench, tmp_path, env):
+def test_bad_parameters_and_a_dict_returning_query_exit_2_in_one_line(bench, tmp_path, cli):
     for spec in ("bm25:k=ten", "bm25:kk=10"):
-        code, _, err = _cli("run", "--bench", bench, "--system", spec, "--out", tmp_path / "x", env=env)
+        code, _, err = cli("run", "--bench", bench, "--system", spec, "--out", tmp_path / "x")
         assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    code, _, err = _cli(
-        "run", "--bench", bench, "--system", "python:h25systems:Dict", "--out", tmp_path / "d", "--no-progress", env=env
+    code, _, err = cli(
+        "run", "--bench", bench, "--system", "python:h25systems:Dict", "--out", tmp_path / "d", "--no-progress"
     )
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "system 'python:h25systems:Dict': query returned a dict, expected Recall" in err
     assert read_manifest(tmp_path / "d")["status"] == "error"
 
 
-def test_a_crash_in_ingest_is_one_line_and_debug_shows_the_traceback(bench, tmp_path, env):
+def test_a_crash_in_ingest_is_one_line_and_debug_shows_the_traceback(bench, tmp_path, env, cli):
     args = (
         "run",
         "--bench",
@@ -271,10 +291,10 @@ def test_a_crash_in_ingest_is_one_line_and_debug_shows_the_traceback(bench, tmp_
         tmp_path / "i",
         "--no-progress",
     )
-    code, _, err = _cli(*args, env=env)
+    code, _, err = cli(*args)
     assert code == 1 and len(err.strip().splitlines()) == 1, err
     assert "system 'python:h25systems:BadIngest' raised in ingest of session 1 (core): RuntimeError: disk full" in err
-    code, _, err = _cli("--debug", *args, env=env)
+    code, _, err = _cli("--debug", *args, env=env)  # a child: the traceback as a terminal shows it
     assert code == 1 and "Traceback" in err and "h25systems.py" in err and 'raise RuntimeError("disk full")' in err
 
 

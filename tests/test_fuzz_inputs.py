@@ -2,8 +2,8 @@
 deep nesting, 5,000-digit integers, wrong types, missing fields), are either read or refused with one
 :class:`MemevalError` line -- never a traceback, and a refused import leaves nothing behind.
 
-The readers run in-process (2,700 mutated inputs, about 20 s on a loaded 2-core machine); a handful of cases run the CLI as a
-subprocess and check exit 2 with a single line on stderr.
+The readers run in-process (2,800 mutated inputs); a handful of cases run the CLI (one of them as a
+subprocess, the rest through ``memeval.cli.main``) and check exit 2 with a single line on stderr.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from incli import memeval_cli
 from memeval.errors import MemevalError
 
 DEEP = "[" * 5000 + "]" * 5000  # deeper than any parser's recursion limit
@@ -75,8 +76,21 @@ def _slots(obj, out=None):
     return out
 
 
+# libyaml's loader and dumper where it is installed (the pure-Python ones cost most of a booksuite case's time);
+# its dumper refuses lone surrogates, which the pure-Python one writes as escapes: that case falls back to it
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _yaml_dump(obj) -> str:
+    try:
+        return yaml.dump(obj, Dumper=_DUMPER, sort_keys=False)
+    except UnicodeEncodeError:
+        return yaml.safe_dump(obj, sort_keys=False)
+
+
 def _dump(obj, kind: str) -> str:
-    text = yaml.safe_dump(obj, sort_keys=False) if kind == "yaml" else json.dumps(obj)
+    text = _yaml_dump(obj) if kind == "yaml" else json.dumps(obj)
     for m, sub in MARKERS.items():
         for quoted in (json.dumps(m), f"'{m}'", m):
             text = text.replace(quoted, sub)
@@ -91,7 +105,7 @@ def _structural(data: bytes, kind: str, m) -> bytes:
         i = a % len(lines)
         lines[i] = _structural(lines[i].encode(), "json", (op, b, b, *m[3:])).decode("utf-8", "surrogatepass")
         return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
-    obj = yaml.safe_load(text) if kind == "yaml" else json.loads(text)
+    obj = yaml.load(text, Loader=_LOADER) if kind == "yaml" else json.loads(text)
     slots = _slots(obj)
     if not slots:
         return data
@@ -399,6 +413,11 @@ def _cli(*args, cwd):
     )
 
 
+#: the case run as a child process (exit status and stderr of a real ``python -m memeval.cli``); the others
+#: call ``memeval.cli.main`` in the test's process (tests/incli.py: the same code path without ~1.5 s of imports)
+IN_A_CHILD = "bench-binary"
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -412,7 +431,7 @@ def _cli(*args, cwd):
         "multiturn-binary",
     ],
 )
-def test_cli_bad_input_is_one_line_exit_2(bases, tmp_path, case):
+def test_cli_bad_input_is_one_line_exit_2(bases, tmp_path, case, capsys, monkeypatch):
     d = tmp_path / "in"
     fmt = case.split("-")[0].replace("records", "run").replace("manifest", "run").replace("lme", "longmemeval")
     shutil.copytree(bases[fmt], d)
@@ -443,7 +462,11 @@ def test_cli_bad_input_is_one_line_exit_2(bases, tmp_path, case):
     else:
         (d / "records.jsonl").write_bytes(b"\xff\xd8\xff\xe0 binary\n")
         args = ["multiturn", "summary", d / "records.jsonl"]
-    r = _cli(*args, cwd=tmp_path)
+    if case == IN_A_CHILD:
+        r = _cli(*args, cwd=tmp_path)
+    else:
+        monkeypatch.chdir(tmp_path)
+        r = memeval_cli(capsys, *args)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith("memeval ") and str(d.name) in r.stderr

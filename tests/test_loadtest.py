@@ -59,35 +59,22 @@ def _free_port() -> int:
         ("http://127.0.0.1:{port}", "no-such-tier", "has no tier 'no-such-tier'"),
     ],
 )
-def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect):
+def test_loadtest_bad_target_is_one_line_and_exit_2(tmp_path, url, tier, expect, capsys):
+    """The first case runs ``python -m memeval`` as a child (a real exit status and stderr); the others call
+    ``memeval.cli.main`` in process (tests/incli.py: the same path, without ~1.5 s of imports each)."""
     import subprocess
     import sys
 
+    from incli import memeval_cli
+
     bench = make_minibench(tmp_path / "b")
     port = _free_port()
-    url = (url or "http://127.0.0.1:{port}").format(port=port)
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "memeval",
-            "loadtest",
-            url,
-            "--bench",
-            bench,
-            "--tier",
-            tier,
-            "--rate",
-            "5",
-            "--duration",
-            "0.2",
-            "--http-timeout",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    args = ["loadtest", (url or "http://127.0.0.1:{port}").format(port=port), "--bench", str(bench), "--tier", tier]
+    args += ["--rate", "5", "--duration", "0.2", "--http-timeout", "2"]
+    if url is None:
+        p = subprocess.run([sys.executable, "-m", "memeval", *args], capture_output=True, text=True, timeout=120)
+    else:
+        p = memeval_cli(capsys, *args)
     assert p.returncode == 2, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
     assert expect in p.stderr and "pw@" not in p.stderr

@@ -11,83 +11,40 @@ Without the extra (``pip install 'memeval[local]'``) the module is skipped with 
 from __future__ import annotations
 
 import json
-import os
-import select
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
 
-from memeval.bench import lifelog
 from memeval.cli import main
 from memeval.llm import ChatClient
-from memeval.models.catalog import CHAT, EMBEDDER, INSTALL, missing
+from memeval.models.catalog import EMBEDDER
 from memeval.run import read_manifest, read_records, run_system
 from memeval.scoring.judge import Judge, Reader
+from real_models import require_local
 
-ROOT = Path(__file__).resolve().parents[1]
-GONE = missing(EMBEDDER) + missing(CHAT)
-AXES = ("BASIC", "PARAPHRASE", "TEMPORAL", "UPDATE", "MULTI")  # one question each: answer mode on 5
+# one question each: answer mode on 3 (plumbing: each question costs a reader and a judge prompt, ~300 tokens each
+# read by a 135M model on one thread; the embedder test below covers the axes on the full tier)
+AXES = ("BASIC", "TEMPORAL", "UPDATE")
 LIMITS = ["--agent-max-tokens", "64"]  # a 135M model rambles to its cap: keep the multi-turn run short
 
 
-def require_local() -> None:
-    """Skip without the local extra, with the reason; under CI (``CI=1``) fail instead."""
-    if GONE:
-        msg = f"local models not installed (missing {', '.join(GONE)}): {INSTALL}"
-        if os.environ.get("CI") == "1":
-            pytest.fail(f"CI=1: {msg}")
-        pytest.skip(msg)
-
-
-# one xdist worker runs this module: the model server (a module fixture) starts once, not once per worker
+# one xdist worker runs this module and test_thirdparty_real_models.py: the model server (``served``, a session
+# fixture in conftest.py) starts once for both
 pytestmark = pytest.mark.xdist_group("real_models")
 
 
 @pytest.fixture(scope="module")
-def served():
-    """``memeval models serve --port 0 --threads 1`` in a child process: (base URL, chat model id)."""
-    require_local()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "memeval", "models", "serve", "--port", "0", "--threads", "1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], 120)
-        url = proc.stdout.readline().strip() if ready else ""
-        assert url.startswith("http://127.0.0.1:"), f"models serve printed no URL (exit {proc.poll()})"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "models serve did not come up"
-            time.sleep(0.2)
-        yield url, CHAT.id
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode in (0, -15), f"models serve did not stop cleanly (exit {proc.returncode})"
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    return lifelog.generate("tiny", 1, tmp_path_factory.mktemp("real") / "bench")
+def bench(_tiny, tmp_path_factory):
+    """The tiny preset, seed 1: a copy of the session's shared one (a run writes its cache into the bench)."""
+    return shutil.copytree(_tiny[0], tmp_path_factory.mktemp("real") / "bench")
 
 
 @pytest.fixture(scope="module")
 def five(bench, tmp_path_factory):
-    """The tiny bench's core tier cut to one question of each of five axes."""
+    """The tiny bench's core tier cut to one question of each of :data:`AXES`."""
     root = tmp_path_factory.mktemp("five") / "bench"
     shutil.copytree(bench, root)
     path = root / "questions_core.jsonl"
@@ -132,7 +89,9 @@ def test_judges_and_leniency_run_on_a_real_judge(served, answered, five, tmp_pat
     assert "kappa" in capsys.readouterr().out
     probes = tmp_path / "probes.jsonl"
     assert main(["leniency", "build", str(five), "--out", str(probes), "--tier", "core", "--max-per-trap", "1"]) == 0
-    n = len(probes.read_text(encoding="utf-8").splitlines())
+    lines = probes.read_text(encoding="utf-8").splitlines(keepends=True)
+    probes.write_text("".join(lines[:3]), encoding="utf-8")  # 3 of the 6 traps: each probe is a judge prompt
+    n = len(lines[:3])
     verdicts = tmp_path / "verdicts.jsonl"
     args = ["leniency", "grade", str(probes), "--judge-url", url, "--judge-model", model, "--concurrency", "1"]
     assert main(args + ["--out", str(verdicts)]) == 0
@@ -144,11 +103,12 @@ def test_judges_and_leniency_run_on_a_real_judge(served, answered, five, tmp_pat
 def test_multi_turn_with_live_tools_completes_with_a_reported_state(served, tmp_path, capsys):
     url, model = served
     suite, out = tmp_path / "suite", tmp_path / "records.jsonl"
-    assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "2", "--cross-session", "0"]) == 0
+    # one task session (2 turns; the smallest 2-session suite has 6): each turn is two growing agent prompts
+    assert main(["multiturn", "generate", "-o", str(suite), "--sessions", "1", "--cross-session", "0"]) == 0
     args = ["multiturn", "run", str(suite), "-o", str(out), "--agent", "chat", "--base-url", url, "--model", model]
     assert main(args + ["--live-tools", "--runs", "1", *LIMITS]) == 0
     recs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert len(recs) == 2
+    assert len(recs) == 1
     assert [r["verdict"] for r in recs if r["verdict"] in ("incomplete", "undetermined")] == []
     for r in recs:
         turns = r["runs"][0]["trace"]

@@ -55,7 +55,9 @@ def _n_lines(path: Path) -> int:
 
 
 # -- 1. one writer per run folder; a checked bench -----------------------------------------------------------
-def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_block(bench, tmp_path):
+def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_block(bench, tmp_path, capsys):
+    """The holder and the killed run are child processes (a lock held by another process, a kill); the refused
+    second writer and the resuming rerun call ``memeval.cli.main`` in process (tests/incli.py)."""
     out = tmp_path / "r"
     # 150 ms a query keeps the first run going (~7 s) while the second starts on a loaded machine
     with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=150)) as srv:
@@ -65,8 +67,8 @@ def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_bl
             [sys.executable, "-c", _HOLD_LOCK, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         assert holder.stdout.readline().strip() == "locked", holder.stderr.read()
-        second = _cli(*args)
-        _, err = second.communicate(timeout=120)
+        second = memeval_cli(capsys, *args)
+        err = second.stderr
         assert second.returncode == 1 and len(err.strip().splitlines()) == 1, err
         assert f"pid {holder.pid}" in err and "another memeval process" in err
         holder.send_signal(signal.SIGKILL)  # the kernel releases its lock; the lock file stays
@@ -77,9 +79,8 @@ def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_bl
         _wait(lambda: _n_lines(out / "records.jsonl") >= 3, timeout=120, what="first run writing")
         first.send_signal(signal.SIGKILL)
         first.wait(30)
-        third = _cli(*args)
-        _, err = third.communicate(timeout=180)
-        assert third.returncode == 0, err
+        third = memeval_cli(capsys, *args)
+        assert third.returncode == 0, third.stderr
     keys = [(r["tier"], r["qid"], r["epoch"]) for r in read_records(out)]
     assert len(keys) == 48 and len(set(keys)) == 48  # nothing written twice by two writers
     assert read_manifest(out)["status"] == "complete"
@@ -556,8 +557,10 @@ def test_user_info_in_a_judge_url_is_sent_but_not_in_its_identity():
     assert "DONOTLEAK" not in json.dumps(c.identity()) and "jdg" not in json.dumps(c.identity())
 
 
-def test_an_out_that_is_a_file_is_one_line(bench, tmp_path):
+def test_an_out_that_is_a_file_is_one_line(bench, tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
-    p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(tmp_path / "afile"), "--no-progress")
-    _, err = p.communicate(timeout=60)
+    p = memeval_cli(
+        capsys, "run", "--bench", bench, "--system", "bm25", "--out", str(tmp_path / "afile"), "--no-progress"
+    )
+    err = p.stderr
     assert p.returncode == 1 and len(err.strip().splitlines()) == 1 and "cannot write a run folder here" in err, err

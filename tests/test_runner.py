@@ -149,11 +149,15 @@ def _wait_records(path, n, timeout=30):
 
 
 @pytest.mark.parametrize("sig,status", [(signal.SIGKILL, "started"), (signal.SIGINT, "cancelled")])
-def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, status):
+def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, status, capsys):
+    """The killed run is a child process (the signal is the subject); the uninterrupted reference run and the
+    resume call ``memeval.cli.main`` in process (tests/incli.py)."""
+    from incli import memeval_cli
+
     with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=25)) as srv:
         args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress"]
         full = tmp_path / "full"
-        assert _cli(*args, "--out", str(full)).wait(60) == 0
+        assert memeval_cli(capsys, *args, "--out", str(full)).returncode == 0
         part = tmp_path / "part"
         proc = _cli(*args, "--out", str(part))
         _wait_records(part / "records.jsonl", 7)  # mid-tier: core has 24 (question, epoch) pairs
@@ -161,7 +165,7 @@ def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, sta
         proc.wait(30)
         assert read_manifest(part)["status"] == status
         assert 7 <= len(read_records(part)) < 48
-        assert _cli(*args, "--out", str(part)).wait(60) == 0
+        assert memeval_cli(capsys, *args, "--out", str(part)).returncode == 0
     recs = read_records(part)
     keys = [(r["tier"], r["qid"], r["epoch"]) for r in recs]
     assert len(keys) == 48 and len(set(keys)) == 48
@@ -169,18 +173,20 @@ def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, sta
     assert read_manifest(part)["status"] == "complete"
 
 
-def test_cli_run_and_summary(bench, tmp_path):
+def test_cli_run_and_summary(bench, tmp_path, capsys):
+    """``python -m memeval run`` as a child process; ``summary`` and the refused run in process (tests/incli.py)."""
+    from incli import memeval_cli
+
     out = tmp_path / "cli"
     p = _cli("run", "--bench", bench, "--system", "bm25", "--out", str(out), "--no-progress")
     stdout, _ = p.communicate(timeout=60)
     assert p.returncode == 0 and stdout.strip() == str(out)
-    p = _cli("summary", str(out))
-    stdout, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
-    assert "weighted" in stdout and "UPDATE" in stdout and "FALSE_MEMORY" in stdout  # weight table printed
-    p = _cli("run", "--bench", str(tmp_path / "nope"), "--system", "bm25")
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 2 and err.strip().endswith("no bench manifest here (is this a bench folder?)")
+    r = memeval_cli(capsys, "summary", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "weighted" in r.stdout and "UPDATE" in r.stdout and "FALSE_MEMORY" in r.stdout  # weight table printed
+    r = memeval_cli(capsys, "run", "--bench", str(tmp_path / "nope"), "--system", "bm25")
+    err = r.stderr
+    assert r.returncode == 2 and err.strip().endswith("no bench manifest here (is this a bench folder?)")
     assert len(err.strip().splitlines()) == 1
 
 

@@ -49,6 +49,19 @@ def swept(tmp_path_factory):
     return root, benches, ref
 
 
+@pytest.fixture(scope="module")
+def scheduler():
+    """One in-process Dask cluster (1 worker thread, loopback TCP) for the tests whose subject is not the cluster
+    a sweep starts for itself (``swept`` and the dashboard test start theirs): its scheduler's address.
+    A sweep given ``--scheduler`` leaves the cluster up, so the tests can share it."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
 def test_sweep_records_equal_sequential_runs(swept):
     root, benches, ref = swept
     sw = root / "sw"
@@ -86,7 +99,7 @@ def test_load_runs_reads_a_sweep_folder(swept):
     assert len(run_folders(root / "sw")) == 24
 
 
-def test_rerun_after_crashed_shards_completes_without_duplicates(swept, tmp_path):
+def test_rerun_after_crashed_shards_completes_without_duplicates(swept, scheduler, tmp_path):
     root, benches, ref = swept
     sw = tmp_path / "sw"
     shutil.copytree(root / "sw", sw)
@@ -102,7 +115,7 @@ def test_rerun_after_crashed_shards_completes_without_duplicates(swept, tmp_path
     shutil.rmtree(sw / next(r["run_dir"] for r in man["shards"] if r["system"] == "oracle" and r["seed"] == 2))
     (sw / next(r["run_dir"] for r in man["shards"] if r["system"] == "no_memory") / "records.jsonl").write_text("")
     spec = root / "SWEEP.yaml"
-    rc = main(["sweep", str(spec), "--out", str(sw), "--workers", "2", "--dashboard-address", "none", "--no-progress"])
+    rc = main(["sweep", str(spec), "--out", str(sw), "--scheduler", scheduler, "--no-progress"])
     assert rc == 0
     assert json.loads((half / "manifest.json").read_text())["status"] == "complete"
     for seed in benches:
@@ -112,21 +125,18 @@ def test_rerun_after_crashed_shards_completes_without_duplicates(swept, tmp_path
         assert sweep_records(sw, f"lifelog-tiny-s{seed}") == expected  # keyed() fails on a duplicate
 
 
-def test_sweep_on_an_existing_scheduler(swept, tmp_path, capsys):
+def test_sweep_on_an_existing_scheduler(swept, scheduler, tmp_path, capsys):
     """--scheduler tcp://HOST:PORT: the shards run on that cluster, which stays up afterwards."""
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client
 
     root, benches, ref = swept
     spec = write_spec(tmp_path / "S.yaml", systems=["bm25"], benches=[str(benches[2])], tiers=["core", "full"])
-    with LocalCluster(
-        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
-    ) as cluster:
-        addr = cluster.scheduler_address
-        assert addr.startswith("tcp://127.0.0.1:")
-        rc = main(["sweep", str(spec), "--out", str(tmp_path / "sw"), "--scheduler", addr, "--no-progress"])
-        assert rc == 0
-        with Client(addr) as c:  # still there
-            assert len(c.scheduler_info()["workers"]) == 1
+    addr = scheduler
+    assert addr.startswith("tcp://127.0.0.1:")
+    rc = main(["sweep", str(spec), "--out", str(tmp_path / "sw"), "--scheduler", addr, "--no-progress"])
+    assert rc == 0
+    with Client(addr) as c:  # still there
+        assert len(c.scheduler_info()["workers"]) == 1
     want = {k: v for k, v in keyed(records(ref[(2, "bm25")])).items() if k[1] in ("core", "full")}
     assert sweep_records(tmp_path / "sw", "lifelog-tiny-s2") == want
     assert capsys.readouterr().out.strip() == str(tmp_path / "sw")

@@ -7,7 +7,8 @@ the stored-memory dump answers. (A 135M model rarely produces LangMem's tool cal
 is not checked.)
 
 Skipped with the reason without the local extra or the langmem extra; under CI (``CI=1``) a missing
-local extra fails (``test_real_models.require_local``)."""
+local extra fails (``real_models.require_local``). The model server (``served``) is the session's one
+(tests/conftest.py), shared with test_real_models.py."""
 
 from __future__ import annotations
 
@@ -16,23 +17,21 @@ import shutil
 
 import pytest
 
-from memeval.bench import lifelog
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems.registry import make_system
-from test_real_models import served  # noqa: F401  # the module fixture: memeval models serve on loopback
 
 pytest.importorskip("langmem", reason="the langmem extra is not installed: pip install 'memeval[langmem]'")
 
-pytestmark = pytest.mark.xdist_group("real_models")  # beside the other real-model module: one server at a time
+pytestmark = pytest.mark.xdist_group("real_models")  # beside the other real-model module: one server for both
 MAX_TOKENS = 64
 
 
 @pytest.fixture(scope="module")
-def one_session(tmp_path_factory):
+def one_session(_tiny, tmp_path_factory):
     """The tiny bench's core tier cut to its first session and its first two questions (plumbing: what
     they ask need not be in that session)."""
     root = tmp_path_factory.mktemp("one") / "bench"
-    shutil.copytree(lifelog.generate("tiny", 1, tmp_path_factory.mktemp("tiny") / "bench"), root)
+    shutil.copytree(_tiny[0], root)  # the tiny preset, seed 1 (the session's shared copy)
     turns = [json.loads(x) for x in (root / "turns_core.jsonl").read_text(encoding="utf-8").splitlines()]
     keep = [t for t in turns if t["session_id"] == turns[0]["session_id"]]
     (root / "turns_core.jsonl").write_text("".join(json.dumps(t) + "\n" for t in keep), encoding="utf-8")
@@ -42,7 +41,7 @@ def one_session(tmp_path_factory):
     return root, len(mine)
 
 
-def test_langmem_runs_offline_on_the_local_models(served, one_session, tmp_path):  # noqa: F811
+def test_langmem_runs_offline_on_the_local_models(served, one_session, tmp_path):
     url, model = served
     bench, n_questions = one_session
     spec = f"langmem:llm_url={url},llm_model={model},embed_model=local,k=3,max_tokens={MAX_TOKENS},timeout=1200"
@@ -59,7 +58,7 @@ def test_langmem_runs_offline_on_the_local_models(served, one_session, tmp_path)
     assert all(len(r["memories"]) <= 3 for r in recs)
 
 
-def test_langmem_dump_answers_after_a_local_ingest(served, one_session):  # noqa: F811
+def test_langmem_dump_answers_after_a_local_ingest(served, one_session):
     from memeval.bench.model import Session, Turn
 
     url, model = served
