@@ -5,12 +5,25 @@ request that is not ``file://`` is aborted and recorded, so a report that needs 
 up as ``blocked_requests`` (and usually as broken figures). Tests call :func:`require_chromium`
 first: when the browser binary is absent it skips, with the reason, on a developer's machine, and fails
 in CI (``CI`` set), which installs it.
+
+One Chromium serves every page a test process loads (a launch costs ~2 s of CPU and several seconds of
+waiting on a busy machine): it is started on first use and driven from a thread of its own, so the
+calling thread's asyncio state is never touched (a ``sync_playwright`` kept open in the test thread
+marks that thread's event loop as running between calls, and every later ``asyncio.run`` there would
+fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over); the
+browser is relaunched if it went away, and closed when the process exits.
 """
 
 from __future__ import annotations
 
+import atexit
+import sys
+import queue
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from shared_data import missing_in_env
 
@@ -74,16 +87,69 @@ def load_pages(
     full_page: bool = True,
     timeout_ms: int = 30_000,
 ) -> list[PageReport]:
-    """:func:`load_html` for each (path, screenshot) in turn, in one browser launch (each page in a fresh
-    browser context: no storage or cache carries over from one page to the next)."""
-    from playwright.sync_api import sync_playwright
+    """:func:`load_html` for each (path, screenshot) in turn, each page in a fresh browser context of the
+    process's one Chromium (no storage or cache carries over from one page to the next)."""
+    return _chromium().call(
+        lambda browser: [_load(browser, path, shot, evaluate, viewport, full_page, timeout_ms) for path, shot in pages]
+    )
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+class _Chromium:
+    """The process's one headless Chromium, owned by a daemon thread that runs each job handed to it."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[Any], Any], Future] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, name="chromium", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    def call(self, job: Callable[[Any], Any]) -> Any:
+        """``job(browser)`` run on the browser's thread; its result, or its exception raised here."""
+        if not self._thread.is_alive():
+            raise RuntimeError("the Chromium thread has stopped")
+        done: Future = Future()
+        self._jobs.put((job, done))
+        return done.result()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._jobs.put(None)
+            self._thread.join(timeout=30)
+
+    def _serve(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        playwright = browser = None
         try:
-            return [_load(browser, path, shot, evaluate, viewport, full_page, timeout_ms) for path, shot in pages]
+            while (item := self._jobs.get()) is not None:
+                job, done = item
+                try:
+                    if playwright is None:
+                        playwright = sync_playwright().start()
+                    if browser is None or not browser.is_connected():  # first use, or it went away
+                        browser = playwright.chromium.launch(
+                            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+                        )
+                    done.set_result(job(browser))
+                except BaseException as e:  # handed to the caller, whatever it is
+                    done.set_exception(e)
         finally:
-            browser.close()
+            if browser is not None:
+                browser.close()
+            if playwright is not None:
+                playwright.stop()
+
+
+_CHROMIUM: _Chromium | None = None
+_CHROMIUM_LOCK = threading.Lock()
+
+
+def _chromium() -> _Chromium:
+    global _CHROMIUM
+    with _CHROMIUM_LOCK:
+        if _CHROMIUM is None:
+            _CHROMIUM = _Chromium()
+        return _CHROMIUM
 
 
 def _load(browser, path, screenshot, evaluate, viewport, full_page, timeout_ms) -> PageReport:
@@ -122,3 +188,9 @@ def _load(browser, path, screenshot, evaluate, viewport, full_page, timeout_ms) 
     finally:
         context.close()
     return PageReport(tuple(console_errors), tuple(page_errors), tuple(blocked), divs, svgs, text, screenshot, values)
+
+
+if __name__ == "tests.browser":  # imported under both names: one module, so one Chromium per process
+    import browser as _same  # tests/ is on sys.path (the root conftest puts it there)
+
+    sys.modules[__name__] = _same

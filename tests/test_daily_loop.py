@@ -188,17 +188,14 @@ def test_heartbeat_beats_while_work_runs():
 
 
 @pytest.mark.timeout(600)
-def test_notebook_run_from_its_folder_writes_nothing_there(tmp_path):
+def test_notebook_run_from_its_folder_writes_nothing_there(tmp_path_factory):
     """A kernel started in notebooks/ (JupyterLab's default) puts data/ and runs/ at the project root."""
-    from memeval.analysis.report import render_report
+    from notebook_project import NOTEBOOKS
+    from rendered import TINY, shipped_report
 
-    repo = Path(__file__).resolve().parents[1]
-    (tmp_path / "memeval.toml").write_text("")
-    nb = tmp_path / "notebooks"
-    nb.mkdir()
-    out = tmp_path / "reports" / "traces.html"
-    render_report(repo / "notebooks" / "traces.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=nb, progress=False)
+    root, out = shipped_report(tmp_path_factory, "traces", TINY)  # the render test_notebooks.py reads too
     assert out.is_file()
-    assert list(nb.iterdir()) == []
-    assert (tmp_path / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
-    assert any((tmp_path / "runs").glob("*/manifest.json"))
+    nb = root / "notebooks"  # the project's copies of the shipped notebooks, and nothing else
+    assert sorted(p.name for p in nb.iterdir()) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    assert (root / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
+    assert any((root / "runs").glob("*/manifest.json"))

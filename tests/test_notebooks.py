@@ -11,6 +11,7 @@ import pytest
 
 from browser import load_html, require_chromium
 from notebook_project import assert_clean, notebook_project
+from rendered import TINY, shipped_report
 from memeval.analysis.report import render_report
 from memeval.bench import Question, Turn, save_bench, write_questions, write_turns
 from memeval.bench.model import Bench, Tier
@@ -37,20 +38,11 @@ def test_notebook_is_paired_and_stripped(name):
     assert "parameters" in code[0].metadata.get("tags", [])
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    """A fresh project (as on a fresh clone, under git): notebooks generate data/ and runs/ inside it."""
-    _generator()
-    root = tmp_path_factory.mktemp("nbwork")
-    notebook_project(root)
-    return root
-
-
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_on_tiny_preset_and_renders(name, workdir, tmp_path):
-    out = workdir / "reports" / f"{name}.html"
-    # run as JupyterLab runs it: the kernel's folder is notebooks/; paths still land at the project root
-    render_report(NOTEBOOKS / f"{name}.ipynb", out, {"preset": "tiny", "seed": 1}, cwd=workdir / "notebooks")
+def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, tmp_path):
+    # each notebook rendered once per session in a fresh project (as on a fresh clone, under git), run as
+    # JupyterLab runs it: the kernel's folder is notebooks/; data/ and runs/ still land at the project root
+    workdir, out = shipped_report(tmp_path_factory, name, TINY)
     assert_clean(workdir)  # git status clean, nothing written beside the notebooks
     text = out.read_text()
     assert (workdir / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()
@@ -159,7 +151,9 @@ def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
         ensure_bench(tmp_path)
 
 
-def test_degradation_with_seeds_shows_the_between_bench_spread(workdir, tmp_path):
+def test_degradation_with_seeds_shows_the_between_bench_spread(tmp_path):
+    workdir = tmp_path / "project"
+    notebook_project(workdir)
     out = workdir / "reports" / "degradation-seeds.html"
     render_report(
         NOTEBOOKS / "degradation.ipynb",

@@ -1,14 +1,14 @@
 """The README's short tour, run in order on the ``tiny`` preset: the paths it names are the paths the
-commands write (the generated bench, the run folders), and each command exits 0."""
+commands write (the generated bench, the run folders), and each command exits 0. The commands run in
+this process (``memeval.cli.main``, what ``memeval`` runs: tests/incli.py) from the tour's folder."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
+
+from incli import Result, memeval_cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,16 +22,14 @@ def tour_commands() -> list[str]:
     return lines[: end + 1]
 
 
-def _memeval(cmd: str, cwd: Path) -> subprocess.CompletedProcess:
+def _memeval(capsys, cmd: str) -> Result:
     argv = shlex.split(re.sub(r"\s*\[[^\]]*\]", "", cmd))  # optional [--flags] left out
     assert argv[0] == "memeval"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "memeval", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+    return memeval_cli(capsys, *argv[1:])
 
 
-def test_the_tour_runs_in_order_on_tiny(tmp_path):
+def test_the_tour_runs_in_order_on_tiny(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # relative paths as a user in the tour's folder types them
     cmds = tour_commands()
     assert [c.split()[1] for c in cmds][:3] == ["generate", "audit", "run"]
     run_dirs = []
@@ -39,7 +37,7 @@ def test_the_tour_runs_in_order_on_tiny(tmp_path):
         cmd = cmd.replace("--preset demo", "--preset tiny").replace("lifelog-demo-s1", "lifelog-tiny-s1")
         if "<id>" in cmd:
             cmd = cmd.replace("runs/<id>", str(run_dirs[0]))
-        p = _memeval(cmd, tmp_path)
+        p = _memeval(capsys, cmd)
         assert p.returncode == 0, f"{cmd}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
         if cmd.startswith("memeval generate"):
             assert (tmp_path / "data" / "lifelog-tiny-s1" / "bench.yaml").is_file()  # where the next line looks

@@ -11,6 +11,8 @@ from memeval.cli import main
 NOTEBOOK = """# %% tags=["parameters"]
 n = 3
 label = "x"
+run_dirs: list[str] | None = None
+systems = ["bm25"]
 
 # %%
 from memeval.analysis.report import setup_notebook
@@ -27,6 +29,15 @@ w.Button(description="live only")
 
 # %%
 print("SECRET_SOURCE_MARKER".lower(), n * 2, label)
+
+# %%
+print("GOT", repr(run_dirs), repr(systems))
+
+# %%
+from IPython.display import HTML
+import polars as pl
+from memeval.analysis.tables import html_table
+HTML(html_table(pl.DataFrame({"system": ["b", "a", "c"], "score": [0.5, 10.0, 2.0]})))
 """
 
 
@@ -39,7 +50,12 @@ def rendered(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")
     (d / "demo.py").write_text(NOTEBOOK)
     out = d / "out" / "demo.html"
-    code = main(["report", str(d / "demo.py"), "-p", "n", "21", "-p", "label", "hello <b>", "-o", str(out)])
+    # one render for the tests below: parameters (one value where a list is expected among them), hidden
+    # code, embedded plotly, a widget, an interactive table
+    code = main(
+        ["report", str(d / "demo.py"), "-p", "n", "21", "-p", "label", "hello <b>"]
+        + ["-p", "run_dirs", "runs/x", "-p", "systems", "oracle", "-o", str(out)]
+    )
     return code, out
 
 
@@ -52,7 +68,8 @@ def test_report_executes_with_parameters_and_hides_code(rendered, capsys):
     html = out.read_text()
     assert "secret_source_marker 42 hello &lt;b&gt;" in html  # output kept, parameter applied, text escaped
     assert "SECRET_SOURCE_MARKER" not in html  # input cells excluded
-    assert "from demo.py at " in html and "parameters: n=21, label='hello &lt;b&gt;'." in html
+    assert "from demo.py at " in html
+    assert "parameters: n=21, label='hello &lt;b&gt;', run_dirs='runs/x', systems='oracle'." in html
     assert "jp-InputArea" not in re.sub(r"\.jp-InputArea[^{]*\{", "", html)  # no input area elements
 
 
@@ -136,20 +153,10 @@ def test_figure_without_offline_renderer_is_an_error(tmp_path, capsys):
     assert not out.exists()
 
 
-TABLE_NOTEBOOK = """# %%
-from IPython.display import HTML
-import polars as pl
-from memeval.analysis.tables import html_table
-HTML(html_table(pl.DataFrame({"system": ["b", "a", "c"], "score": [0.5, 10.0, 2.0]})))
-"""
-
-
-def test_report_tables_sort_and_filter_after_export(tmp_path):
+def test_report_tables_sort_and_filter_after_export(rendered, tmp_path):
     require_chromium()
-    nb = tmp_path / "tables.py"
-    nb.write_text(TABLE_NOTEBOOK)
-    out = tmp_path / "tables.html"
-    assert main(["report", str(nb), "-o", str(out)]) == 0
+    code, out = rendered
+    assert code == 0
     rows = "Array.from(document.querySelectorAll('table.memeval-table tbody tr'))"
     page = load_html(
         out,
@@ -190,35 +197,11 @@ def test_unknown_parameter_is_refused_before_anything_runs(tmp_path, capsys):
     assert not out.exists() and not (tmp_path / "RAN").exists() and not (__import__("pathlib").Path("RAN").exists())
 
 
-def test_one_value_where_a_list_is_expected_becomes_a_list(tmp_path):
-    nb = tmp_path / "lists.py"
-    nb.write_text(LIST_NOTEBOOK)
-    out = tmp_path / "lists.html"
-    assert (
-        main(
-            [
-                "report",
-                str(nb),
-                "-p",
-                "run_dirs",
-                "runs/x",
-                "-p",
-                "systems",
-                "oracle",
-                "-p",
-                "label",
-                "y",
-                "-o",
-                str(out),
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
-    assert (
-        "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;] &#x27;y&#x27;" in out.read_text()
-        or "GOT ['runs/x'] ['oracle'] 'y'" in out.read_text()
-    )
+def test_one_value_where_a_list_is_expected_becomes_a_list(rendered):
+    code, out = rendered  # rendered with -p run_dirs runs/x -p systems oracle: one value each
+    assert code == 0
+    text = out.read_text()
+    assert "GOT [&#x27;runs/x&#x27;] [&#x27;oracle&#x27;]" in text or "GOT ['runs/x'] ['oracle']" in text
 
 
 def test_a_notebook_kernel_does_not_import_nbformat():

@@ -181,13 +181,17 @@ def execute_notebook(
     nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
     nb.metadata.setdefault("language_info", {"name": "python"})
     with tempfile.TemporaryDirectory(prefix="memeval-report-") as tmp:
-        src, dst = Path(tmp) / "input.ipynb", Path(tmp) / "output.ipynb"
+        src = Path(tmp) / "input.ipynb"
         nbformat.write(nb, src)
         try:
+            # the executed notebook is returned, never saved: no output path, and no save after every
+            # cell (each one a JSON encoding and schema validation of the whole notebook, plotly.js
+            # included: seconds of CPU per report)
             with _silent_after_interrupt():
                 return pm.execute_notebook(
                     str(src),
-                    str(dst),
+                    None,
+                    request_save_on_cell_execute=False,
                     parameters=dict(parameters or {}),
                     kernel_name=kernel_name,
                     language="python",
