@@ -240,26 +240,27 @@ def _tree_rss(root: int) -> int:
 
 
 def child(cmd: list[str], cwd: str | None = None, env: dict | None = None, capture: bool = False) -> Cost:
-    """Run ``cmd`` as a fresh process; its CPU, wall, peak RSS (own and over its process tree)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE if capture else subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    peak, done = [0], threading.Event()
+    """Run ``cmd`` as a fresh process; its CPU, wall, peak RSS (own and over its process tree). Its
+    output goes to files, never pipes (a pool's workers writing progress bars to a full pipe would block)."""
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out_f if capture else subprocess.DEVNULL, stderr=err_f)
+        peak, done = [0], threading.Event()
 
-    def sample() -> None:
-        while not done.wait(0.2):
-            peak[0] = max(peak[0], _tree_rss(p.pid))
+        def sample() -> None:
+            while not done.wait(0.2):
+                peak[0] = max(peak[0], _tree_rss(p.pid))
 
-    th = threading.Thread(target=sample, daemon=True)
-    th.start()
-    out = p.stdout.read().decode() if p.stdout else ""
-    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    done.set()
-    th.join()
-    p.returncode = os.waitstatus_to_exitcode(status)
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        done.set()
+        th.join()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read().decode(errors="replace"), err_f.read().decode(errors="replace")
     if p.returncode:
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{err[-3000:]}")
     rss = ru.ru_maxrss / 1024
@@ -398,7 +399,10 @@ def main() -> None:
                 cmd = [args.reference_python, str(ref / "src/retrieval/run_retrieval.py"), "--in_file", str(src)]
                 cmd += ["--out_dir", str(out_dir), "--retriever", "flat-bm25", "--granularity", "turn"]
                 e2e.append(child(cmd, cwd=str(ref / "src/retrieval"), env=ref_env, capture=True))
-                print(f"  round {i}: reference end to end {e2e[-1]}"[:300], flush=True)
+                c = e2e[-1]
+                print(
+                    f"  round {i}: reference end to end {c.cpu:.1f} CPU-s, {c.wall:.1f} s, {c.rss:.0f} MiB", flush=True
+                )
                 if not args.no_loop:
                     c = child([args.reference_python, "-c", LOOP, str(src)], cwd=str(ref), env=ref_env, capture=True)
                     t = json.loads(c.out.strip().splitlines()[-1])
@@ -408,7 +412,11 @@ def main() -> None:
             rdir = tmp / f"run{i}"
             cmd = [*py, "run", "--bench", str(bench), "--system", "bm25", "--mode", "dry", "--out", str(rdir)]
             run.append(child([*cmd, "--no-progress"]))
-            print(f"  round {i}: import {imp[-1]}, run {run[-1]}", flush=True)
+            a, b = imp[-1], run[-1]
+            print(
+                f"  round {i}: import {a.cpu:.1f} CPU-s {a.rss:.0f} MiB, run {b.cpu:.1f} CPU-s {b.rss:.0f} MiB",
+                flush=True,
+            )
             if i + 1 < args.runs:
                 shutil.rmtree(bench)
         print_table(args, tmp, src, n, imp, run, e2e, loop, ref, ref_env)
