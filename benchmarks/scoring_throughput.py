@@ -11,12 +11,26 @@ also cleared before each run. Prints questions/second (median of ``--runs``) per
 overall, in CPU time of this process (stable on a shared machine) and in wall-clock time, plus
 microseconds per ``normalize`` call on typical texts, and writes a Markdown fragment (default
 ``benchmarks/results/scoring.md``) unless ``--out -``.
+
+Beside glasshouse's ``score.py`` (issue 31)::
+
+    .venv/bin/python benchmarks/scoring_throughput.py --vs-score-py [--glasshouse DIR] [--n 2000] [--runs 5]
+
+grades the same (question, answer) pairs with memeval's ``score_answer`` and with score.py's own
+``grade_exact`` (imported from the glasshouse folder, ``$MEMEVAL_GLASSHOUSE`` or
+``../shared/external/glasshouse-v0.1``; its code is run, never copied) and prints "memeval dry vs
+score.py, CPU ratio, on N pairs": per pair set, ``--runs`` interleaved runs (memeval with its caches
+and memo cleared, then score.py), the median of the per-run ratios. Pair sets: glasshouse core's 633
+questions with the constructed answers of ``glasshouse_parity.py`` (7,573: gold, alts, IDK in 4
+languages, denial, other questions' golds, stale/clash/correction variants), the same answers graded
+a second time (a regrade: memeval's memo serves them), and the three shapes above (``--n`` each).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.util
 import os
 import platform
 import random
@@ -28,7 +42,7 @@ from pathlib import Path
 from memeval.atomic import write_text
 from memeval.bench.axes import AXES
 from memeval.bench.model import Question
-from memeval.scoring import idk, matching
+from memeval.scoring import dry, idk, matching
 from memeval.text import normal_form
 from memeval.scoring.dry import score_answer
 
@@ -114,6 +128,7 @@ def make_answer(rng: random.Random, q: Question, shape: str, i: int) -> str:
 def clear_caches() -> None:
     matching.clear_caches()
     idk.clear_caches()
+    getattr(dry, "clear_caches", lambda: None)()  # the memo of graded pairs (absent before issue 31)
 
 
 def time_pairs(pairs) -> tuple[float, float]:
@@ -140,13 +155,133 @@ def median_rates(pairs, runs: int) -> tuple[float, float]:
     return statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
 
 
+# ---------------------------------------------------------------------------------------------
+# Beside glasshouse's score.py
+
+
+def load_score_py(folder: Path):
+    """glasshouse's ``score.py`` as a module, from its folder (run, never copied)."""
+    spec = importlib.util.spec_from_file_location("glasshouse_score", folder / "score.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{folder / 'score.py'}: not found")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def score_py_row(q: Question) -> dict:
+    """A question as score.py reads it (the fields of a glasshouse questions file)."""
+    row: dict = {"id": q.id, "axis": q.axis, "gold_answer": q.gold_answer, "gold_alts": list(q.gold_alts)}
+    row["expect"] = q.expect
+    for k in ("stale_answer", "clash_a", "clash_b", "side_a", "side_b"):
+        if getattr(q, k):
+            row[k] = getattr(q, k)
+    if q.gold_parts:
+        row["gold_parts"] = list(q.gold_parts)
+    return row
+
+
+def glasshouse_pairs(folder: Path) -> list[tuple[Question, str]]:
+    """glasshouse core's questions with ``glasshouse_parity.py``'s constructed answers (7,573)."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from glasshouse_parity import constructed_answers  # noqa: E402
+
+    from memeval.bench import load_bench, read_questions
+    from memeval.bench.loaders.glasshouse import import_glasshouse
+
+    with tempfile.TemporaryDirectory(prefix="gh-speed-") as tmp:
+        import_glasshouse(folder, Path(tmp) / "bench")
+        tier = load_bench(Path(tmp) / "bench").tier("core")
+        qs = read_questions(Path(tmp) / "bench" / tier.questions_file)
+    rng = random.Random(7)
+    golds = [q.gold_answer for q in qs if q.expect != "no_memory" and q.gold_answer]
+    return [(q, a) for q in qs for _, a in constructed_answers(q, rng.sample(golds, 2))]
+
+
+def vs_score_py(sets: dict[str, list], score_py, runs: int) -> list[tuple[str, int, float, float, float]]:
+    """Per pair set: (name, pairs, memeval µs/pair, score.py µs/pair, median ratio of interleaved runs)."""
+    out = []
+    for name, pairs in sets.items():
+        rows = {id(q): score_py_row(q) for q, _ in pairs}
+        theirs = [(rows[id(q)], a) for q, a in pairs]
+        repeat = name.startswith("regrade")
+        ratios, ours_t, theirs_t = [], [], []
+        for _ in range(runs):
+            clear_caches()
+            if repeat:  # the memo holds the set once graded: the timed pass is the regrade
+                for q, a in pairs:
+                    score_answer(q, a)
+            c0 = time.process_time()
+            for q, a in pairs:
+                score_answer(q, a)
+            ours = time.process_time() - c0
+            c0 = time.process_time()
+            for row, a in theirs:
+                score_py.grade_exact(row, a)
+            ref = time.process_time() - c0
+            ratios.append(ref / ours)
+            ours_t.append(ours)
+            theirs_t.append(ref)
+        n = len(pairs)
+        out.append(
+            (
+                name,
+                n,
+                statistics.median(ours_t) / n * 1e6,
+                statistics.median(theirs_t) / n * 1e6,
+                statistics.median(ratios),
+            )
+        )
+    return out
+
+
+def main_vs_score_py(args) -> int:
+    from memeval.audit.difficulty import glasshouse_folder
+
+    folder = Path(args.glasshouse) if args.glasshouse else glasshouse_folder()
+    score_py = load_score_py(folder)
+    gh = glasshouse_pairs(folder)
+    rng = random.Random(args.seed)
+    sets: dict[str, list] = {"glasshouse core, constructed answers": gh, "regrade of the same": gh}
+    for shape in ("short", "sentence", "memories"):
+        sets[f"generated, {shape}"] = [
+            (q, make_answer(rng, q, shape, i))
+            for i in range(args.n)
+            for q in [make_question(rng, AXES[i % len(AXES)], i)]
+        ]
+    results = vs_score_py(sets, score_py, args.runs)
+    first_pass = [r for r in results if not r[0].startswith("regrade")]
+    total_ours = sum(r[1] * r[2] for r in first_pass)
+    total_theirs = sum(r[1] * r[3] for r in first_pass)
+    import memeval
+
+    print(f"memeval from {Path(memeval.__file__).parent}; score.py from {folder}")
+    print(f"memeval dry vs score.py, CPU time, {args.runs} interleaved runs, median of the per-run ratios:")
+    print("| pairs | N | memeval µs/pair | score.py µs/pair | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for name, n, ours, theirs, ratio in results:
+        print(f"| {name} | {n:,} | {ours:.1f} | {theirs:.1f} | {ratio:.1f}x |")
+    n_all = sum(r[1] for r in first_pass)
+    print(
+        f"| all but the regrade (sum of medians) | {n_all:,} | {total_ours / n_all:.1f} | {total_theirs / n_all:.1f} | "
+        f"{total_theirs / total_ours:.1f}x |"
+    )
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000, help="pairs per answer shape")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/scoring.md"), help="'-' to skip writing")
+    ap.add_argument("--vs-score-py", action="store_true", help="grade the same pairs with glasshouse's score.py")
+    ap.add_argument("--glasshouse", default=None, help="glasshouse v0.1 folder (holds score.py)")
     args = ap.parse_args(argv)
+    if args.vs_score_py:
+        return main_vs_score_py(args)
 
     rng = random.Random(args.seed)
     shapes = ("short", "sentence", "memories")

@@ -13,6 +13,6 @@ def _interrupted(signum, frame):
 signal.signal(signal.SIGINT, _interrupted)  # before the imports below (seconds, for some commands)
 from .cli import build_parser, main  # noqa: E402
 
-build_parser()  # imports every command's module (seconds): still under the handler above
+build_parser(sys.argv[1:])  # imports the command's module (seconds for some): still under the handler above
 signal.signal(signal.SIGINT, signal.default_int_handler)  # from here, KeyboardInterrupt: main() says it
 sys.exit(main())

@@ -139,6 +139,54 @@ def dumps_fast(obj) -> str:
         return dumps_line(obj)
 
 
+_PRETTY = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_PASSTHROUGH_DATACLASS  # what json refuses, orjson must refuse too (then json says why)
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def dumps_pretty(obj) -> str:
+    """``json.dumps(obj, indent=2, ensure_ascii=False)``'s document, by orjson (the same layout and
+    values; a float may be spelled differently, e.g. ``1e-5``); a non-finite float, or anything orjson
+    will not encode as json would, goes through json itself.
+
+    >>> print(dumps_pretty({"a": [1, 2.5], "b": {}, "c": "é"}))
+    {
+      "a": [
+        1,
+        2.5
+      ],
+      "b": {},
+      "c": "é"
+    }
+    >>> dumps_pretty({"x": float("nan")}) == json.dumps({"x": float("nan")}, indent=2)
+    True
+    """
+    if _finite_deep(obj):
+        try:
+            return orjson.dumps(obj, option=_PRETTY).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError
+            pass
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def _finite_deep(obj) -> bool:
+    """No NaN or infinity anywhere in ``obj`` (dicts, lists and tuples walked)."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        for v in o.values() if type(o) is dict else o if type(o) in (list, tuple) else ():
+            t = type(v)
+            if t is float:
+                if v - v != 0.0:
+                    return False
+            elif t is dict or t is list or t is tuple:
+                stack.append(v)
+    return True
+
+
 def write_text(path, text: str) -> None:
     with atomic_open(path) as fh:
         fh.write(text)
@@ -207,6 +255,13 @@ class JsonlAppender:
         line = self._dumps(obj) + "\n"
         with self._lock:
             self._fh.write(line)
+            self._fh.flush()
+
+    def write_lines(self, lines: list[str]) -> None:
+        """Append already-encoded lines (each without its newline) in one write, then flush."""
+        text = "\n".join(lines) + "\n"
+        with self._lock:
+            self._fh.write(text)
             self._fh.flush()
 
     def close(self) -> None:

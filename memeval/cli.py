@@ -16,20 +16,32 @@ from .errors import MemevalError
 __all__ = ["main", "build_parser"]
 
 
-def _command_modules():
+def _command_modules(only: str | None = None):
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
+        if not info.name.startswith("_") and (only is None or info.name == only):
             yield info.name.replace("_", "-"), importlib.import_module(f"{commands.__name__}.{info.name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named_command(argv: list[str] | None) -> str | None:
+    """The module of the command ``argv`` names (its first word that is not an option), if there is one:
+    then only that module is imported (``memeval import`` on a small file spent a second importing
+    every command's dependencies); ``memeval --help`` or a misspelt command still import them all."""
+    word = next((a for a in argv or () if not a.startswith("-")), None)
+    if word is None:
+        return None
+    known = {i.name.replace("_", "-"): i.name for i in pkgutil.iter_modules(commands.__path__)}
+    return known.get(word) if not word.startswith("_") else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of the one ``argv`` names (see :func:`_named_command`)."""
     p = argparse.ArgumentParser(prog="memeval", description="Measure long-term memory in LLM systems.")
     p.add_argument("--version", action="version", version=f"memeval {__version__}")
     p.add_argument(
         "--debug", action="store_true", help="with an error, print its full traceback (a system's own included)"
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, mod in _command_modules():
+    for name, mod in _command_modules(_named_command(argv)):
         sp = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(sp)
         sp.set_defaults(_run=mod.run)
@@ -38,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)  # imports every command's module: seconds
+        argv = sys.argv[1:] if argv is None else argv
+        args = build_parser(argv).parse_args(argv)  # imports the command's module (every one for --help)
     except KeyboardInterrupt:
         print("memeval: interrupted", file=sys.stderr)
         return 130

@@ -531,6 +531,37 @@ def test_report_is_quiet_on_success_and_on_ctrl_c(tmp_path, env):
     assert p.returncode == 130 and err.strip() == "memeval report: interrupted", err
 
 
+def test_after_ctrl_c_in_a_render_the_kernel_shutdown_lines_are_dropped_and_nothing_else(monkeypatch):
+    """The end-to-end test above depends on timing (the unwinding shutdown of the kernel logs, or not,
+    before the process exits: seen under load); this pins the filter that makes it one line either way."""
+    import logging
+
+    from memeval.analysis import report
+
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage().splitlines()[0])
+
+    monkeypatch.setattr(report._AfterInterrupt, "interrupted", False)
+    with report._silent_after_interrupt():
+        pass  # installs the filters on papermill's and asyncio's loggers
+    handler = Keep()
+    for name in ("papermill", "asyncio"):
+        logging.getLogger(name).addHandler(handler)
+    try:
+        logging.getLogger("papermill").error("Kernel died while waiting for execute reply.")
+        report._AfterInterrupt.interrupted = True
+        logging.getLogger("papermill").error("Kernel died while waiting for execute reply.")
+        logging.getLogger("asyncio").error("Task exception was never retrieved\nfuture: <Task finished>")
+        logging.getLogger("papermill").error("Executing notebook failed")
+    finally:
+        for name in ("papermill", "asyncio"):
+            logging.getLogger(name).removeHandler(handler)
+    assert seen == ["Kernel died while waiting for execute reply.", "Executing notebook failed"]
+
+
 def test_the_headline_is_printed_below_the_closed_progress_bars(bench, tmp_path, env):
     from pty_console import render, run_in_pty
 

@@ -10,11 +10,12 @@ notebook never called :func:`setup_notebook`) is an error naming its cell.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from .lazy_iri import defer_iri_grammar
 
@@ -183,19 +184,20 @@ def execute_notebook(
         src, dst = Path(tmp) / "input.ipynb", Path(tmp) / "output.ipynb"
         nbformat.write(nb, src)
         try:
-            return pm.execute_notebook(
-                str(src),
-                str(dst),
-                parameters=dict(parameters or {}),
-                kernel_name=kernel_name,
-                language="python",
-                cwd=str(cwd or os.getcwd()),
-                progress_bar=progress,
-                log_output=False,
-                execution_timeout=timeout,
-                # the kernel listens on loopback; keep its start-up warnings out of the command's output
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-            )
+            with _silent_after_interrupt():
+                return pm.execute_notebook(
+                    str(src),
+                    str(dst),
+                    parameters=dict(parameters or {}),
+                    kernel_name=kernel_name,
+                    language="python",
+                    cwd=str(cwd or os.getcwd()),
+                    progress_bar=progress,
+                    log_output=False,
+                    execution_timeout=timeout,
+                    # the kernel listens on loopback; keep its start-up warnings out of the command's output
+                    extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                )
         except PapermillExecutionError as e:
             # papermill counts its injected-parameters cell; report the cell as the author sees it
             cell = _source_index(nb, e.source, e.cell_index)
@@ -206,6 +208,51 @@ def execute_notebook(
             if type(e).__name__ == "NoSuchKernel":
                 raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
             raise ReportError(f"{path}: execution failed: {type(e).__name__}: {_one_line(str(e))}") from None
+
+
+class _AfterInterrupt(logging.Filter):
+    """Drops the two lines a Ctrl-C during a render can leave behind it: nbclient's "Kernel died while
+    waiting for execute reply" (papermill's logger) and asyncio's "Task exception was never retrieved"
+    for that cell's task (with its traceback). Both are only consequences of the interrupt (the kernel is
+    shut down while the command unwinds) and whether they appeared depended on timing; the command's own
+    line (``memeval report: interrupted``) says what happened. Active once SIGINT arrived in a render."""
+
+    interrupted = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _AfterInterrupt.interrupted:
+            return True
+        msg = str(record.msg)
+        return not (msg.startswith("Kernel died") or msg.startswith("Task exception was never retrieved"))
+
+
+@contextlib.contextmanager
+def _silent_after_interrupt() -> Iterator[None]:
+    """Ctrl-C during a render is one line: SIGINT marks the render interrupted (:class:`_AfterInterrupt`)
+    and raises ``KeyboardInterrupt`` as Python's own handler does. Installed only where that handler is
+    (the main thread of a plain process)."""
+    import signal
+    import threading
+
+    for name in ("papermill", "asyncio"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _AfterInterrupt) for f in log.filters):
+            log.addFilter(_AfterInterrupt())
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        _AfterInterrupt.interrupted = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class _KnownParameters(logging.Filter):

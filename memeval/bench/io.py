@@ -12,8 +12,9 @@ import hashlib
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
+import orjson
 import yaml
 
 from json.encoder import encode_basestring as _json_string  # json.dumps's encoder when ensure_ascii=False
@@ -54,6 +55,8 @@ __all__ = [
     "read_questions",
     "write_turns",
     "turn_line",
+    "json_strings",
+    "turn_lines",
     "write_questions",
     "load_bench",
     "save_bench",
@@ -177,7 +180,61 @@ _Q_STR = (
 _Q_KNOWN = {"id", "axis", "question_en", "gold_answer", "expect", *QUESTION_LIST_FIELDS, *_Q_STR}
 
 
+#: the list fields of a question as plainly written (items all of one JSON type; numbers in the
+#: string lists, read as text, go the checked way)
+_Q_PLAIN_LISTS = (
+    ("need", (str,)),
+    ("gold_alts", (str,)),
+    ("evidence_turns", (int,)),
+    ("evidence_sessions", (int, str)),
+    ("gold_parts", (str,)),
+)
+
+
+def _plain_question(obj: dict) -> Question | None:
+    """The question of the usual, well-formed object (every string field a string, every list of
+    its plain item type), without the field-by-field checks; None for anything else, which
+    :func:`question_from_dict` reads the checked way (the same question, or its error)."""
+    g = obj.get
+    qid, axis, text, expect, gold = g("id"), g("axis"), g("question_en"), g("expect", "answer"), g("gold_answer", "")
+    if not (
+        type(qid) is str
+        and type(axis) is str
+        and axis in AXIS_WEIGHTS
+        and type(text) is str
+        and type(expect) is str
+        and expect in EXPECT_VALUES
+        and (gold is None or type(gold) is str)
+    ):
+        return None
+    kw: dict[str, Any] = {}
+    for k in _Q_STR:
+        v = g(k)
+        if v is not None:
+            if type(v) is not str:
+                return None
+            kw[k] = v
+    for k, kinds in _Q_PLAIN_LISTS:
+        v = g(k)
+        if v:
+            if type(v) is not list or any(type(x) not in kinds for x in v):
+                return None
+            kw[k] = tuple(v)
+        elif v is not None and v != []:
+            return None
+    extra = {} if obj.keys() <= _Q_KNOWN else {k: v for k, v in obj.items() if k not in _Q_KNOWN}
+    return Question(id=qid, axis=axis, question_en=text, gold_answer=gold or "", expect=expect, extra=extra, **kw)
+
+
 def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Question:
+    """A question from its JSON object; a missing or mistyped field is an :class:`InputError` naming it."""
+    q = _plain_question(obj) or _checked_question(obj, path, n)
+    if q.query_lang and q.query_lang != "en" and not q.question:
+        raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
+    return q
+
+
+def _checked_question(obj: dict, path, n: int | None) -> Question:
     axis = _req(obj, "axis", str, path, n)
     if axis not in AXIS_WEIGHTS:
         raise InputError(path, n, "axis", f"unknown axis {axis!r}")
@@ -191,7 +248,7 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
         raise InputError(path, n, "gold_answer", f"expected str, got {type(gold).__name__}")
     alts = _list(obj, "gold_alts", (str, int, float), path, n)
     parts = _list(obj, "gold_parts", (str, int, float), path, n)
-    q = Question(
+    return Question(
         id=str(_req(obj, "id", (str, int), path, n)),
         axis=axis,
         question_en=_req(obj, "question_en", str, path, n),
@@ -209,9 +266,6 @@ def question_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Questi
             for v in [_opt(obj, k, (str, int, float), path, n)]
         },
     )
-    if q.query_lang and q.query_lang != "en" and not q.question:
-        raise InputError(path, n, "question", f"query_lang is {q.query_lang!r} but 'question' is missing")
-    return q
 
 
 def read_questions(path) -> list[Question]:
@@ -253,6 +307,59 @@ def turn_line(t: Turn) -> str:
         else:  # any other value (a float, a list): the general writer
             return dumps_line({k: v for k in _TURN_FIELDS if (v := getattr(t, k)) is not None and v != () and v != {}})
     return "{" + ", ".join(parts) + "}"
+
+
+def json_strings(texts: Sequence[str]) -> list[bytes]:
+    r"""Each text as ``json.dumps(text, ensure_ascii=False)`` writes it, in UTF-8, without its quotes:
+    one orjson pass over all of them, ~5x faster than an encoder call per text (orjson's escapes are
+    json's: ``\"``, ``\\``, ``\n``, ``\t``, ``\r``, ``\b``, ``\f`` and ``\u00XX`` for the other
+    control characters; tests/test_import_fast.py checks every code point). The texts are joined by
+    NUL and the result split at its escape: a call whose texts hold NUL or the six characters ``\u0000`` goes the slow way.
+
+    >>> json_strings(['Café "Zur Post"', "a\\b\n", ""])
+    [b'Caf\xc3\xa9 \\"Zur Post\\"', b'a\\\\b\\n', b'']
+    """
+    if not texts:
+        return []
+    try:
+        parts = orjson.dumps("\0".join(texts)).split(b"\\u0000")
+    except TypeError:  # a lone surrogate: the encoder below names it
+        parts = []
+    # each NUL joining two texts is one \u0000, and the escape cannot overlap itself: one more part
+    # means a text held NUL or a backslash before "u0000" (its escape reads \\u0000)
+    if len(parts) == len(texts):
+        parts[0] = parts[0][1:]  # the quotes around the whole
+        parts[-1] = parts[-1][:-1]
+        return parts
+    return [_json_string(t)[1:-1].encode("utf-8") for t in texts]
+
+
+def turn_lines(turns: Iterable[Turn]) -> bytes:
+    r"""``"".join(turn_line(t) + "\n" for t in turns)`` in UTF-8, every string value of every turn
+    escaped in one pass (:func:`json_strings`): the same bytes, faster where texts are long.
+
+    >>> turn_lines([Turn(1, "t-1", "agent", 'a "tree"\n', "2026-01-01", image="s/1.png")]).decode()
+    '{"turn_id": 1, "session_id": "t-1", "speaker": "agent", "text": "a \\"tree\\"\\n", "date": "2026-01-01", "image": "s/1.png"}\n'
+    """
+    pieces: list[bytes | None] = []  # None: the next escaped string
+    strs: list[str] = []
+    for t in turns:
+        vals = [(k, v) for k in _TURN_FIELDS if (v := getattr(t, k)) is not None and v != () and v != {}]
+        if not all(type(v) is str or type(v) is int for _, v in vals):  # a float, a list: the general writer
+            pieces.append(turn_line(t).encode("utf-8") + b"\n")
+            continue
+        lit = b"{"
+        for n, (k, v) in enumerate(vals):
+            lit += (b', "' if n else b'"') + k.encode() + b'": '
+            if type(v) is str:
+                pieces += (lit + b'"', None)
+                strs.append(v)
+                lit = b'"'
+            else:
+                lit += b"%d" % v
+        pieces.append(lit + b"}\n")
+    enc = iter(json_strings(strs))
+    return b"".join([p if p is not None else next(enc) for p in pieces])
 
 
 def write_questions(path, questions: Iterable[Question]) -> int:

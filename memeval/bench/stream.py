@@ -24,18 +24,20 @@ contiguous is still read whole: its spans are read in file order.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Iterator
 
 import orjson
 
-from ..errors import InputError
+from ..atomic import write_text
+from ..errors import InputError, MemevalError
 from .files import _decode_error_line, loads_json
 from .io import no_gc, turn_from_dict
 from .model import Session, Turn, sessions_of
 
-__all__ = ["TierTurns", "haystack_spans", "iter_objects"]
+__all__ = ["TierTurns", "haystack_spans", "cached_spans", "SPANS_CACHE", "iter_objects"]
 
 #: a line's last field, ``"haystack": "<plain string>"`` then ``}`` (as ``bench.io.turn_line`` writes it);
 #: the value holds no escape, quote or control character, so its bytes are its text
@@ -196,6 +198,65 @@ def haystack_spans(path) -> dict[str | None, list[Span]]:
                 runs.append((start, off, n))
             last = hay
     return spans
+
+
+#: each turns file's haystack spans, beside the bench (as the validity gate's cache), one file per key
+SPANS_CACHE = Path(".memeval") / "spans"
+_SPANS_VERSION = 1  # bump when the spans' meaning changes: older files are then not read
+
+
+def cached_spans(root, turns_file: str, content_hash: str) -> dict[str | None, list[Span]]:
+    """:func:`haystack_spans` of ``root/turns_file``, computed once per bench: kept under
+    ``root/.memeval/spans/`` keyed on the bench's ``content_hash`` (for a caller that has checked it
+    against the files, as ``memeval run`` does unless ``--no-verify``) and read back. Best effort: a
+    read-only bench folder, a link where the cache should be, or an unreadable entry is computed again.
+
+    >>> import tempfile, pathlib
+    >>> from memeval.bench.io import write_turns
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_turns(root / "t.jsonl", [Turn(1, 1, "user", "hi", "2024-01-01", haystack="a")])
+    >>> cached_spans(root, "t.jsonl", "h1") == cached_spans(root, "t.jsonl", "h1") == haystack_spans(root / "t.jsonl")
+    True
+    >>> len(list((root / SPANS_CACHE).iterdir()))
+    1
+    """
+    root = Path(root)
+    name = hashlib.sha256(f"v{_SPANS_VERSION}|{content_hash}|{turns_file}".encode()).hexdigest()[:32]
+    path = root / SPANS_CACHE / f"{name}.json"
+    links = root / ".memeval", root / SPANS_CACHE, path
+    try:
+        if not any(p.is_symlink() for p in links) and path.is_file():
+            spans = _spans_of(orjson.loads(path.read_bytes()))
+            if spans is not None:
+                return spans
+    except (OSError, ValueError):
+        pass
+    spans = haystack_spans(root / turns_file)
+    try:
+        if not any(p.is_symlink() for p in links[:2]):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, orjson.dumps([[h, runs] for h, runs in spans.items()]).decode())
+    except (OSError, MemevalError):
+        pass
+    return spans
+
+
+def _spans_of(obj) -> dict[str | None, list[Span]] | None:
+    """The spans a cache file holds (``[[haystack, [[start, end, first line], ...]], ...]``), or None
+    when it holds anything else."""
+    if type(obj) is not list:
+        return None
+    out: dict[str | None, list[Span]] = {}
+    for item in obj:
+        if type(item) is not list or len(item) != 2 or not (item[0] is None or type(item[0]) is str):
+            return None
+        runs = []
+        for r in item[1] if type(item[1]) is list else [None]:
+            if type(r) is not list or len(r) != 3 or any(type(x) is not int or x < 0 for x in r) or r[0] > r[1]:
+                return None
+            runs.append((r[0], r[1], r[2]))
+        out[item[0]] = runs
+    return out
 
 
 class TierTurns:

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 StrPath = str | os.PathLike[str]
 
-from ..atomic import LinkRefused, WriterLock, write_text
+from ..atomic import LinkRefused, WriterLock, dumps_pretty, write_text
 from ..bench.io import read_json
 from ..errors import InputError, MemevalError
 from .manifest import Manifest, migrate
@@ -80,7 +79,7 @@ def load_manifest(run_dir: StrPath) -> Manifest:
 
 def write_manifest(run_dir: StrPath, manifest: Manifest) -> None:
     """Write ``manifest.json`` atomically."""
-    text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False)
+    text = dumps_pretty(manifest.to_json())  # json.dumps(indent=2)'s layout, by orjson (a run's write path is long)
     write_text(Path(run_dir) / "manifest.json", text + "\n")
 
 

@@ -1,5 +1,6 @@
 """The run record: its typed fields (``Record``), its checks on read, and ``records.jsonl`` (append-only,
-one JSON line per (tier, question, epoch), flushed per record).
+one JSON line per (tier, question, epoch), flushed per record or, for a run, per batch of at most a
+second).
 
 Records are never rewritten: a question whose record is an error is asked again by a rerun (or
 ``memeval retry``) and its newer record is appended. :func:`current_records` defines once which record
@@ -7,7 +8,8 @@ counts (the last one per key, at the place of the first); every reader goes thro
 question, status updated) and the writer lock are in ``run.folder``.
 
 A process killed mid-write leaves at most one partial last line; opening the store drops it, so a
-resumed run asks that question again and never holds a duplicate. Reading checks every record
+resumed run asks that question again and never holds a duplicate (a batch not yet written is asked
+again the same way). Reading checks every record
 (:func:`read_records`, the one reader behind regrade, summary, diff, view and ``load_runs``): types,
 a ``score`` in [0, 1] or null, finite numbers, and one record per (tier, question, epoch); a bad
 value or a duplicate is one line naming the file, the line and the field.
@@ -19,11 +21,12 @@ import difflib
 import math
 import os
 import threading
+import time
 from pathlib import Path
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..atomic import JsonlAppender
+from ..atomic import JsonlAppender, dumps_fast
 from ..bench.files import check_field_types
 from ..bench.images import image_label
 from ..bench.io import loads_json
@@ -181,12 +184,19 @@ class Record:
         ...
         memeval.errors.SchemaError: record field 'scroe' does not exist; did you mean 'score'?
         """
-        unknown = [k for k in values if k not in _FIELD_SET]
-        if unknown:
+        if not values.keys() <= _FIELD_SET:
+            unknown = [k for k in values if k not in _FIELD_SET]
             near = difflib.get_close_matches(str(unknown[0]), RECORD_FIELDS, 1, 0.7)
             hint = f"; did you mean {near[0]!r}?" if near else f" (fields: {', '.join(RECORD_FIELDS)})"
             raise SchemaError(f"record field {unknown[0]!r} does not exist{hint}")
-        return cls(**values)
+        if cls is not Record:
+            return cls(**values)
+        # what cls(**values) makes (every field defaults to None; no __post_init__), without its 60
+        # frozen-field assignments: the runner builds one record per question this way
+        rec = object.__new__(cls)
+        rec.__dict__.update(_EMPTY_ROW)
+        rec.__dict__.update(values)
+        return rec
 
     def with_fields(self, values: Mapping[str, Any]) -> "Record":
         """This record with ``values`` set (checked as :meth:`of` checks them)."""
@@ -195,12 +205,14 @@ class Record:
         return replace(self, **values)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in RECORD_FIELDS}
+        d = self.__dict__  # the fields, in field order (however the record was built)
+        return dict(d) if len(d) == len(RECORD_FIELDS) else {k: getattr(self, k) for k in RECORD_FIELDS}
 
 
 #: every field of :class:`Record`, in file order
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 _FIELD_SET = frozenset(RECORD_FIELDS)
+_EMPTY_ROW: dict[str, Any] = dict.fromkeys(RECORD_FIELDS)
 #: field -> element kind (see :class:`Record`)
 RECORD_KINDS: dict[str, str] = {f.name: f.metadata["kind"] for f in fields(Record)}
 
@@ -387,9 +399,30 @@ class RecordStore:
     A key whose current record is an error is not done unless ``keep_errors``: the run asks it again
     and the new record supersedes the error (:func:`current_records`). ``errors`` maps each key whose
     current record is an error to that record; ``reasked`` counts the error keys reopened this way.
+
+    ``batch_s``: records are written in batches, at most ``batch_s`` seconds (and
+    :data:`BATCH_LINES` records) after the first one held, and at :meth:`flush` / :meth:`close`
+    (default None: each record written and flushed at once). A process killed (SIGKILL) loses at
+    most the batch it held: whole lines only reach the file, so a rerun asks those questions again
+    and holds no duplicate. :meth:`summary_rows` gives each current record's :data:`SUMMARY_FIELDS`
+    (those read at open, then each one appended), so a run summarises itself without reading its
+    records back.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> store = RecordStore(d, batch_s=60.0)
+    >>> store.append({"tier": "t", "qid": "q1", "epoch": 0, "error": "boom"})
+    >>> len(read_records(d)), store.summary_rows()
+    (0, [{'mode': None, 'error': 'boom', 'ungraded_reason': None, 'score': None, 'future_memories': None}])
+    >>> store.flush(); len(read_records(d))
+    1
+    >>> store.append({"tier": "t", "qid": "q1", "epoch": 0, "scroe": 1.0})
+    Traceback (most recent call last):
+    ...
+    memeval.errors.SchemaError: record field 'scroe' does not exist; did you mean 'score'?
     """
 
-    def __init__(self, run_dir: str | os.PathLike[str], keep_errors: bool = True) -> None:
+    def __init__(self, run_dir: str | os.PathLike[str], keep_errors: bool = True, batch_s: float | None = None) -> None:
         self.path = Path(run_dir) / "records.jsonl"
         self._out = JsonlAppender(self.path, fast=True)  # drops a torn last line first; orjson lines
         current = read_records(run_dir)
@@ -402,24 +435,68 @@ class RecordStore:
             self.reasked = set(self.errors)
             self.done -= self.reasked
         self._lock = threading.Lock()
+        self._summary: dict[tuple[str, str, int], dict[str, Any]] = {record_key(r): _slim(r) for r in current}
+        self._batch_s = batch_s
+        self._held: list[str] = []  # encoded lines not yet written (batch_s)
+        self._due = 0.0  # when the held lines must be written (monotonic seconds)
 
     def append(self, rec: "Mapping[str, Any] | Record") -> None:
         """Write one record; a mapping with a key the record does not have is a :class:`SchemaError`
-        (never silently dropped), a second record for the same (tier, qid, epoch) too."""
+        (never silently dropped), a second record for the same (tier, qid, epoch) too. A mapping is
+        the record with every other field None (``Record.of(rec)``)."""
         row = (rec if isinstance(rec, Record) else Record.of(rec)).to_json()
         with self._lock:
             key = record_key(row)
             if key in self.done:
                 raise SchemaError(f"{self.path}: a second record for (tier, qid, epoch) {key}")
-            self._out.write(row)
+            if self._batch_s is None:
+                self._out.write(row)
+            else:
+                now = time.monotonic()
+                if not self._held:
+                    self._due = now + self._batch_s
+                self._held.append(dumps_fast(row))
+                if now >= self._due or len(self._held) >= BATCH_LINES:
+                    self._write_held()
             self.done.add(key)
+            self._summary[key] = _slim(row)
             if row.get("error") is not None:
                 self.errors[key] = row
             else:
                 self.errors.pop(key, None)
 
+    def _write_held(self) -> None:
+        if self._held:
+            lines, self._held = self._held, []
+            self._out.write_lines(lines)
+
+    def flush(self) -> None:
+        """Write the records held for the current batch (a no-op without ``batch_s``)."""
+        with self._lock:
+            self._write_held()
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """Each current record's :data:`SUMMARY_FIELDS`, in :func:`current_records` order (what a
+        finished run's grading and causal summaries read)."""
+        with self._lock:
+            return list(self._summary.values())
+
     def close(self) -> None:
-        self._out.close()
+        try:
+            self.flush()
+        finally:
+            self._out.close()
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         return iter(self.done)
+
+
+#: most records a batching :class:`RecordStore` holds before writing them
+BATCH_LINES = 1000
+#: the record fields whole-run summaries read (``run.grading.grading_summary``,
+#: ``run.writepath.causal_summary``): kept per current record by :class:`RecordStore`
+SUMMARY_FIELDS = ("mode", "error", "ungraded_reason", "score", "future_memories")
+
+
+def _slim(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: row.get(k) for k in SUMMARY_FIELDS}

@@ -15,7 +15,6 @@ connection failures, or at the first one its health check confirms.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -24,7 +23,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
@@ -32,7 +31,7 @@ from ..text.names import slug
 from ..bench.images import inline_session
 from ..bench.io import load_bench, read_questions
 from ..bench.model import Question
-from ..bench.stream import TierTurns
+from ..bench.stream import TierTurns, cached_spans
 from ..errors import MemevalError, SystemCallError, SystemContractError
 from ..audit import validity
 from ..audit.loading import TierData
@@ -47,7 +46,7 @@ from . import writepath
 from .answering import Answering, speed_fields
 from .grading import failure_reason, grading_summary
 from ..callcache import cache_note
-from .records import Record, RecordStore, memories_json, read_records, system_usage_fields
+from .records import Record, RecordStore, memories_json, system_usage_fields
 from .folder import RunLock, write_manifest
 from .setup import config_id as _config_id, config_snapshot, now, open_manifest, verify_bench
 from .status import MaxErrors, run_status
@@ -55,6 +54,8 @@ from .status import MaxErrors, run_status
 __all__ = ["RunConfig", "run_system", "default_run_dir"]
 
 MODES = ("dry", "memory", "answer")
+#: the longest a run holds a written record before it reaches records.jsonl (seconds)
+RECORD_BATCH_S = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -328,7 +329,8 @@ def _run_locked(
     )
     write_manifest(run_dir, manifest)
 
-    store = RecordStore(run_dir, keep_errors=cfg.keep_errors)
+    # records written in batches (at most RECORD_BATCH_S apart); a killed run's unwritten batch is asked again
+    store = RecordStore(run_dir, keep_errors=cfg.keep_errors, batch_s=RECORD_BATCH_S)
     if cfg.messages is not None and (resuming or stale_pid):
         cfg.messages(_resume_line(cfg, chosen, len(store.done) if resuming else None, stale_pid))
     if cfg.messages is not None and store.reasked:
@@ -347,15 +349,13 @@ def _run_locked(
         else None
     )
     status, error, reasons = "started", manifest.error, manifest.status_reasons
-    final: list[dict] | None = None
     try:
         runner.measure_floor("before")
         for tier in chosen:
             runner.run_tier(bench, tier, loaded.pop(tier.name, None))
         runner.measure_floor("after")
         assert isinstance(cfg.max_errors, MaxErrors)  # RunConfig normalises it
-        final = read_records(run_dir)  # read once: the grading summary and the causal guard
-        grading = grading_summary(final)  # a judge-graded run: did the judge grade enough?
+        grading = grading_summary(store.summary_rows())  # a judge-graded run: did the judge grade enough?
         verdict = run_status(len(store.done), len(store.errors), cfg.max_errors, _failure_reasons(grading))
         status, error, reasons = verdict.status, None, list(verdict.reasons) or None
         manifest = replace(manifest, grading=grading)
@@ -369,12 +369,13 @@ def _run_locked(
         status, error = "error", f"{type(e).__name__}: {e}"
         raise
     finally:
+        store.flush()  # every record on disk before the manifest counts them
         system_usage = sut.usage()  # the system's own model calls, ingest included (e.g. mem0's)
         ingest_usage = manifest.ingest_usage
         if runner.ingest_usage:  # model calls a system made while ingesting (per haystack; not per question)
             ingest_usage = {**(ingest_usage or {}), **runner.ingest_usage}
         write_path = runner.write_path_json(manifest.write_path)
-        causal = writepath.causal_summary(final if final is not None else read_records(run_dir))
+        causal = writepath.causal_summary(store.summary_rows())  # kept while writing: nothing read back
         manifest = replace(
             manifest,
             status=status,
@@ -449,6 +450,27 @@ def _resume_line(cfg: RunConfig, chosen, done: int | None, stale_pid: str | None
     if stale_pid:
         parts.append(f"stale lock of pid {stale_pid} removed (its writer had died)")
     return "; ".join(parts)
+
+
+class _OneLine:
+    """``_Runner._crash_is_one_line``'s context (a class: entered per haystack and per session)."""
+
+    __slots__ = ("label", "what")
+
+    def __init__(self, label: str, what: str) -> None:
+        self.label, self.what = label, what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, e, tb) -> None:
+        # MemevalError (SystemCallError, StaleGeneration) is the caller's; Ctrl-C and exits pass through
+        if kind is None or not issubclass(kind, Exception) or issubclass(kind, MemevalError):
+            return
+        raise MemevalError(
+            f"system {self.label!r} raised in {self.what}: {kind.__name__}: {e} (memeval --debug run ... "
+            "shows the traceback)"
+        ) from e
 
 
 class CircuitOpen(MemevalError):
@@ -560,7 +582,11 @@ class _Runner:
         by_hay: dict[str | None, list] = {}
         for q, e in todo:
             by_hay.setdefault(q.haystack, []).append((q, e))
-        haystacks = TierTurns(root / tier.turns_file)  # one haystack read at a time, never the whole tier
+        # one haystack read at a time, never the whole tier; where the bench's hash was checked against its
+        # files, the haystacks' places in the file are found once per bench and read back after
+        known = self.cfg.verify and bench.content_hash
+        spans = cached_spans(root, tier.turns_file, bench.content_hash) if known else None
+        haystacks = TierTurns(root / tier.turns_file, spans)
         # one bar at a time below the questions' bar: each haystack's ingest bar is closed (and its line
         # cleared) before questions are asked, so the closed questions' bar is the last line written
         ask_bar = None
@@ -584,7 +610,7 @@ class _Runner:
                     ask_bar.set_postfix(errors=self.n_errors, refresh=False)
                 if failed is not None:  # the memory is not what was sent: no question is asked of it
                     for q, e in items:
-                        self._keep(replace(self._record(tier.name, q, e), error=failed, chars_returned=0), ask_bar)
+                        self._keep(self._record(tier.name, q, e) | {"error": failed, "chars_returned": 0}, ask_bar)
                     continue
                 self.corpus = retrieval.Corpus.of((t for s in sessions for t in s.turns), memory_text)
                 self._ask_all(tier.name, items, ask_bar)
@@ -672,43 +698,36 @@ class _Runner:
                     self.system.ingest(s)
             bar.update(1)
 
-    @contextlib.contextmanager
-    def _crash_is_one_line(self, what: str) -> Iterator[None]:
+    def _crash_is_one_line(self, what: str) -> "_OneLine":
         """A system that raises while being reset or fed stops the run with one line naming the system,
         the call and the exception (the traceback stays chained, for ``memeval --debug``)."""
-        try:
-            yield
-        except (MemevalError, KeyboardInterrupt):  # SystemCallError, StaleGeneration: handled by the caller
-            raise
-        except Exception as e:
-            raise MemevalError(
-                f"system {self.label!r} raised in {what}: {type(e).__name__}: {e} (memeval --debug run ... "
-                "shows the traceback)"
-            ) from e
+        return _OneLine(self.label, what)
 
-    def _keep(self, rec: Record, bar) -> None:
-        """Append one record, count its error on the progress bar, and trip the circuit breaker when a
-        served system stops answering."""
-        self.store.append(rec)
+    def _keep(self, rec: dict[str, Any], bar) -> None:
+        """Append one record (its fields; ``Record.of`` refuses a field ``Record`` does not have),
+        count its error on the progress bar, and trip the circuit breaker when a served system stops
+        answering."""
+        self.store.append(Record.of(rec))  # the one Record of the question, built with all its fields
         bar.update(1)
-        if rec.error is None:
+        error = rec.get("error")
+        if error is None:
             self.failures.clear()
             return
         self.n_errors += 1
         bar.set_postfix(errors=self.n_errors)
-        key = (rec.tier, rec.qid, rec.epoch)
+        key = (rec["tier"], rec["qid"], rec["epoch"])
         if key not in self.unreachable:
             self.failures.clear()
             return
         self.unreachable.discard(key)
-        self.failures.append(rec.error)
+        self.failures.append(error)
         problem = self.system.health_problem() if isinstance(self.system, HttpSystem) else None
         if problem is None and len(self.failures) < self.cfg.max_connection_failures:
             return
         what = (
-            f"its health check failed ({problem}) after {rec.error}"
+            f"its health check failed ({problem}) after {error}"
             if problem is not None
-            else f"{len(self.failures)} consecutive connection failures (last: {rec.error})"
+            else f"{len(self.failures)} consecutive connection failures (last: {error})"
         )
         errors = self.store.done & set(self.store.errors)
         raise CircuitOpen(
@@ -743,27 +762,28 @@ class _Runner:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _record(self, tier: str, q: Question, epoch: int) -> Record:
-        """What a record of this question says before the system is asked."""
-        return Record(
-            run_id=self.run_id,
-            system=self.label,
-            tier=tier,
-            qid=q.id,
-            axis=q.axis,
-            epoch=epoch,
-            question_asked=q.text_to_ask,
-            query_lang=q.lang,
-            mode=self.cfg.mode,
-            weight=bounds.run_weight(q),
-            haystack=q.haystack,
-            gold_answer=q.gold_answer,
-            evidence_turns=list(q.evidence_turns),
-            grader=self.grader,
-            started_at=now(),
-        )
+    def _record(self, tier: str, q: Question, epoch: int) -> dict[str, Any]:
+        """What a record of this question says before the system is asked: its fields (every one a
+        ``Record`` field; ``_keep`` builds the record once, with all of them)."""
+        return {
+            "run_id": self.run_id,
+            "system": self.label,
+            "tier": tier,
+            "qid": q.id,
+            "axis": q.axis,
+            "epoch": epoch,
+            "question_asked": q.text_to_ask,
+            "query_lang": q.lang,
+            "mode": self.cfg.mode,
+            "weight": bounds.run_weight(q),
+            "haystack": q.haystack,
+            "gold_answer": q.gold_answer,
+            "evidence_turns": list(q.evidence_turns),
+            "grader": self.grader,
+            "started_at": now(),
+        }
 
-    def _ask(self, tier: str, q: Question, epoch: int) -> Record:
+    def _ask(self, tier: str, q: Question, epoch: int) -> dict[str, Any]:
         asked = q.text_to_ask
         rec = self._record(tier, q, epoch)
         try:
@@ -776,28 +796,24 @@ class _Runner:
         except SystemCallError as e:
             if e.connection:  # the circuit breaker counts these (_keep)
                 self.unreachable.add((tier, q.id, epoch))
-            return replace(rec, error=str(e), chars_returned=0)
+            return rec | {"error": str(e), "chars_returned": 0}
         except Exception as e:  # a crashing system is an error record, not a crashed run
-            return replace(rec, error=f"{type(e).__name__}: {e}", chars_returned=0)
+            return rec | {"error": f"{type(e).__name__}: {e}", "chars_returned": 0}
         if not isinstance(recall, Recall):  # a broken contract, not a failed question: stop, one line
             raise SystemContractError(
                 f"system {self.label!r}: query returned {_a(recall)}, expected Recall "
                 "(return memeval.Recall(memories=[...]); see memeval.MemorySystem)"
             )
         memories = list(recall.memories)
-        rec = replace(
-            rec,
-            memories_returned=[str(m) for m in memories],
-            memories=memories_json(memories),
-            retrieved_turns=None if recall.turn_ids is None else list(recall.turn_ids),
-            chars_returned=sum(len(m) for m in memories) + len(recall.answer or ""),
-            response_bytes=recall.response_bytes,
-            attempts=recall.attempts,
-        )
+        rec["memories_returned"] = [str(m) for m in memories]
+        rec["memories"] = memories_json(memories)
+        rec["retrieved_turns"] = None if recall.turn_ids is None else list(recall.turn_ids)
+        rec["chars_returned"] = sum(len(m) for m in memories) + len(recall.answer or "")
+        rec["response_bytes"] = recall.response_bytes
+        rec["attempts"] = recall.attempts
+        rec.update(system_usage_fields(recall.usage))  # the system's own model calls (e.g. mem0's), if counted
+        rec["future_memories"] = writepath.future_count(memories, q.asked_at)  # the causal guard
         cfg, keep = self.cfg, self.caps.context_keep
-        return rec.with_fields(
-            system_usage_fields(recall.usage)  # the system's own model calls (e.g. mem0's), if counted
-            | {"future_memories": writepath.future_count(memories, q.asked_at)}  # the causal guard
-            | speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency)
-            | self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root)
-        )
+        rec.update(speed_fields(recall, wall_ms, cfg.target_ms, self.floor["before"], cfg.concurrency))
+        rec.update(self.answering.fields(q, recall, memories, self.corpus, system_calls, keep, self.root))
+        return rec

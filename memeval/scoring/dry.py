@@ -47,12 +47,14 @@ exact fractions (2 of 3 = 0.666…); "both"/"different" alone never name a disag
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from memeval.bench.model import Question
 from memeval.scoring.idk import denies_premise, fold_for_phrases, gold_is_idk, is_idk
-from memeval.scoring.matching import contains_normalized, normalize
+from memeval.scoring.matching import contains_normal_forms, normalize
 from memeval.scoring.phrases import PhraseSet
 from memeval.systems.base import memory_content
 from memeval.text.normal_form import normalize_each
@@ -67,6 +69,7 @@ __all__ = [
     "has_correction_word",
     "IDK_NET_EXEMPT_AXES",
     "ungraded_without_answer",
+    "clear_caches",
 ]
 
 GRADER_VERSION = "dry-v2"
@@ -85,8 +88,16 @@ class DryScore:
 
     @classmethod
     def of(cls, score: float, rule: str) -> "DryScore":
-        verdict = "correct" if score >= 1.0 else "wrong" if score <= 0.0 else "partial"
-        return cls(float(score), verdict, rule)
+        made = _MADE.get((score, rule))  # a frozen value: one instance per (score, rule) will do
+        if made is None or type(made) is not cls:
+            verdict = "correct" if score >= 1.0 else "wrong" if score <= 0.0 else "partial"
+            made = cls(float(score), verdict, rule)
+            if len(_MADE) < 4096:
+                _MADE[(score, rule)] = made
+        return made
+
+
+_MADE: dict[tuple[float, str], DryScore] = {}
 
 
 # Words that name a disagreement (rule 9). Never "both" or "different" alone.
@@ -197,6 +208,10 @@ def latest_value(gold: str) -> str:
 
 def names_disagreement(text: str) -> bool:
     """Rule 9's words: the text names a disagreement (conflict, contradicts, do not match, ...)."""
+    return _names_disagreement_cached(text) if len(text) <= _MEMO_MAX_CHARS else _names_disagreement(text)
+
+
+def _names_disagreement(text: str) -> bool:
     folded = fold_for_phrases(text)
     if "no" in folded or "n't" in folded or "without" in folded:
         folded = _NEGATED_DISAGREEMENT.sub(" ", folded)
@@ -205,6 +220,10 @@ def names_disagreement(text: str) -> bool:
 
 def has_correction_word(text: str) -> bool:
     """Rule 10's words: a negation or correction (no, not, actually, changed, no longer, ...)."""
+    return _correction_cached(text) if len(text) <= _MEMO_MAX_CHARS else _has_correction_word(text)
+
+
+def _has_correction_word(text: str) -> bool:
     return _CORRECTION.search(fold_for_phrases(text))
 
 
@@ -212,12 +231,135 @@ def _golds(q: Question) -> list[str]:
     return [g for g in (q.gold_answer, *q.gold_alts) if g]
 
 
+class _Plan:
+    """What grading one question needs, worked out once per distinct question and on first use: its
+    rule (axis), its golds' normal forms, whether the IDK net applies, the CONFLICT latest values."""
+
+    __slots__ = ("q", "axis", "prefix", "golds", "_gold_forms", "_idk_net", "_latest_forms")
+
+    def __init__(self, q: Question):
+        self.q = q
+        self.axis = q.scored_as
+        self.prefix = self.axis.lower()
+        self.golds = _golds(q)
+        self._gold_forms: dict[int, str] = {}  # by the gold's index (a dict: safe to fill from threads)
+        self._idk_net: bool | None = None
+        self._latest_forms: list[str] | None = None
+
+    def has_gold(self, forms: list[str]) -> bool:
+        """Does any (normalised) text hold a gold or alt? (golds normalised one by one, as needed)"""
+        done = self._gold_forms
+        for i, g in enumerate(self.golds):
+            v = done.get(i)
+            if v is None:
+                v = done[i] = normalize(g)
+            if v:
+                for a in forms:
+                    if contains_normal_forms(a, v):
+                        return True
+        return False
+
+    @property
+    def idk_net(self) -> bool:
+        """Rule 3 applies: IDK zeroes the answer unless the axis scores it or a gold reads like IDK."""
+        if self._idk_net is None:
+            self._idk_net = self.axis not in IDK_NET_EXEMPT_AXES and not any(gold_is_idk(g) for g in self.golds)
+        return self._idk_net
+
+    @property
+    def latest_forms(self) -> list[str]:
+        """CONFLICT: the latest value taken out of each gold, then the golds as written, normalised."""
+        if self._latest_forms is None:
+            candidates = [c for c in dict.fromkeys([latest_value(g) for g in self.golds] + self.golds) if c]
+            self._latest_forms = [normalize(c) for c in candidates]
+        return self._latest_forms
+
+
+def _has(forms: list[str], value: str | None) -> bool:
+    """Does any (normalised) text hold the value (normalised here: memoised)?"""
+    if not value:
+        return False
+    v = normalize(value)
+    return any(contains_normal_forms(a, v) for a in forms)
+
+
+def _grading_key(q: Question) -> tuple:
+    """Every field ``score_answer`` reads, as a key (a non-string ``eval_function`` is ignored by
+    ``Question.scored_as``, so it is left out)."""
+    published = q.extra.get("eval_function") if q.extra else None
+    return (
+        q.axis,
+        q.expect,
+        published if isinstance(published, str) else None,
+        q.gold_answer,
+        q.gold_alts,
+        q.stale_answer,
+        q.clash_a,
+        q.clash_b,
+        q.side_a,
+        q.side_b,
+        q.gold_parts,
+    )
+
+
+#: Distinct questions' plans and graded (question, answer) pairs kept (each dropped oldest first).
+_PLANS_MAX = 16384
+_MEMO_MAX = 16384
+#: Answers longer than this are neither memoised nor their phrase tests cached.
+_MEMO_MAX_CHARS = 4096
+# (ordered dicts: dropping the oldest is O(1); a plain dict's ``next(iter(d))`` scans past every
+# entry deleted before it, ~13 µs per insert once full)
+_PLANS: OrderedDict[tuple, _Plan] = OrderedDict()
+_MEMO: OrderedDict[tuple, DryScore] = OrderedDict()
+
+
+def _drop_oldest(memo: OrderedDict) -> None:
+    try:
+        memo.popitem(last=False)
+    except KeyError:  # emptied meanwhile (another thread, clear_caches)
+        pass
+
+
+def _plan_for(q: Question, key: tuple) -> _Plan:
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:  # a field that cannot be a key (e.g. a list where a tuple belongs): no memo
+        return _Plan(q)
+    if plan is None:
+        if len(_PLANS) >= _PLANS_MAX:
+            _drop_oldest(_PLANS)
+        plan = _PLANS[key] = _Plan(q)
+    return plan
+
+
 def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     """Grade one answer to one question by rules 1-11 of benchmark.md §4, in order.
 
     ``answer`` is the answer text, or a memory-only system's returned memories (a list of texts, read
-    one memory at a time: see the module docstring).
+    one memory at a time: see the module docstring). A repeated (question, answer) pair is answered
+    from a bounded memo keyed by the answer and every question field the rules read.
     """
+    key = _grading_key(q)
+    if type(answer) is not str or len(answer) > _MEMO_MAX_CHARS:
+        return _grade(_plan_for(q, key), answer)
+    pair = (key, answer)
+    try:
+        hit = _MEMO.get(pair)
+    except TypeError:  # see _plan_for
+        return _grade(_Plan(q), answer)
+    if hit is None:
+        hit = _grade(_plan_for(q, key), answer)
+        if len(_MEMO) >= _MEMO_MAX:
+            _drop_oldest(_MEMO)
+        _MEMO[pair] = hit
+    return hit
+
+
+_EMPTY = DryScore.of(0.0, "empty")
+_IDK_NET = DryScore.of(0.0, "idk-net")
+
+
+def _grade(plan: _Plan, answer: str | Sequence[str] | None) -> DryScore:
     memories_only = isinstance(answer, (list, tuple))
     lines: list[str] = []
     if isinstance(answer, (list, tuple)):  # content only: a date stamp or a speaker name is not an answer
@@ -226,19 +368,16 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     elif answer is not None and not isinstance(answer, str):
         answer = str(answer)  # e.g. a bare number from a JSON answer file
     # Rule 1: the expect value picks the rule whatever the axis (no_memory → ABSTAIN,
-    # answer_or_abstain → STALE, flag_conflict → CONTRADICT).
-    axis = q.scored_as
-    prefix = axis.lower()
+    # answer_or_abstain → STALE, flag_conflict → CONTRADICT): ``plan.axis`` is ``scored_as``.
+    q, axis, prefix = plan.q, plan.axis, plan.prefix
     # Rule 2: an empty answer scores 0 and stays in the denominator.
-    if answer is None or not str(answer).strip():
-        return DryScore.of(0.0, "empty")
-    answer = str(answer)
+    if answer is None or not answer.strip():
+        return _EMPTY
     # IDK and denials are the system's own words: never read out of the memories it returned.
     idk = not memories_only and is_idk(answer)
-    golds = _golds(q)
     # Rule 3: the IDK net, unless the question's own gold reads like IDK.
-    if idk and axis not in IDK_NET_EXEMPT_AXES and not any(gold_is_idk(g) for g in golds):
-        return DryScore.of(0.0, "idk-net")
+    if idk and plan.idk_net:
+        return _IDK_NET
     # Rule 4: abstention axes.
     if axis in ("ABSTAIN", "FALSE_MEMORY"):
         if idk:
@@ -251,32 +390,25 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     # once: each memory of a memory-only response normalised on its own (memoised), or the answer
     texts = lines if memories_only else [answer]
     forms = normalize_each(lines) if memories_only else [normalize(answer)]
-
-    def has(value: str | None) -> bool:
-        return any(contains_normalized(a, value) for a in forms)
-
-    def has_any(values: Iterable[str]) -> bool:
-        return any(contains_normalized(a, v) for a in forms for v in values if v)
-
     # Rule 5: GATHER, proportional to the parts found.
     if axis == "GATHER":
         parts = [p for p in q.gold_parts if p]
         if parts:
-            hit = sum(1 for p in parts if has(p))
+            hit = sum(1 for p in parts if _has(forms, p))
             return DryScore.of(hit / len(parts), "gather:parts" if hit else "gather:miss")
-        return DryScore.of(1.0, "gather:gold") if has_any(golds) else DryScore.of(0.0, "gather:miss")
+        return DryScore.of(1.0, "gather:gold") if plan.has_gold(forms) else DryScore.of(0.0, "gather:miss")
     # Rule 6: UPDATE, new value first ("it was X, now Y" is right).
     if axis == "UPDATE":
-        if has_any(golds):
+        if plan.has_gold(forms):
             return DryScore.of(1.0, "update:new-value")
         if idk:
             return DryScore.of(0.5, "update:idk")
         return DryScore.of(0.0, "update:miss")
     # Rule 7: STALE, new value first, then the old value served as current.
     if axis == "STALE":
-        if has_any(golds):
+        if plan.has_gold(forms):
             return DryScore.of(1.0, "stale:new-value")
-        if q.stale_answer and has(q.stale_answer):
+        if q.stale_answer and _has(forms, q.stale_answer):
             return DryScore.of(0.0, "stale:old-value")
         if idk:
             return DryScore.of(0.5, "stale:idk")
@@ -284,17 +416,17 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
     # Rule 8: RECONCILE, both conditions (IDK already earned 0 in rule 3).
     if axis == "RECONCILE":
         if q.side_a and q.side_b:
-            hit = has(q.side_a) + has(q.side_b)
+            hit = _has(forms, q.side_a) + _has(forms, q.side_b)
             if hit == 2:
                 return DryScore.of(1.0, "reconcile:both-sides")
             if hit == 1:
                 return DryScore.of(0.5, "reconcile:one-side")
-        if has_any(golds):
+        if plan.has_gold(forms):
             return DryScore.of(1.0, "reconcile:gold")
         return DryScore.of(0.0, "reconcile:miss")
     # Rule 9: CONTRADICT, both values or words naming the disagreement.
     if axis == "CONTRADICT":
-        if q.clash_a and q.clash_b and has(q.clash_a) and has(q.clash_b):
+        if q.clash_a and q.clash_b and _has(forms, q.clash_a) and _has(forms, q.clash_b):
             return DryScore.of(1.0, "contradict:both-values")
         if any(names_disagreement(t) for t in texts):
             return DryScore.of(1.0, "contradict:names-disagreement")
@@ -303,15 +435,15 @@ def score_answer(q: Question, answer: str | Sequence[str] | None) -> DryScore:
         return DryScore.of(0.0, "contradict:miss")
     # Rule 10: CONFLICT, a correction word and the latest value.
     if axis == "CONFLICT":
-        candidates = [c for c in dict.fromkeys([latest_value(g) for g in golds] + golds) if c]
-        valued = [t for t, a in zip(texts, forms) if any(contains_normalized(a, c) for c in candidates)]
+        latest = plan.latest_forms
+        valued = [t for t, a in zip(texts, forms) if any(contains_normal_forms(a, c) for c in latest)]
         if valued:  # the correction must sit in a text that gives the latest value (one memory)
             if any(has_correction_word(t) for t in valued):
                 return DryScore.of(1.0, "conflict:corrected")
             return DryScore.of(0.5, "conflict:value-only")
         return DryScore.of(0.0, "conflict:miss")
     # Rule 11: every other axis.
-    if has_any(golds):
+    if plan.has_gold(forms):
         return DryScore.of(1.0, f"{prefix}:gold")
     return DryScore.of(0.0, f"{prefix}:miss")
 
@@ -331,3 +463,15 @@ def ungraded_without_answer(q: Question) -> str | None:
 def score_many(pairs: Iterable[tuple[Question, str | None]]) -> list[DryScore]:
     """``score_answer`` over (question, answer) pairs, in order."""
     return [score_answer(q, a) for q, a in pairs]
+
+
+_names_disagreement_cached = lru_cache(maxsize=4096)(_names_disagreement)
+_correction_cached = lru_cache(maxsize=4096)(_has_correction_word)
+
+
+def clear_caches() -> None:
+    """Forget graded pairs, question plans and memoised phrase tests (for benchmarks and tests)."""
+    _PLANS.clear()
+    _MEMO.clear()
+    _names_disagreement_cached.cache_clear()
+    _correction_cached.cache_clear()

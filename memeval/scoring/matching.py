@@ -9,13 +9,21 @@ True
 from __future__ import annotations
 
 from ..text import containment, normal_form
-from ..text.containment import HEDGE_WORDS, contains, contains_normalized, matches_any, numbers_in
+from ..text.containment import (
+    HEDGE_WORDS,
+    contains,
+    contains_normal_forms,
+    contains_normalized,
+    matches_any,
+    numbers_in,
+)
 from ..text.normal_form import CACHE_MAX_CHARS, normalize
 
 __all__ = [
     "normalize",
     "contains",
     "contains_normalized",
+    "contains_normal_forms",
     "matches_any",
     "numbers_in",
     "HEDGE_WORDS",

@@ -90,6 +90,15 @@ class RetrievalScorer:
 
     def score(self, q: Question, r: Response, so_far: Mapping[str, Any]) -> dict:
         memories = list(r.memories)
+        if not r.turn_ids and not any(memories):  # nothing ranked: no text to map, no repeat to count
+            metrics, source = retrieval.ranking_metrics(q, None, (), r.corpus)
+            hit = retrieval.retrieval_hit(q, None, ())
+            return {
+                "retrieval_hit": hit,
+                "retrieval_metrics": metrics,
+                "retrieval_source": source,
+                "retrieval_repeats": 0,
+            }
         metrics, source = retrieval.ranking_metrics(q, r.turn_ids, memories, r.corpus)
         return {
             "retrieval_hit": retrieval.retrieval_hit(q, r.turn_ids, memories),

@@ -21,7 +21,15 @@ from typing import Iterable
 
 from .normal_form import normalize
 
-__all__ = ["contains", "contains_normalized", "matches_any", "numbers_in", "HEDGE_WORDS", "clear_caches"]
+__all__ = [
+    "contains",
+    "contains_normalized",
+    "contains_normal_forms",
+    "matches_any",
+    "numbers_in",
+    "HEDGE_WORDS",
+    "clear_caches",
+]
 
 # ---------------------------------------------------------------------------------------------
 # Matching
@@ -146,11 +154,16 @@ def _find(a: str, g: str) -> bool:
     """Word-boundary search of a normalised gold in a normalised answer, without a regex."""
     shape = _gold_shape(g)
     lit, find, start = shape.literal, a.find, 0
+    plain = shape.middles[0] == ""  # the literal is the whole gold (not a y-gold's stem)
     while True:
         i = find(lit, start)
         if i < 0:
             return False
-        if _left_ok(a, i, shape.left) and _right_ok(a, i + len(lit), shape):
+        j = i + len(lit)
+        # the common case first: spaces (or the text's ends) on both sides satisfy every shape
+        if plain and (i == 0 or a[i - 1] == " ") and (j == len(a) or a[j] == " "):
+            return True
+        if _left_ok(a, i, shape.left) and _right_ok(a, j, shape):
             return True
         start = i + 1
 
@@ -221,8 +234,17 @@ def contains_normalized(a: str, gold: str | None) -> bool:
     """``contains`` for an answer already passed through ``normalize`` (normalise a long text once)."""
     if not a or not gold:
         return False
-    g = normalize(gold)
-    if not g:
+    return contains_normal_forms(a, normalize(gold))
+
+
+def contains_normal_forms(a: str, g: str) -> bool:
+    """``contains`` for an answer and a gold both already passed through ``normalize`` (a grader
+    that meets one gold many times normalises it once).
+
+    >>> contains_normal_forms(normalize("She adopted two cats"), normalize("2 cat"))
+    True
+    """
+    if not a or not g:
         return False
     if _find(a, g):
         return True

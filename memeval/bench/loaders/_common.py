@@ -9,12 +9,15 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ...atomic import DIR_MODE
 from ...errors import InputError, MemevalError
 from ..model import Tier, Turn
 from ..tokens import TokenMemo, count_tokens
+
+#: session texts held for one bulk token count (``TierCounter.add_sessions``), in characters
+PENDING_CHARS = 1 << 20
 
 __all__ = ["staged_output", "clean_stale", "TierCounter", "copy_source", "SourceRecord"]
 
@@ -123,6 +126,8 @@ class TierCounter:
         self.n_turns = self.n_sessions = self.n_tokens = 0
         self._last: tuple | None = None
         self._memo = memo if memo is not None else TokenMemo()
+        self._pending: list[str] = []  # session texts whose tokens are not counted yet (add_sessions)
+        self._pending_chars = 0
 
     def add(self, turn: Turn) -> Turn:
         self.n_turns += 1
@@ -147,7 +152,26 @@ class TierCounter:
         self._last = last
         return self
 
+    def add_sessions(self, texts: Sequence[str], n_turns: int) -> "TierCounter":
+        """Count ``n_turns`` turns in ``len(texts)`` new sessions, each given as one text: its turns'
+        texts joined by spaces (a space ends a word run, so the tokens are the sum of its turns').
+        Tokens are counted in batches of about a million characters (a session seen before: once)."""
+        self.n_turns += n_turns
+        self.n_sessions += len(texts)
+        self._last = None
+        self._pending.extend(texts)
+        self._pending_chars += sum(map(len, texts))
+        if self._pending_chars >= PENDING_CHARS:
+            self._flush()
+        return self
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.n_tokens += sum(self._memo.counts(self._pending))
+            self._pending, self._pending_chars = [], 0
+
     def tier(self, name: str, turns_file: str, questions_file: str, n_questions: int) -> Tier:
+        self._flush()
         return Tier(
             name=name,
             turns_file=turns_file,

@@ -27,12 +27,14 @@ def _skip_ws(buf: str, i: int) -> int:
     return i
 
 
-def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
-    """Yield (index, element) for each element of the JSON array in ``path``.
+def iter_json_array(path, chunk: int | None = None) -> Iterator[tuple[int, object]]:
+    """Yield (index, element) for each element of the JSON array in ``path``, reading ``chunk``
+    characters at a time (default ``_CHUNK``).
 
     Syntax errors raise :class:`InputError` naming the record index and the character offset.
     """
     path = Path(path)
+    chunk = chunk or _CHUNK
     try:
         fh = path.open(encoding="utf-8-sig")  # a byte-order mark is tolerated
     except OSError as e:
@@ -65,6 +67,7 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
         while True:
             i = _skip_ws(buf, i)
             if i >= len(buf):
+                buf, base, i = "", base + len(buf), 0  # all consumed
                 if not more(chunk):
                     raise InputError(path, f"{index}", None, "file ends inside the top-level list")
                 continue
@@ -108,7 +111,8 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
                     if err is None:
                         raise
                     raise err from None
-            if "\\ud" in buf[i:end].lower():  # an escaped lone surrogate is not text: refuse it here
+            u = buf.find("\\u", i, end)  # one scan where no \u escape is (a second for ensure_ascii files)
+            if u >= 0 and (buf.find("\\ud", u, end) >= 0 or buf.find("\\uD", u, end) >= 0):  # a lone surrogate?
                 try:
                     json.dumps(obj, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:
@@ -118,7 +122,10 @@ def iter_json_array(path, chunk: int = _CHUNK) -> Iterator[tuple[int, object]]:
             yield index, obj
             index += 1
             expect_value = False
-            # drop what has been consumed so the buffer holds at most one element plus a chunk
-            buf, base, i = buf[end:], base + end, 0
-            if len(buf) < chunk // 2 and not eof:
+            i = end
+            if len(buf) - i < chunk // 2 and not eof:
+                # drop what has been consumed (once per read, not per element: copying the rest of the
+                # buffer after each element cost more than decoding it), so the buffer holds at most
+                # one element plus a chunk
+                buf, base, i = buf[i:], base + i, 0
                 more(chunk)

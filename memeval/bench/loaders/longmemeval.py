@@ -11,12 +11,14 @@ import hashlib
 import re
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache
+from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from ...atomic import write_jsonl
 from ...errors import BenchContractError, InputError, MemevalError
-from ..io import file_sha256, save_bench, turn_line
+from ..io import file_sha256, json_strings, save_bench
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, staged_output
@@ -27,6 +29,7 @@ __all__ = [
     "TIER_ORDER",
     "import_longmemeval",
     "convert_instance",
+    "instance_lines",
     "parse_date",
     "tier_name_for",
     "haystack_id",
@@ -86,6 +89,9 @@ def parse_date(text: str) -> datetime:
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0))
 
 
+_session_date = lru_cache(maxsize=4096)(parse_date)  # haystacks repeat their sessions' dates
+
+
 class _Rec(SourceRecord):
     """A LongMemEval instance, named by its ``question_id`` in errors."""
 
@@ -102,9 +108,23 @@ class _Rec(SourceRecord):
         return v
 
 
-def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn], Question]:
-    """One LongMemEval instance → (its haystack's turns, its question)."""
-    r = _Rec(path, index, obj)
+class _Head(NamedTuple):
+    """An instance's fields other than its turns; ``dated``: (date, index) of its sessions in date
+    order (stable for equal dates: file order)."""
+
+    qid: str
+    qtype: str
+    question: str
+    answer: Any
+    asked: datetime
+    sids: list
+    sessions: list
+    answer_sids: list
+    dated: list
+
+
+def _header(r: _Rec, obj: Any) -> _Head:
+    """An instance's fields other than its turns, checked in file order."""
     if not isinstance(obj, dict):
         raise r.err(None, f"expected a JSON object, got {type(obj).__name__}")
     qid = r.get(obj, "question_id", str)
@@ -128,64 +148,164 @@ def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn
             f"{len(sessions)} sessions but {len(sids)} haystack_session_ids and {len(dates_raw)} haystack_dates",
         )
     answer_sids = r.str_list(obj, "answer_session_ids", required=False)
-    abstain = qid.endswith("_abs")
-    hay = haystack_id(qid)
-
     dated = []
     for i, (raw, sess) in enumerate(zip(dates_raw, sessions)):
         try:
-            when = parse_date(raw)
+            when = _session_date(raw)
         except ValueError as e:
             raise r.err(f"haystack_dates[{i}]", str(e)) from None
         if not isinstance(sess, list):
             raise r.err(f"haystack_sessions[{i}]", f"expected a list of turns, got {type(sess).__name__}")
         dated.append((when, i))
-    dated.sort()  # stable for equal dates: file order
+    dated.sort()
+    return _Head(qid, qtype, question, answer, asked, sids, sessions, answer_sids, dated)
 
+
+def _turn_fields(r: _Rec, t: Any, i: int, j: int) -> tuple[str, str, bool]:
+    """Turn ``j`` of session ``i``: (role, content, has_answer), each checked."""
+    where = f"haystack_sessions[{i}][{j}]"
+    if not isinstance(t, dict):
+        raise r.err(where, f"expected an object, got {type(t).__name__}")
+    role = r.get(t, "role", str, f"{where}.role")
+    if role not in ("user", "assistant"):
+        raise r.err(f"{where}.role", f"expected 'user' or 'assistant', got {role!r}")
+    content = r.get(t, "content", str, f"{where}.content")
+    has = t.get("has_answer", False)
+    if not isinstance(has, bool):
+        raise r.err(f"{where}.has_answer", f"expected true or false, got {has!r}")
+    return role, content, has
+
+
+def _question(head: _Head, hay: str, flagged: list[tuple[int, int]], answer_turns: list[int], ev_sessions: list[int]):
+    """The question of an instance: evidence = its ``has_answer`` turns (``flagged``: turn and session
+    ids), else every turn of its answer sessions; none for an abstention question."""
+    qid, qtype = head.qid, head.qtype
+    abstain = qid.endswith("_abs")
+    evidence = () if abstain else tuple([tid for tid, _ in flagged] or answer_turns)
+    if evidence:  # the answer turns' sessions are answer sessions already
+        ev_sessions = sorted({sid for _, sid in flagged} | set(ev_sessions))
+    return Question(
+        id=qid,
+        axis="ABSTAIN" if abstain else AXIS_MAP[qtype],
+        question_en=head.question,
+        gold_answer=str(head.answer),
+        expect="no_memory" if abstain else "answer",
+        evidence_turns=evidence,
+        evidence_sessions=() if abstain else tuple(ev_sessions),
+        asked_at=head.asked.date().isoformat(),
+        haystack=hay,
+        extra={"question_type": qtype, "answer_session_ids": head.answer_sids},
+    )
+
+
+def convert_instance(obj: Any, path="<json>", index: int = 0) -> tuple[list[Turn], Question]:
+    """One LongMemEval instance → (its haystack's turns, its question). The import writes the same
+    turns without building them (:func:`instance_lines`); this is the reference it is tested against."""
+    r = _Rec(path, index, obj)
+    head = _header(r, obj)
+    qid, sids, sessions, answer_sids, dated = head.qid, head.sids, head.sessions, head.answer_sids, head.dated
+    hay = haystack_id(qid)
     turns: list[Turn] = []
-    flagged: list[int] = []
+    flagged: list[tuple[int, int]] = []
     answer_turns: list[int] = []
     ev_sessions: list[int] = []
     answer_set = set(answer_sids)
     for new_sid, (when, i) in enumerate(dated, 1):
         day = when.date().isoformat()
         for j, t in enumerate(sessions[i]):
-            where = f"haystack_sessions[{i}][{j}]"
-            if not isinstance(t, dict):
-                raise r.err(where, f"expected an object, got {type(t).__name__}")
-            role = r.get(t, "role", str, f"{where}.role")
-            if role not in ("user", "assistant"):
-                raise r.err(f"{where}.role", f"expected 'user' or 'assistant', got {role!r}")
-            content = r.get(t, "content", str, f"{where}.content")
-            has = t.get("has_answer", False)
-            if not isinstance(has, bool):
-                raise r.err(f"{where}.has_answer", f"expected true or false, got {has!r}")
+            role, content, has = _turn_fields(r, t, i, j)
             tid = len(turns) + 1
             turns.append(Turn(turn_id=tid, session_id=new_sid, speaker=role, text=content, date=day, haystack=hay))
             if has:
-                flagged.append(tid)
+                flagged.append((tid, new_sid))
             if sids[i] in answer_set:
                 answer_turns.append(tid)
         if sids[i] in answer_set:
             ev_sessions.append(new_sid)
+    return turns, _question(head, hay, flagged, answer_turns, ev_sessions)
 
-    evidence = () if abstain else tuple(flagged or answer_turns)
-    if evidence:
-        by_id = {t.turn_id: int(t.session_id) for t in turns}  # sessions numbered from 1 above
-        ev_sessions = sorted({by_id[e] for e in evidence} | set(ev_sessions))
-    q = Question(
-        id=qid,
-        axis="ABSTAIN" if abstain else AXIS_MAP[qtype],
-        question_en=question,
-        gold_answer=str(answer),
-        expect="no_memory" if abstain else "answer",
-        evidence_turns=evidence,
-        evidence_sessions=() if abstain else tuple(ev_sessions),
-        asked_at=asked.date().isoformat(),
-        haystack=hay,
-        extra={"question_type": qtype, "answer_session_ids": answer_sids},
-    )
-    return turns, q
+
+_BOOL = frozenset({bool})
+_TURN_ID: list[bytes] = []  # b'{"turn_id": N' for N = 1, 2, ... (as many as the longest haystack so far)
+
+
+def _turn_id_heads(n: int) -> list[bytes]:
+    """The first ``n`` of ``b'{"turn_id": 1'``, ``b'{"turn_id": 2'``, ... (a longer list replaces the
+    shared one whole: imports in two threads never see it half extended)."""
+    global _TURN_ID
+    heads = _TURN_ID
+    if len(heads) < n:
+        heads = heads + [b'{"turn_id": %d' % k for k in range(len(heads) + 1, n + 1)]
+        _TURN_ID = heads
+    return heads[:n]
+
+
+def instance_lines(obj: Any, path="<json>", index: int = 0) -> tuple[bytes, int, list[str], Question]:
+    """One LongMemEval instance → (its turn lines as the tier file holds them, UTF-8; how many; one
+    text per session that has turns, its turns' texts joined by spaces, for token counts; its
+    question): the bytes of ``turn_line`` over :func:`convert_instance`'s turns, with the same errors,
+    without a :class:`Turn` per turn (an import writes millions). Each session's turns are checked
+    field by field in bulk (a failed check re-checks them one by one to name the field), all texts
+    escaped in one pass (:func:`json_strings`) and the lines joined from their parts.
+
+    >>> inst = {"question_id": "q1", "question_type": "multi-session", "question": "?", "answer": 2,
+    ...         "question_date": "2023/06/01", "haystack_session_ids": ["a"], "haystack_dates": ["2023/05/20"],
+    ...         "haystack_sessions": [[{"role": "user", "content": 'Café "Zur Post"', "has_answer": True}]]}
+    >>> lines, n, texts, q = instance_lines(inst)
+    >>> print(lines.decode(), end="")
+    {"turn_id": 1, "session_id": 1, "speaker": "user", "text": "Café \\"Zur Post\\"", "date": "2023-05-20", "haystack": "lme-c75de8c1b7c3"}
+    >>> n, texts, q.evidence_turns
+    (1, ['Café "Zur Post"'], (1,))
+    """
+    r = _Rec(path, index, obj)
+    head = _header(r, obj)
+    qid, sids, sessions, answer_sids, dated = head.qid, head.sids, head.sessions, head.answer_sids, head.dated
+    hay = haystack_id(qid).encode()
+    contents: list[str] = []  # every turn's text, in order
+    heads: list[bytes] = []  # every turn's line from ', "session_id"' to the text's opening quote
+    tails: list[bytes] = []  # every turn's line from the text's closing quote to the newline
+    texts: list[str] = []
+    flagged: list[tuple[int, int]] = []
+    answer_turns: list[int] = []
+    ev_sessions: list[int] = []
+    answer_set = set(answer_sids)
+    for new_sid, (when, i) in enumerate(dated, 1):
+        sess = sessions[i]
+        if sess:
+            # a line is turn_line's: {"turn_id": T, "session_id": S, "speaker": R, "text": X, "date": D,
+            # "haystack": H} (R is user or assistant, D an ISO date, H lme-<hex>: none needs escaping)
+            mids = {
+                "user": b', "session_id": %d, "speaker": "user", "text": "' % new_sid,
+                "assistant": b', "session_id": %d, "speaker": "assistant", "text": "' % new_sid,
+            }
+            try:  # any turn not an object with a known role, a str content and a bool has_answer fails here
+                roles = list(map(mids.__getitem__, [t["role"] for t in sess]))
+                cs = [t["content"] for t in sess]
+                has = [t.get("has_answer", False) for t in sess]
+                text = " ".join(cs)
+                ok = set(map(type, has)) <= _BOOL and all(map(dict.__instancecheck__, sess))
+            except (TypeError, KeyError, AttributeError):
+                ok = False
+            if not ok:  # name the first bad field (or, for an input the bulk check is too strict for, read it)
+                fields = [_turn_fields(r, t, i, j) for j, t in enumerate(sess)]
+                roles = [mids[f[0]] for f in fields]
+                cs = [f[1] for f in fields]
+                has = [f[2] for f in fields]
+                text = " ".join(cs)
+            first = len(contents)
+            contents += cs
+            heads += roles
+            tails += [b'", "date": "%s", "haystack": "%s"}\n' % (when.date().isoformat().encode(), hay)] * len(cs)
+            texts.append(text)
+            if True in has:
+                flagged += [(first + k, new_sid) for k, h in enumerate(has, 1) if h]
+            if sids[i] in answer_set:
+                answer_turns.extend(range(first + 1, len(contents) + 1))
+        if sids[i] in answer_set:
+            ev_sessions.append(new_sid)
+    n = len(contents)
+    lines = b"".join(chain.from_iterable(zip(_turn_id_heads(n), heads, json_strings(contents), tails)))
+    return lines, n, texts, _question(head, hay.decode(), flagged, answer_turns, ev_sessions)
 
 
 def import_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force: bool = False) -> Bench:
@@ -210,14 +330,14 @@ def import_longmemeval(paths: Iterable, out, *, name: str = "longmemeval", force
             src = by_tier[tname]
             counter, questions, seen = TierCounter(), [], set()
             turns_file, q_file = f"turns_{tname}.jsonl", f"questions_{tname}.jsonl"
-            with open(root / turns_file, "w", encoding="utf-8", newline="\n") as fh:
+            with open(root / turns_file, "wb") as fh:
                 for index, obj in iter_json_array(src):
-                    turns, q = convert_instance(obj, src, index)
+                    lines, n_turns, texts, q = instance_lines(obj, src, index)
                     if q.id in seen:
                         raise InputError(src, f"{index} (question_id {q.id!r})", "question_id", "duplicate question id")
                     seen.add(q.id)
-                    counter.add_all(turns)
-                    fh.write("".join(turn_line(t) + "\n" for t in turns))
+                    counter.add_sessions(texts, n_turns)
+                    fh.write(lines)
                     questions.append(q)
             if not questions:
                 raise InputError(src, None, None, "the list holds no questions")

@@ -32,7 +32,7 @@ import orjson
 
 from ...errors import InputError, MemevalError
 from ..files import confined, is_file, iter_jsonl, loads_json, read_json
-from ..io import file_sha256, save_bench, turn_line
+from ..io import file_sha256, save_bench, turn_lines
 from ..model import Bench, Question, Turn
 from ..tokens import TOKENIZER
 from ._common import SourceRecord, TierCounter, copy_source, staged_output
@@ -448,7 +448,7 @@ def import_longmemeval_v2(
         turns_file, q_file = f"turns_{tier}.jsonl", f"questions_{tier}.jsonl"
         images: dict[str, str] | None = None if text_only else {}
         n_images = 0
-        with open(root / turns_file, "w", encoding="utf-8", newline="\n") as out_fh, open(tpath, "rb") as src:
+        with open(root / turns_file, "wb") as out_fh, open(tpath, "rb") as src:
             for hid, ids, hqs in _builds(qs.rows):
                 domains = {q.extra["domain"] for q in hqs}
                 next_id = 1
@@ -470,7 +470,7 @@ def import_longmemeval_v2(
                     ts = trajectory_turns(obj, tpath, label, first_turn_id=next_id, haystack=hid, images=images)
                     next_id += len(ts)
                     counter.add_all(ts)
-                    out_fh.write("".join(turn_line(t) + "\n" for t in ts))
+                    out_fh.write(turn_lines(ts))
                 builds[hid] = {"trajectories": len(ids), "turns": next_id - 1, "questions": [q.id for q in hqs]}
                 questions.extend(replace(q, haystack=hid) for q in hqs)
         hay_file = f"haystacks_{tier}.json"
