@@ -21,6 +21,7 @@ from memeval.run.runner import run_system
 _spec = importlib.util.spec_from_file_location("lme_scale", pathlib.Path(__file__).with_name("lme_scale.py"))
 assert _spec is not None and _spec.loader is not None
 lme_scale = importlib.util.module_from_spec(_spec)
+sys.modules["lme_scale"] = lme_scale  # its dataclasses look their module up there
 _spec.loader.exec_module(lme_scale)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, no_gc, question_from_dict, turn_from_dict
 from ..bench.images import image_ref_kind
 from ..bench.model import Question, Tier, Turn
+from ..bench.stream import iter_objects
 from ..errors import InputError
 from .haystack import Haystack
 from .report import short
@@ -41,15 +42,25 @@ def _image_problem(root: Path, rel: str) -> str | None:
 
 
 _PLAIN_TURN = frozenset({"turn_id", "session_id", "speaker", "text", "date"})
+_PLAIN_HAY_TURN = _PLAIN_TURN | {"haystack"}
 
 
 def _turn(obj: dict, path, n: int) -> Turn:
-    """``turn_from_dict`` with a fast path for the common, well-formed plain turn."""
-    if obj.keys() == _PLAIN_TURN:
+    """``turn_from_dict`` with a fast path for the common, well-formed plain turn (with or without a
+    haystack)."""
+    keys = obj.keys()
+    if keys == _PLAIN_TURN or keys == _PLAIN_HAY_TURN:
         tid, sid = obj["turn_id"], obj["session_id"]
-        sp, text, date = obj["speaker"], obj["text"], obj["date"]
-        if type(tid) is int and type(sid) in (int, str) and type(sp) is str and type(text) is str and type(date) is str:
-            return Turn(tid, sid, sp, text, date)
+        sp, text, date, hay = obj["speaker"], obj["text"], obj["date"], obj.get("haystack")
+        if (
+            type(tid) is int
+            and type(sid) in (int, str)
+            and type(sp) is str
+            and type(text) is str
+            and type(date) is str
+            and (hay is None or type(hay) is str)
+        ):
+            return Turn(tid, sid, sp, text, date, haystack=hay)
     return turn_from_dict(obj, path, n)
 
 
@@ -136,7 +147,7 @@ class Loading(AuditState):
         img_seen: dict[str, bool] = {}
         repeats = self.failures["ids-unique"]
         turns: list[Turn] = []
-        for n, obj in iter_jsonl(path):
+        for n, obj in iter_objects(path):  # iter_jsonl's objects and errors, faster
             t = _turn(obj, path, n)
             n_turns += 1
             h = hays.get(t.haystack)

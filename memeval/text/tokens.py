@@ -49,10 +49,20 @@ def word_tokens(text: str, stopwords: Collection[str] = frozenset()) -> list[str
     return out
 
 
+#: what bm25_tokens drops: its stop words and every one-character ASCII token (a letter or a digit)
+_BM25_DROP = BM25_STOPWORDS | frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+#: ASCII letters kept, every other ASCII character a space: on ASCII text without digits, the runs of
+#: letters that ``_WORD`` finds are then the words ``str.split`` finds (~2x faster than the regex)
+_ASCII_LETTERS = str.maketrans({chr(i): chr(i) if chr(i).isalpha() else " " for i in range(128)})
+_DIGIT = re.compile(r"\d")
+
+
 def bm25_tokens(text: str) -> list[str]:
     """The words BM25 indexes and asks with (the ``bm25`` system, the audit's BM25 probe and its
     word-overlap figure): :func:`word_tokens` less ``BM25_STOPWORDS``, without one-character ASCII
     tokens ("s", "5"); CJK runs as character bigrams."""
+    if text.isascii() and not _DIGIT.search(text):  # most conversational turns: no regex needed
+        return [w for w in text.lower().translate(_ASCII_LETTERS).split() if w not in _BM25_DROP]
     return [w for w in word_tokens(text, BM25_STOPWORDS) if len(w) > 1 or not w.isascii()]
 
 
