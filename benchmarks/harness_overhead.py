@@ -63,6 +63,7 @@ def _lme_bench(tmp: pathlib.Path, hays: int, sessions: int, turns: int) -> pathl
     spec = importlib.util.spec_from_file_location("lme_scale", pathlib.Path(__file__).with_name("lme_scale.py"))
     assert spec is not None and spec.loader is not None
     lme_scale = importlib.util.module_from_spec(spec)
+    sys.modules["lme_scale"] = lme_scale  # its dataclasses look their module up there
     spec.loader.exec_module(lme_scale)
     lme_scale.write_lme(tmp / "x_m.json", hays, sessions, turns)
     import_longmemeval([tmp / "x_m.json"], tmp / "b")
