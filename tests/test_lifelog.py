@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import re
+import shutil
 from collections import Counter
 from datetime import date
 from pathlib import Path
