@@ -33,3 +33,16 @@ def served():
     from real_models import serve_local
 
     yield from serve_local()
+
+
+@pytest.fixture(scope="session")
+def demo1_bench(tmp_path_factory) -> Path:
+    """The ``demo`` preset, seed 1, generated once per session for every xdist worker (``built_once``);
+    read-only: a test that runs a system over it copies it first (a run writes its validity cache into
+    the bench folder)."""
+    from built_once import built_once
+
+    from memeval.bench.lifelog import generate
+
+    folder, _ = built_once(tmp_path_factory, "lifelog-demo-s1", lambda root: generate("demo", 1, root / "bench"))
+    return folder / "bench"

@@ -3,13 +3,14 @@ ceiling), planted failures recovered, and ``memories(haystack)`` on the built-in
 
 from __future__ import annotations
 
+import shutil
+
 import httpx
 import polars as pl
 import pytest
 
 from attribution_plants import contains_judge, echo_reader
 from memeval.analysis.attribution import CAUSES, MISS_CAUSES, attribute_run, cause_of
-from memeval.bench.lifelog import generate
 from memeval.bench.model import Session, Turn
 from memeval.cli import main
 from memeval.errors import MemevalError, SystemContractError
@@ -195,8 +196,8 @@ def test_regrade_drops_the_attribution(tmp_path, stubs):
     assert "attribution" not in read_manifest(again)
 
 
-def test_demo_bench_bm25_every_miss_has_exactly_one_cause(tmp_path, stubs, capsys):
-    bench = generate("demo", 1, tmp_path / "demo")
+def test_demo_bench_bm25_every_miss_has_exactly_one_cause(tmp_path, stubs, capsys, demo1_bench):
+    bench = shutil.copytree(demo1_bench, tmp_path / "demo")  # the session's demo seed-1 bench; a run writes into it
     reader, judge, srv = stubs(echo_reader())
     rd = run_system(
         bench, "bm25", tiers=["core"], mode="answer", judge=judge, reader=reader, out=tmp_path / "r", progress=False

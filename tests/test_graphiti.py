@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from memeval.run import read_manifest, read_records
 from memeval.systems.base import declared
 from memeval.systems.registry import make_system
 from memeval.testing.chat_stub import ScriptedChatServer, completion
+from minibench import make_minibench
 
 pytest.importorskip("graphiti_core", reason="the graphiti extra is not installed: pip install 'memeval[graphiti]'")
 
@@ -167,7 +167,9 @@ def test_an_undated_session_is_one_line(loopback_only):
 
 
 def test_memeval_run_with_graphiti_end_to_end(tmp_path, loopback_only):
-    bench = lifelog.generate("tiny", 1, tmp_path / "bench")
+    # the hand-written minibench's core tier (4 sessions, 6 turns, 4 questions): each session is several
+    # Graphiti LLM and embedding calls, lifelog's tiny core (8 sessions, 96 turns, 63 questions) ~6x the CPU
+    bench = make_minibench(tmp_path / "bench")
     llm = GraphitiLLM()
     out = tmp_path / "run"
     with ScriptedChatServer(llm) as srv:
@@ -184,15 +186,12 @@ def test_memeval_run_with_graphiti_end_to_end(tmp_path, loopback_only):
     assert returned and set(returned) <= said
 
 
-def test_without_the_extra_graphiti_is_one_clear_line(tmp_path):
+def test_without_the_extra_graphiti_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    from incli import memeval_cli
+
     lifelog.generate("tiny", 1, tmp_path / "bench")
-    code = (
-        "import sys\n"
-        "sys.modules['graphiti_core'] = None  # as if the extra were not installed\n"
-        "from memeval.cli import main\n"
-        f"sys.exit(main(['run', '--bench', {str(tmp_path / 'bench')!r}, '--system', "
-        f"'graphiti:llm_url=http://127.0.0.1:9/v1,llm_model=m,embed_model=e', '--out', {str(tmp_path / 'r')!r}]))\n"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    monkeypatch.setitem(sys.modules, "graphiti_core", None)  # as if the extra were not installed (in process)
+    spec = "graphiti:llm_url=http://127.0.0.1:9/v1,llm_model=m,embed_model=e"
+    r = memeval_cli(capsys, "run", "--bench", tmp_path / "bench", "--system", spec, "--out", tmp_path / "r")
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "install memeval[graphiti]" in r.stderr and len(r.stderr.strip().splitlines()) == 1

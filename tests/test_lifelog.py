@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from datetime import date
 from pathlib import Path
@@ -329,8 +330,8 @@ DEMO_AXES = {
 }
 
 
-def test_demo_counts(tmp_path):
-    out = generate("demo", 3, tmp_path / "demo")
+def test_demo_counts(demo1_bench):
+    out = demo1_bench  # the session's demo bench, seed 1 (seed 3, read here before, gives the same counts)
     bench = load_bench(out)
     assert [t.n_turns for t in bench.tiers] == list(DEMO_TURNS)
     assert [t.n_sessions for t in bench.tiers] == list(DEMO_SESSIONS)
@@ -474,8 +475,9 @@ def test_probes_are_their_own_question_set_in_every_tier(tiny):
 
 
 @pytest.fixture(scope="module")
-def demo1(tmp_path_factory) -> Path:
-    return generate("demo", 1, tmp_path_factory.mktemp("demo1") / "bench")
+def demo1(demo1_bench, tmp_path_factory) -> Path:
+    """A copy of the session's demo seed-1 bench (``demo1_bench``): the runs below write into the bench folder."""
+    return Path(shutil.copytree(demo1_bench, tmp_path_factory.mktemp("demo1") / "bench"))
 
 
 def _core_means(run_dir) -> dict[str, tuple[float, float]]:
