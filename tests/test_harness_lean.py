@@ -90,6 +90,21 @@ def test_a_batching_store_writes_whole_lines_at_flush_and_close(tmp_path):
     assert (tmp_path / "records.jsonl").read_text().count("\n") == 3
 
 
+def test_a_held_batch_is_written_when_due_even_if_no_record_follows(tmp_path):
+    """A slow system may send its next record minutes later: the held batch is written on its own once
+    due (a SIGKILL then loses nothing already answered a batch interval ago; a live view sees it)."""
+    import time
+
+    store = RecordStore(tmp_path, batch_s=0.2)
+    store.append({"tier": "t", "qid": "a", "epoch": 0, "score": 1.0})
+    deadline = time.monotonic() + 30  # generous: the machine may be busy; the subject is "without a flush"
+    while not read_records(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [x["qid"] for x in read_records(tmp_path)] == ["a"]
+    store.close()
+    assert (tmp_path / "records.jsonl").read_text().count("\n") == 1
+
+
 def test_a_batch_is_written_once_it_is_due(tmp_path, monkeypatch):
     store = RecordStore(tmp_path, batch_s=0.0)  # due at once: each record written as it comes
     store.append({"tier": "t", "qid": "a", "epoch": 0})

@@ -439,6 +439,7 @@ class RecordStore:
         self._batch_s = batch_s
         self._held: list[str] = []  # encoded lines not yet written (batch_s)
         self._due = 0.0  # when the held lines must be written (monotonic seconds)
+        self._timer: threading.Timer | None = None  # writes a held batch when no later record comes
 
     def append(self, rec: "Mapping[str, Any] | Record") -> None:
         """Write one record; a mapping with a key the record does not have is a :class:`SchemaError`
@@ -455,6 +456,10 @@ class RecordStore:
                 now = time.monotonic()
                 if not self._held:
                     self._due = now + self._batch_s
+                    # a slow system may send no further record for minutes: the batch is written on time
+                    self._timer = threading.Timer(self._batch_s, self.flush)
+                    self._timer.daemon = True
+                    self._timer.start()
                 self._held.append(dumps_fast(row))
                 if now >= self._due or len(self._held) >= BATCH_LINES:
                     self._write_held()
@@ -466,6 +471,9 @@ class RecordStore:
                 self.errors.pop(key, None)
 
     def _write_held(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._held:
             lines, self._held = self._held, []
             self._out.write_lines(lines)
