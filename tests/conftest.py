@@ -13,6 +13,20 @@ from shared_data import GLASSHOUSE, glasshouse_found, in_ci, require_glasshouse 
 os.environ.setdefault("MEMEVAL_CACHE", "off")
 
 
+def pytest_runtest_setup(item) -> None:
+    """Under ``--dist loadgroup`` an xdist worker suffixes each grouped test's node id with ``@<group>``, and
+    the controller keeps a group on one worker by that suffix. pytest 9.2 changed node ids and the suffix
+    silently stopped being written (pytest-xdist#1386): every module fixture was then built on each worker
+    and the real-model run three times. A grouped test without its suffix fails instead, saying why."""
+    if getattr(item.config.option, "loadgroup", False) and item.get_closest_marker("xdist_group"):
+        if "@" not in item.nodeid:
+            pytest.fail(
+                "--dist loadgroup is not grouping (no @group suffix on this test's node id): this pytest and "
+                "pytest-xdist do not work together; see the pytest pin in pyproject.toml",
+                pytrace=False,
+            )
+
+
 def pytest_report_header(config) -> list[str]:
     found = "found" if glasshouse_found() else "NOT FOUND: the tests that need it skip (fail in CI)"
     return [f"shared data: {GLASSHOUSE} {found}; CI={'yes' if in_ci() else 'no'}"]

@@ -16,6 +16,7 @@ from memeval.analysis.report import setup_notebook
 setup_notebook()  # the kernel side: plotly's renderers import nbformat, hence jsonschema
 import jsonschema
 assert "nbformat" in sys.modules and "jsonschema._format" in sys.modules
+files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]  # as hypothesis's pytest plugin does
 print("grammar built before a check:", "rfc3987_syntax.syntax_helpers" in sys.modules)
 check = jsonschema.Draft7Validator({"format": "iri"}, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
 print("verdicts:", check.is_valid("http://example.com/caf\\u00e9"), check.is_valid("no scheme here"))

@@ -51,6 +51,7 @@ def defer_iri_grammar() -> bool:
         return False
     stand_in = types.ModuleType(NAME, "stand-in: the real rfc3987_syntax is imported on first use")
     stand_in.__spec__ = spec  # find_spec still finds the package
+    stand_in.__file__ = spec.origin  # tools that scan sys.modules for files (hypothesis) must not build it
     stand_in.__path__ = list(spec.submodule_search_locations or [])  # its submodules stay importable
     stand_in.is_valid_syntax = _is_valid_syntax  # type: ignore[attr-defined]
     stand_in.__getattr__ = _getattr  # type: ignore[method-assign]
