@@ -165,6 +165,23 @@ def test_the_served_embeddings_are_the_in_process_ones(served):
     assert np.allclose(remote, local, atol=1e-5)
 
 
+def test_the_embedder_batches_by_length_and_keeps_the_input_order():
+    """Texts run in batches of similar length (less padding): each row is the text's own vector, the
+    same as embedding it alone (no padding at all), whatever batch it ran in."""
+    from memeval.models.embedder import OnnxEmbedder
+
+    require_local()
+    texts = ["a car", "The car is parked on level 3 of the garage by the station, next to the lift. " * 3, "yes", "Hi"]
+    texts += ["Where did I park the car last Tuesday evening?", ""]
+    emb = OnnxEmbedder(batch=2)
+    together = emb.encode(texts)
+    one = OnnxEmbedder()
+    alone = np.concatenate([one.encode([t]) for t in texts])
+    assert together.shape == (len(texts), 384)
+    assert np.allclose(together, alone, atol=1e-5)
+    assert emb.tokens == sum(int(np.count_nonzero(emb._tok.encode(t).attention_mask)) for t in texts)
+
+
 def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path):
     """One real call stored, then the same request from a new client (a new command): the cached bytes,
     no call (the server is gone from the client's path: a transport that fails any request)."""
