@@ -182,6 +182,35 @@ def test_the_embedder_batches_by_length_and_keeps_the_input_order():
     assert emb.tokens == sum(int(np.count_nonzero(emb._tok.encode(t).attention_mask)) for t in texts)
 
 
+def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_start_of():
+    """``memeval models serve``'s chat model keeps a prompt cache: after prompts A then B, a prompt that
+    starts like A is read from where it leaves A (B in between: llama.cpp's own reuse keeps only the
+    last prompt); the cached states hold one row of logits, not one per token."""
+    import llama_cpp
+    from llama_cpp.server import app as server_app
+
+    from memeval.models.serve import PROMPT_CACHE_BYTES, make_app
+
+    require_local()
+    make_app(chat=True, embed=False)
+    llm = server_app._llama_proxy._current_model  # type: ignore[union-attr]
+    assert llm.cache is not None and llm.cache.capacity_bytes == PROMPT_CACHE_BYTES and not llm._logits_all
+
+    def read(text: str) -> int:
+        """Prompt tokens the model evaluated for one call."""
+        before = llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval
+        llm.create_chat_completion([{"role": "user", "content": text}], max_tokens=2, temperature=0)
+        return llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval - before
+
+    a = "Grade this. The user parked the car on level 3 of the station garage, beside the lift, on Tuesday."
+    first = read(a + " Question one?")
+    read("Something else entirely: list three colours.")
+    again = read(a + " Question two?")
+    assert first > 40 and 0 < again < 12, (first, again)  # without the cache: first minus the template (~25)
+    assert all(state.scores.shape[0] == 1 for state in llm.cache.cache_state.values())
+    llm.close()
+
+
 def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path):
     """One real call stored, then the same request from a new client (a new command): the cached bytes,
     no call (the server is gone from the client's path: a transport that fails any request)."""

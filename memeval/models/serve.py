@@ -1,7 +1,10 @@
 """``memeval models serve``: the local models behind an OpenAI-compatible API on loopback.
 
 - chat (``--chat``): llama.cpp's own server (``llama_cpp.server``, FastAPI) over the SmolLM2 GGUF,
-  ``n_threads`` threads (1 in tests), a 4,096-token context;
+  ``n_threads`` threads (1 in tests), a 4,096-token context, logits for the sampled token only (no
+  ``logprobs``: the server's default computes all 49,152 of them for every prompt token, ~10% of a call),
+  a prompt cache (:data:`PROMPT_CACHE_BYTES`: a reader or judge prompt reuses the state of the last one
+  sharing its start, even with other calls between);
 - embeddings (``--embed``): ``POST /v1/embeddings`` over :class:`~.embedder.OnnxEmbedder`, one vector
   per input (at most :data:`MAX_INPUTS` inputs and :data:`MAX_BODY` bytes a request).
 
@@ -20,11 +23,29 @@ from ..errors import UsageError
 from .catalog import CHAT, EMBEDDER, model_file
 from .embedder import OnnxEmbedder
 
-__all__ = ["make_app", "serve", "MAX_INPUTS", "MAX_BODY", "CHAT_CONTEXT"]
+__all__ = ["make_app", "serve", "MAX_INPUTS", "MAX_BODY", "CHAT_CONTEXT", "PROMPT_CACHE_BYTES"]
 
 MAX_INPUTS = 2048
 MAX_BODY = 8 * 1024 * 1024
 CHAT_CONTEXT = 4096
+#: RAM for the chat model's prompt cache: its states after recent calls (~23 KB a token), the least
+#: recently used dropped first; a prompt that starts like an earlier one reads only the rest.
+PROMPT_CACHE_BYTES = 256 * 1024 * 1024
+
+
+def _prompt_cache(capacity: int) -> Any:
+    """llama-cpp-python's RAM cache of model states keyed by token prefix, keeping one row of each
+    state's logits: with ``logits_all=False`` sampling reads none, and the full rows (196 KB a token,
+    outside the cache's byte count) would hold ~60 MB per cached call."""
+    import numpy as np
+    from llama_cpp import LlamaRAMCache  # on use: the optional extra
+
+    class PromptCache(LlamaRAMCache):
+        def __setitem__(self, key: Any, value: Any) -> None:
+            value.scores = np.array(value.scores[-1:], copy=True)  # (1, vocab): load_state broadcasts it
+            super().__setitem__(key, value)
+
+    return PromptCache(capacity)
 
 
 def _embeddings_route(embedder) -> Any:
@@ -83,10 +104,14 @@ def make_app(chat: bool, embed: bool, threads: int = 1) -> tuple[Any, list[str]]
                     n_threads=threads,
                     n_threads_batch=threads,
                     n_ctx=CHAT_CONTEXT,
+                    logits_all=False,  # the server's default (True) computes every prompt token's logits, for logprobs
                     verbose=False,
                 )
             ],
         )
+        from llama_cpp.server import app as server_app  # the model create_app loaded (llama-cpp-python is pinned)
+
+        server_app._llama_proxy._current_model.set_cache(_prompt_cache(PROMPT_CACHE_BYTES))  # type: ignore[union-attr]
         app.router.routes[:0] = routes  # ours before llama.cpp's /v1/embeddings (which needs embedding=True)
         return app, [CHAT.id, *ids]
     from starlette.applications import Starlette
