@@ -1,9 +1,9 @@
 """A third-party open-source system offline on the local models (issue 27): LangMem's memory store
 manager (the real ``langmem`` SDK) with SmolLM2-135M as its LLM (llama.cpp's server, ``memeval
-models serve``) and the local MiniLM as its embedder (in process), over one session of the tiny
-bench and two questions. Plumbing, not quality: the run completes, every question has a record
-without an error, LangMem's one LLM call per session is bounded by ``max_tokens`` and counted, and
-the stored-memory dump answers. (A 135M model rarely produces LangMem's tool calls: what it stores
+models serve``) and the local MiniLM as its embedder (in process), over the first exchange of one
+session of the tiny bench and two questions. Plumbing, not quality: the run completes, every question
+has a record without an error, LangMem's one LLM call per session is bounded by ``max_tokens`` and
+counted, and the stored-memory dump answers. (A 135M model rarely produces LangMem's tool calls: what it stores
 is not checked.)
 
 Skipped with the reason without the local extra or the langmem extra; under CI (``CI=1``) a missing
@@ -23,17 +23,19 @@ from memeval.systems.registry import make_system
 pytest.importorskip("langmem", reason="the langmem extra is not installed: pip install 'memeval[langmem]'")
 
 pytestmark = pytest.mark.xdist_group("real_models")  # beside the other real-model module: one server for both
-MAX_TOKENS = 64
+MAX_TOKENS = 32  # the 135M model runs to the cap: each token is ~40 ms of the one server thread
 
 
 @pytest.fixture(scope="module")
 def one_session(_tiny, tmp_path_factory):
-    """The tiny bench's core tier cut to its first session and its first two questions (plumbing: what
-    they ask need not be in that session)."""
+    """The tiny bench's core tier cut to the first exchange (2 turns) of its first session and its first
+    two questions (plumbing: what they ask need not be in it; LangMem's prompt is ~500 tokens before the
+    session's, and each token is read by the one server thread)."""
     root = tmp_path_factory.mktemp("one") / "bench"
     shutil.copytree(_tiny[0], root)  # the tiny preset, seed 1 (the session's shared copy)
     turns = [json.loads(x) for x in (root / "turns_core.jsonl").read_text(encoding="utf-8").splitlines()]
-    keep = [t for t in turns if t["session_id"] == turns[0]["session_id"]]
+    keep = [t for t in turns if t["session_id"] == turns[0]["session_id"]][:2]
+    assert [t["role"] for t in keep] == ["user", "assistant"]
     (root / "turns_core.jsonl").write_text("".join(json.dumps(t) + "\n" for t in keep), encoding="utf-8")
     qs = [json.loads(x) for x in (root / "questions_core.jsonl").read_text(encoding="utf-8").splitlines()]
     mine = qs[:2]
