@@ -35,7 +35,7 @@ def one_session(_tiny, tmp_path_factory):
     shutil.copytree(_tiny[0], root)  # the tiny preset, seed 1 (the session's shared copy)
     turns = [json.loads(x) for x in (root / "turns_core.jsonl").read_text(encoding="utf-8").splitlines()]
     keep = [t for t in turns if t["session_id"] == turns[0]["session_id"]][:2]
-    assert [t["role"] for t in keep] == ["user", "assistant"]
+    assert [t["speaker"] for t in keep] == ["user", "assistant"]
     (root / "turns_core.jsonl").write_text("".join(json.dumps(t) + "\n" for t in keep), encoding="utf-8")
     qs = [json.loads(x) for x in (root / "questions_core.jsonl").read_text(encoding="utf-8").splitlines()]
     mine = qs[:2]
