@@ -68,6 +68,9 @@ class ScriptedChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             disable_nagle_algorithm = True
+            # keep-alive (every reply carries content-length): a client's calls reuse one connection, not a
+            # connect and a server thread per call (a multi-turn suite makes ~1,000 calls)
+            protocol_version = "HTTP/1.1"
 
             def log_message(self, *a):
                 pass
