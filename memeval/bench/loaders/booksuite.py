@@ -27,6 +27,7 @@ import datetime as dt
 import hashlib
 import re
 import shutil
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -176,6 +177,7 @@ def _history(obj: Any, path, record: str) -> History:
 #: ``import``, a notebook re-run) skips the YAML parse, ~30 ms a file; bounded, invalid files never kept
 _PARSED: OrderedDict[bytes, BookCase] = OrderedDict()
 _PARSED_MAX = 512
+_PARSED_LOCK = threading.Lock()
 
 
 def read_case(path) -> BookCase:
@@ -186,14 +188,17 @@ def read_case(path) -> BookCase:
     path = Path(path)
     text = read_text(path)
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
-    hit = _PARSED.get(key)
+    with _PARSED_LOCK:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
     if hit is not None:
-        _PARSED.move_to_end(key)
         return replace(hit, source_file=str(path))
     case = _parse_case(loads_yaml(text, path), path)
-    _PARSED[key] = case
-    while len(_PARSED) > _PARSED_MAX:
-        _PARSED.popitem(last=False)
+    with _PARSED_LOCK:
+        _PARSED[key] = case
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
     return case
 
 
