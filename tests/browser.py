@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from shared_data import missing_in_env
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html", "load_pages"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html", "load_pages", "run_in_chromium"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -110,6 +110,13 @@ def load_pages(
             lambda tab: [_visit(tab, path, shot, evaluate, full_page, timeout_ms) for path, shot in pages],
         )
 
+    return _chromium().call(job)
+
+
+def run_in_chromium(job: Callable[[Any], Any]) -> Any:
+    """``job(browser)`` on the thread of the process's one Chromium (launched on first use); its result, or
+    its exception raised here. The job drives the browser with playwright's sync API (open a fresh context
+    and close it when done)."""
     return _chromium().call(job)
 
 
