@@ -10,8 +10,9 @@ One Chromium serves every page a test process loads (a launch costs ~2 s of CPU 
 waiting on a busy machine): it is started on first use and driven from a thread of its own, so the
 calling thread's asyncio state is never touched (a ``sync_playwright`` kept open in the test thread
 marks that thread's event loop as running between calls, and every later ``asyncio.run`` there would
-fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over); the
-browser is relaunched if it went away, and closed when the process exits.
+fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over) unless
+a caller walks one site in one tab (``load_pages(..., one_tab=True)``); the browser is relaunched if it
+went away, and closed when the process exits. :func:`run_in_chromium` hands any job to that browser.
 """
 
 from __future__ import annotations
