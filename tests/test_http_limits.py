@@ -5,13 +5,13 @@ the same header are refused. Loopback servers only."""
 import gzip
 import json
 import socket
-import threading
 import tracemalloc
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from memeval.testing import serve_in_background
 from memeval.bench import Session, Turn
 from memeval.errors import MemevalError
 from memeval.systems import BM25
@@ -96,7 +96,7 @@ class _Bomb:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
 
     def close(self):
         self.server.shutdown()

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memeval.testing import serve_in_background
 from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, save_bench
 from memeval.errors import InputError, MemevalError
 from memeval.run import read_manifest, read_records, run_system
@@ -247,7 +248,7 @@ class _LossyProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
         self._client = client
 
     def close(self):
@@ -374,7 +375,7 @@ class _Stall(BaseHTTPRequestHandler):
 def test_ctrl_c_reaches_requests_in_flight_without_waiting_out_their_timeout(bench, tmp_path, concurrency):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stall)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     out = tmp_path / "r"
     try:
@@ -467,7 +468,7 @@ def test_malformed_or_oversize_replies_are_error_records_never_scores(bench, tmp
     handler = type("H", (_Fixed,), {"body": body})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         rd = run_system(
             bench,
