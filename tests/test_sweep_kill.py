@@ -58,6 +58,9 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
     again = run_sweep(spec, sw, n_workers=2, dashboard_address=None, progress=False)
     assert again.complete and len(again.outcome) == 4
     ref = tmp_path / "ref"
-    assert main(["run", "--bench", str(bench), "--system", SLOW, "--out", str(ref), "--no-progress"]) == 0
+    # the reference: the same ranking without the sleep (it only slows a shard enough to be killed mid-way;
+    # 252 questions x 0.03 s), named as the sweep's system so its records carry the same label
+    same = ["--system", SLOW.replace("delay=0.03", "delay=0"), "--name", SLOW]
+    assert main(["run", "--bench", str(bench), *same, "--out", str(ref), "--no-progress"]) == 0
     got = sweep_records(sw, "lifelog-tiny-s1")
     assert got == keyed(records(ref))  # keyed() fails on a duplicate (tier, qid, epoch)
