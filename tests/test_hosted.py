@@ -309,6 +309,8 @@ class _Echo:
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         class H(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body at once: no ~40 ms delayed-ACK wait per reply
+
             def log_message(self, *a):
                 pass
 

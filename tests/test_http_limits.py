@@ -78,6 +78,7 @@ class _Bomb:
         body = gzip.compress(raw, 9) if encoding == "gzip" else zlib.compress(raw, 9)
 
         class H(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body at once: no ~40 ms delayed-ACK wait per reply
             protocol_version = "HTTP/1.1"
 
             def log_message(self, *a):
