@@ -504,42 +504,49 @@ def test_user_info_is_sent_as_basic_auth_and_stripped_from_name_and_params():
     assert "alice" not in h.name + json.dumps(h.params) and "s3cret" not in h.name + json.dumps(h.params)
 
 
-def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path):
+def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path, capsys, caplog, monkeypatch):
+    """The commands call ``memeval.cli.main`` in process (tests/incli.py): what they print, write and log
+    (every level, not only what a terminal would show) is searched for the credentials."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.chdir(tmp_path)  # the default folder name: runs/... under the working directory
     user, password = "uDONOTLEAKuser", "pDONOTLEAKpass"
     with ReferenceServer(BM25(k=3)) as srv:
         url = srv.url.replace("http://", f"http://{user}:{password}@")
-        p = _cli("run", "--bench", bench, "--system", url, cwd=tmp_path)  # the default folder name: runs/...
-        out, err = p.communicate(timeout=120)
+        p = memeval_cli(capsys, "run", "--bench", bench, "--system", url)
+        out, err = p.stdout, p.stderr
         assert p.returncode == 0, err
         run_dir = tmp_path / out.strip()
-        summary = _cli("summary", str(run_dir))
-        s_out, s_err = summary.communicate(timeout=60)
+        summary = memeval_cli(capsys, "summary", str(run_dir))
+        s_out, s_err = summary.stdout, summary.stderr
         assert summary.returncode == 0, s_err
-    down = _cli(
-        "run",
-        "--bench",
-        bench,
-        "--system",
-        url,
-        "--out",
-        str(tmp_path / "down"),
-        "--no-progress",
-        "--http-attempts",
-        "1",
-    )  # the server is gone: the one-line error must not name them either
-    _, d_err = down.communicate(timeout=60)
+    args = ["--out", str(tmp_path / "down"), "--no-progress", "--http-attempts", "1"]
+    down = memeval_cli(capsys, "run", "--bench", bench, "--system", url, *args)
+    d_err = down.stderr  # the server is gone: the one-line error must not name them either
     assert down.returncode == 1 and "gave up" in d_err
     report = tmp_path / "traces.html"
     nb = Path(__file__).resolve().parents[1] / "notebooks" / "traces.py"
-    r = _cli("report", str(nb), "-p", "run_dirs", json.dumps([str(run_dir)]), "-o", str(report))
-    _, r_err = r.communicate(timeout=300)
+    r = memeval_cli(capsys, "report", str(nb), "-p", "run_dirs", json.dumps([str(run_dir)]), "-o", str(report))
+    r_err = r.stderr
     assert r.returncode == 0, r_err
     # the system is named in the report by the name its server reports (GET /health), never its URL
     assert report.stat().st_size > 0 and "bm25-http" in report.read_text()
     artifacts = [p for p in tmp_path.rglob("*") if p.is_file() and "bench" not in p.parts]
     assert any(p.name == "records.jsonl" for p in artifacts) and any(p.name == "manifest.json" for p in artifacts)
     names = [str(p) for p in tmp_path.rglob("*")]
-    for text in [out, err, s_out, s_err, d_err, r_err, *names, *(p.read_text(errors="replace") for p in artifacts)]:
+    logged = caplog.text
+    for text in [
+        out,
+        err,
+        s_out,
+        s_err,
+        d_err,
+        r_err,
+        logged,
+        *names,
+        *(p.read_text(errors="replace") for p in artifacts),
+    ]:
         assert user not in text and password not in text
 
 
