@@ -55,7 +55,12 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
         raise AssertionError(f"worker {pid} still alive")
     except ProcessLookupError:
         pass
-    again = run_sweep(spec, sw, n_workers=2, dashboard_address=None, progress=False)
+    # the rerun: the kill was the first sweep's subject; resuming needs no worker processes of its own
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            again = run_sweep(spec, sw, client=client, progress=False)
     assert again.complete and len(again.outcome) == 4
     ref = tmp_path / "ref"
     # the reference: the same ranking without the sleep (it only slows a shard enough to be killed mid-way;
