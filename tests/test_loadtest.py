@@ -113,7 +113,7 @@ def test_loadtest_ctrl_c_ends_the_run_without_the_rest_of_its_schedule(tmp_path)
         t0 = time.monotonic()
         while srv.stats()["query"] < 1 and time.monotonic() - t0 < 60:  # the warm-up query
             time.sleep(0.005)
-        srv.state.faults = Faults(delay_ms=3000)  # (a wait of 3 s before the schedule showed nothing more)
+        srv.state.faults = Faults(delay_ms=3000)  # from here every query takes 3 s (the warm-up need not)
         while srv.stats()["query"] < 10 and time.monotonic() - t0 < 60:  # the schedule
             time.sleep(0.05)
         t1 = time.monotonic()
