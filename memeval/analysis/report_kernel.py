@@ -1,7 +1,7 @@
 """The kernel a report render starts: IPython's own kernel without its debugger.
 
 ipykernel builds a debugger in every kernel it starts (for JupyterLab's debug panel), importing debugpy's
-vendored pydevd for it: ~0.15 CPU-s, a fifth of a kernel's start. A render never debugs, so
+vendored pydevd for it: ~0.2 CPU-s, a quarter of a kernel's start. A render never debugs, so
 :func:`memeval.analysis.report.execute_notebook` starts this class instead
 (``--IPKernelApp.kernel_class``, :data:`~memeval.analysis.report.REPORT_KERNEL_CLASS`) when the kernel runs memeval's own interpreter. The kernel then says
 it has no debugger (``kernel_info`` lists no ``debugger`` feature), as ipykernel does where debugpy is
