@@ -3,9 +3,10 @@
 ipykernel builds a debugger in every kernel it starts (for JupyterLab's debug panel), importing debugpy's
 vendored pydevd for it: ~0.2 CPU-s, a quarter of a kernel's start. A render never debugs, so
 :func:`memeval.analysis.report.execute_notebook` starts this class instead
-(``--IPKernelApp.kernel_class``, :data:`~memeval.analysis.report.REPORT_KERNEL_CLASS`) when the kernel runs memeval's own interpreter. The kernel then says
-it has no debugger (``kernel_info`` lists no ``debugger`` feature), as ipykernel does where debugpy is
-not installed; a notebook that imports debugpy itself still gets it.
+(``--IPKernelApp.kernel_class``, :data:`~memeval.analysis.report.REPORT_KERNEL_CLASS`) when the kernel
+runs memeval's own interpreter. The kernel then says it has no debugger (``kernel_info`` lists no
+``debugger`` feature), as ipykernel does where debugpy is not installed; a notebook that imports
+debugpy itself still gets it.
 """
 
 from __future__ import annotations
