@@ -10,8 +10,9 @@ One Chromium serves every page a test process loads (a launch costs ~2 s of CPU 
 waiting on a busy machine): it is started on first use and driven from a thread of its own, so the
 calling thread's asyncio state is never touched (a ``sync_playwright`` kept open in the test thread
 marks that thread's event loop as running between calls, and every later ``asyncio.run`` there would
-fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over); the
-browser is relaunched if it went away, and closed when the process exits.
+fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over) unless
+a caller walks one site in one tab (``load_pages(..., one_tab=True)``); the browser is relaunched if it
+went away, and closed when the process exits. :func:`run_in_chromium` hands any job to that browser.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 from shared_data import missing_in_env
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html", "load_pages"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PageReport", "require_chromium", "load_html", "load_pages", "run_in_chromium"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -86,12 +87,38 @@ def load_pages(
     viewport: tuple[int, int] = (1280, 900),
     full_page: bool = True,
     timeout_ms: int = 30_000,
+    one_tab: bool = False,
 ) -> list[PageReport]:
     """:func:`load_html` for each (path, screenshot) in turn, each page in a fresh browser context of the
-    process's one Chromium (no storage or cache carries over from one page to the next)."""
-    return _chromium().call(
-        lambda browser: [_load(browser, path, shot, evaluate, viewport, full_page, timeout_ms) for path, shot in pages]
-    )
+    process's one Chromium (no storage or cache carries over from one page to the next).
+
+    ``one_tab=True`` opens the pages one after the other in one tab of one context instead, as a reader
+    clicking through one site would: storage carries over between them, every page still gets a new
+    window and its own errors, blocked requests and values, and a script the pages share (a site's
+    ``plotly.min.js``, ~3 CPU-s to compile in a fresh context on the 2-core machine) is compiled once.
+    """
+    size = {"width": viewport[0], "height": viewport[1]}
+
+    def job(browser) -> list[PageReport]:
+        if not one_tab:
+            return [
+                _in_context(browser, size, lambda tab: _visit(tab, path, shot, evaluate, full_page, timeout_ms))
+                for path, shot in pages
+            ]
+        return _in_context(
+            browser,
+            size,
+            lambda tab: [_visit(tab, path, shot, evaluate, full_page, timeout_ms) for path, shot in pages],
+        )
+
+    return _chromium().call(job)
+
+
+def run_in_chromium(job: Callable[[Any], Any]) -> Any:
+    """``job(browser)`` on the thread of the process's one Chromium (launched on first use); its result, or
+    its exception raised here. The job drives the browser with playwright's sync API (open a fresh context
+    and close it when done)."""
+    return _chromium().call(job)
 
 
 class _Chromium:
@@ -152,42 +179,59 @@ def _chromium() -> _Chromium:
         return _CHROMIUM
 
 
-def _load(browser, path, screenshot, evaluate, viewport, full_page, timeout_ms) -> PageReport:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+class _Tab:
+    """One page of a fresh context with the network cut off; what it reports since the last :meth:`reset`."""
 
-    path, screenshot = Path(path).resolve(), Path(screenshot)
-    console_errors: list[str] = []
-    page_errors: list[str] = []
-    blocked: list[str] = []
+    def __init__(self, page) -> None:
+        self.page = page
+        self.reset()
+        page.route("**/*", self._route)
+        page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
 
-    def route(r):
+    def reset(self) -> None:
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.blocked: list[str] = []
+
+    def _route(self, r) -> None:
         url = r.request.url
         if url.startswith("file://"):
             r.continue_()
         else:
-            blocked.append(url)
+            self.blocked.append(url)
             r.abort()
 
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+
+def _in_context(browser, size: dict, job: Callable[[_Tab], Any]) -> Any:
+    """``job(tab)`` on a tab of a fresh browser context, closed afterwards."""
+    context = browser.new_context(viewport=size)
     try:
-        page = context.new_page()
-        page.route("**/*", route)
-        page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: page_errors.append(str(e)))
-        page.goto(path.as_uri(), wait_until="load", timeout=timeout_ms)
-        try:
-            page.wait_for_function(_ALL_FIGURES_DRAWN, timeout=timeout_ms)
-        except PlaywrightTimeout:
-            pass  # reported through the counts below
-        divs = page.locator(".plotly-graph-div").count()
-        svgs = page.locator(".main-svg").count()
-        text = page.inner_text("body")
-        values = {k: page.evaluate(expr) for k, expr in (evaluate or {}).items()}
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(screenshot), full_page=full_page)
+        return job(_Tab(context.new_page()))
     finally:
         context.close()
-    return PageReport(tuple(console_errors), tuple(page_errors), tuple(blocked), divs, svgs, text, screenshot, values)
+
+
+def _visit(tab: _Tab, path, screenshot, evaluate, full_page, timeout_ms) -> PageReport:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    path, screenshot = Path(path).resolve(), Path(screenshot)
+    page = tab.page
+    tab.reset()
+    page.goto(path.as_uri(), wait_until="load", timeout=timeout_ms)
+    try:
+        page.wait_for_function(_ALL_FIGURES_DRAWN, timeout=timeout_ms)
+    except PlaywrightTimeout:
+        pass  # reported through the counts below
+    divs = page.locator(".plotly-graph-div").count()
+    svgs = page.locator(".main-svg").count()
+    text = page.inner_text("body")
+    values = {k: page.evaluate(expr) for k, expr in (evaluate or {}).items()}
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(screenshot), full_page=full_page)
+    return PageReport(
+        tuple(tab.console_errors), tuple(tab.page_errors), tuple(tab.blocked), divs, svgs, text, screenshot, values
+    )
 
 
 if __name__ == "tests.browser":  # imported under both names: one module, so one Chromium per process

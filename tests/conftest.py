@@ -6,6 +6,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set (as in some containers): without them
+# every collecting process (each xdist worker, every run) re-parses, assert-rewrites and compiles all test
+# modules again, ~10 of a worker's ~20 CPU-s of collection. The caches sit in git-ignored __pycache__ folders.
+sys.dont_write_bytecode = False
+
 from shared_data import GLASSHOUSE, glasshouse_found, in_ci, require_glasshouse  # noqa: E402
 
 # The commands' model-call cache is off in tests (a stub on a reused port must not be answered from another

@@ -28,6 +28,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from memeval.testing import serve_in_background
+
 _AGENT = re.compile(r"^/v1/agents/([^/]+)$")
 _PASSAGES = re.compile(r"^/v1/agents/([^/]+)/archival-memory$")
 _SEARCH = re.compile(r"^/v1/agents/([^/]+)/archival-memory/search$")
@@ -102,10 +104,9 @@ class LettaContractServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> LettaContractServer:
-        self._thread.start()
+        serve_in_background(self._server)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -247,3 +247,29 @@ def test_import_refuses_a_non_empty_folder_unless_forced(tmp_path):
     bench = import_booksuite(root, out, force=True)
     assert bench.root == str(out) and (out / "bench.yaml").is_file() and not (out / "keep.txt").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left behind
+
+
+def test_a_case_read_again_is_not_parsed_again_but_names_its_own_file(tmp_path, monkeypatch):
+    """Issue 23: parsed cases are kept by the hash of their text; a copy elsewhere is the same case with its own
+    ``source_file``, an edited file is parsed afresh, and an invalid file is refused every time."""
+    import memeval.bench.loaders.booksuite as bs
+
+    src = SUITE / "test_cases" / "layer1" / "01_bank_account_setup.yaml"
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_bytes(src.read_bytes())
+    b.write_bytes(src.read_bytes())
+    first = read_case(a)
+    parses = []
+    real = bs._parse_case
+    monkeypatch.setattr(bs, "_parse_case", lambda obj, path: parses.append(path) or real(obj, path))
+    again = read_case(b)
+    assert parses == [] and again.source_file == str(b) and first.source_file == str(a)
+    assert again == bs.replace(first, source_file=str(b))
+    b.write_text(src.read_text(encoding="utf-8").replace("Bank", "Banque"), encoding="utf-8")
+    edited = read_case(b)
+    assert parses == [b] and edited != again
+    b.write_text("test_id: [unclosed", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(InputError, match="b.yaml"):
+            read_case(b)
+    assert read_case(a) == first

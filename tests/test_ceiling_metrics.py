@@ -121,9 +121,9 @@ def test_every_preset_bounds_are_ordered_and_the_oracle_abstains(preset):
     # the oracle, graded as a dry run grades it: >= 0.9 on ABSTAIN and FALSE_MEMORY in every tier and set
     b = load_bench(root)
     for t in b.tiers:
+        by_id = {x.turn_id: x for x in read_turns(root / t.turns_file)}  # once per tier, not per question set
         for qset in ("main", *t.question_sets):
             qs = read_questions(root / t.questions_path(qset))
-            by_id = {x.turn_id: x for x in read_turns(root / t.turns_file)}
             tb = tier_bounds(qs, lambda q: [by_id[i] for i in q.evidence_turns])
             for axis in ("ABSTAIN", "FALSE_MEMORY"):
                 if axis in tb.ceiling_by_axis:

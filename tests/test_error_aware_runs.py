@@ -319,7 +319,12 @@ def _lines(path: Path) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_a_server_killed_mid_run_stops_it_in_one_line_and_a_rerun_resumes_to_complete(tmp_path, env):
+def test_a_server_killed_mid_run_stops_it_in_one_line_and_a_rerun_resumes_to_complete(tmp_path, env, capsys):
+    """The server killed and the run it stops are child processes (SIGKILL, an exit code); the restarted
+    server and the resuming rerun run in this process (a server by its name and a resume are the subject)."""
+    from memeval.systems.registry import make_system
+    from memeval.systems.server import ReferenceServer
+
     bench = make_minibench(tmp_path / "bench")
     server, url = _serve(env, "--delay-ms", "20")
     out = tmp_path / "r"
@@ -371,14 +376,12 @@ def test_a_server_killed_mid_run_stops_it_in_one_line_and_a_rerun_resumes_to_com
     asked = {record_key(r) for r in before}
     assert len(asked) < total  # it stopped: the rest of the bench was not turned into error records
 
-    server, url2 = _serve(env)  # restarted, on another port: the same system by its name
-    try:
-        code, stdout, err = _cli(
-            "run", "--bench", bench, "--system", url2, "--out", out, "--no-progress", *epochs, env=env, timeout=180
+    # restarted, on another port: the same system (what `memeval serve bm25` serves) by its name
+    with ReferenceServer(make_system("bm25")) as restarted:
+        rerun = memeval_cli(
+            capsys, "run", "--bench", bench, "--system", restarted.url, "--out", out, "--no-progress", *epochs
         )
-    finally:
-        server.kill()
-        server.wait()
+    code, err = rerun.returncode, rerun.stderr
     assert code == 0, err
     if errored:
         assert f"asking again {len(errored)} question" in err

@@ -95,12 +95,14 @@ def test_no_browser_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, ca
     with pytest.raises(ExportError, match="needs Chrome or Chromium"):
         export(fig, tmp_path / "figs" / "x")
     assert not (tmp_path / "figs").exists()
-    (tmp_path / "demo.py").write_text(NOTEBOOK)
+    (tmp_path / "demo.py").write_text(NOTEBOOK + '\n# %%\nopen("RAN", "w").close()\n')
     out = tmp_path / "demo.html"
+    monkeypatch.chdir(tmp_path)
     assert main(["report", str(tmp_path / "demo.py"), "-o", str(out), "--figures", str(tmp_path / "f")]) == 1
     (err,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("memeval report:")]
     assert "needs Chrome or Chromium" in err
     assert not out.exists() and not (tmp_path / "f").exists()
+    assert not (tmp_path / "RAN").exists()  # refused before the notebook ran
 
 
 def test_plotly_write_image_has_an_engine(tmp_path):

@@ -8,8 +8,10 @@ subprocess, the rest through ``memeval.cli.main``) and check exit 2 with a singl
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -97,6 +99,16 @@ def _dump(obj, kind: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=16)
+def _yaml_pickle(data: bytes) -> bytes:
+    return pickle.dumps(yaml.load(data.decode("utf-8"), Loader=_LOADER))
+
+
+def _yaml_tree(data: bytes):
+    """A fresh parse of ``data``: the base files are parsed once, each mutation gets its own copy (unpickled)."""
+    return pickle.loads(_yaml_pickle(data))
+
+
 def _structural(data: bytes, kind: str, m) -> bytes:
     op, a, b = m[0], m[1], m[2]
     text = data.decode("utf-8")
@@ -105,7 +117,7 @@ def _structural(data: bytes, kind: str, m) -> bytes:
         i = a % len(lines)
         lines[i] = _structural(lines[i].encode(), "json", (op, b, b, *m[3:])).decode("utf-8", "surrogatepass")
         return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
-    obj = yaml.load(text, Loader=_LOADER) if kind == "yaml" else json.loads(text)
+    obj = _yaml_tree(data) if kind == "yaml" else json.loads(text)
     slots = _slots(obj)
     if not slots:
         return data

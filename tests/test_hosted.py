@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memeval.testing import serve_in_background
 from memeval.bench.model import Session, Turn
 from memeval.cli import main
 from memeval.errors import MemevalError, SystemCallError
@@ -305,10 +306,11 @@ class _Echo:
     """A loopback server whose replies a test sets: (status, body bytes)."""
 
     def __init__(self, status: int, body: bytes):
-        import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         class H(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body at once: no ~40 ms delayed-ACK wait per reply
+
             def log_message(self, *a):
                 pass
 
@@ -321,7 +323,7 @@ class _Echo:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_background(self.httpd)
 
     def close(self):
         self.httpd.shutdown()

@@ -2,16 +2,16 @@
 limit only; replies are capped on decompressed bytes as they are read; user-info and an API key for
 the same header are refused. Loopback servers only."""
 
-import gzip
 import json
 import socket
-import threading
+import struct
 import tracemalloc
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from memeval.testing import serve_in_background
 from memeval.bench import Session, Turn
 from memeval.errors import MemevalError
 from memeval.systems import BM25
@@ -70,14 +70,42 @@ def test_headers_alone_above_64_kib_are_still_431_and_a_body_above_the_limit_413
 
 
 # -- item 4: decompression bounded while streaming ----------------------------------------------------------------
+def _zeros_json(size: int, encoding: str) -> bytes:
+    """``{"memories": ["000..."]}`` with ``size`` zeros, gzip- or zlib-compressed, without compressing ``size``
+    bytes: after a full flush deflate starts afresh, so one compressed MiB of zeros is repeated (256 MiB at
+    level 9 cost ~2 s of CPU per test; this ~0.2 s, the checksums).
+
+    >>> import gzip
+    >>> all(gzip.decompress(_zeros_json(n, "gzip")) == b'{"memories": ["' + b"0" * n + b'"]}' for n in (0, 5, MIB + 3))
+    True
+    >>> zlib.decompress(_zeros_json(2 * MIB + 1, "deflate")) == b'{"memories": ["' + b"0" * (2 * MIB + 1) + b'"]}'
+    True
+    """
+    head, tail, chunk = b'{"memories": ["', b'"]}', b"0" * MIB
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the container is written below
+    start = c.compress(head) + c.flush(zlib.Z_FULL_FLUSH)
+    one = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+    n, rest = divmod(size, MIB)
+    body = start + one * n + c.compress(b"0" * rest + tail) + c.flush()
+    crc, adler = zlib.crc32(head), zlib.adler32(head)
+    for _ in range(n):
+        crc, adler = zlib.crc32(chunk, crc), zlib.adler32(chunk, adler)
+    last = b"0" * rest + tail
+    crc, adler = zlib.crc32(last, crc), zlib.adler32(last, adler)
+    total = len(head) + size + len(tail)
+    if encoding == "gzip":
+        return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + body + struct.pack("<II", crc, total & 0xFFFFFFFF)
+    return b"\x78\xda" + body + struct.pack(">I", adler)
+
+
 class _Bomb:
     """A loopback server answering every request with a compressed body that inflates to ``size`` bytes."""
 
     def __init__(self, size: int, encoding: str = "gzip"):
-        raw = b'{"memories": ["' + b"0" * size + b'"]}'
-        body = gzip.compress(raw, 9) if encoding == "gzip" else zlib.compress(raw, 9)
+        body = _zeros_json(size, encoding)
 
         class H(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body at once: no ~40 ms delayed-ACK wait per reply
             protocol_version = "HTTP/1.1"
 
             def log_message(self, *a):
@@ -96,7 +124,7 @@ class _Bomb:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
 
     def close(self):
         self.server.shutdown()

@@ -26,7 +26,7 @@ import nbformat
 import pytest
 import yaml
 
-from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from browser import require_chromium, run_in_chromium
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 WAIT_MS = 240_000  # generous: a loaded 2-core machine starts a kernel and a tiny run slowly
@@ -75,6 +75,12 @@ def lab(tmp_path):
     nbformat.write(nb, root / "notebooks" / "traces.ipynb")
     jupyter = tmp_path / "jupyter"
     _settings(jupyter / "settings")
+    # no build check and no extension manager: at page load both ask the server about the installed
+    # extensions, which runs node and yarn (~1.5 CPU-s on 2 cores) for a rebuild prompt and a panel an
+    # offline test never uses (as `jupyter labextension disable` would write it)
+    page_config = {"buildCheck": False, "disabledExtensions": {"@jupyterlab/extensionmanager-extension": True}}
+    (jupyter / "config" / "labconfig").mkdir(parents=True)
+    (jupyter / "config" / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
     port = _free_port()
     env = {
         **os.environ,
@@ -146,7 +152,7 @@ _KERNEL_IDLE = """() => document.querySelectorAll('.jp-Notebook .jp-CodeCell').l
 
 
 def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, root = lab
     repo_before = _snapshot(REPO_NOTEBOOKS)
@@ -156,10 +162,10 @@ def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
     kernel_python = spec["kernelspecs"]["python3"]["spec"]["argv"][0]
     assert kernel_python in ("python", sys.executable), kernel_python  # this venv's python runs the cells
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    def drive(chromium) -> None:  # on the browser's thread: the process's one Chromium, a fresh context
+        context = chromium.new_context(viewport={"width": 1400, "height": 1000})
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
             page.set_default_timeout(WAIT_MS)
             # the network is cut off: only the loopback server answers
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
@@ -234,7 +240,9 @@ def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
             jump.press("Enter")
             shows(order[first_of_last_qid], first_of_last_qid + 1, len(records))
         finally:
-            browser.close()
+            context.close()
+
+    run_in_chromium(drive)
 
     # data/ and runs/ are anchored at the project root, not beside the notebook
     assert (root / "runs").is_dir() and any((root / "data").glob("lifelog-tiny-s1/bench.yaml"))

@@ -34,6 +34,13 @@ print("SECRET_SOURCE_MARKER".lower(), n * 2, label)
 print("GOT", repr(run_dirs), repr(systems))
 
 # %%
+import sys
+ip = get_ipython()
+print("KERNEL", type(ip.kernel).__name__, "debugpy" in sys.modules, ip.history_manager.enabled)
+import debugpy
+print("DEBUGPY", debugpy.__name__)
+
+# %%
 from IPython.display import HTML
 import polars as pl
 from memeval.analysis.tables import html_table
@@ -71,6 +78,38 @@ def test_report_executes_with_parameters_and_hides_code(rendered, capsys):
     assert "from demo.py at " in html
     assert "parameters: n=21, label='hello &lt;b&gt;', run_dirs='runs/x', systems='oracle'." in html
     assert "jp-InputArea" not in re.sub(r"\.jp-InputArea[^{]*\{", "", html)  # no input area elements
+
+
+def test_render_kernel_has_no_debugger_and_no_history(rendered):
+    """A render's kernel is memeval's ReportKernel: ipykernel's debugger (debugpy's pydevd) never loaded and
+    IPython's history off; a notebook that imports debugpy itself still gets it."""
+    code, out = rendered
+    assert code == 0
+    html = out.read_text()
+    assert "KERNEL ReportKernel False False" in html
+    assert "DEBUGPY debugpy" in html
+
+
+def test_kernel_class_only_for_a_kernel_running_this_interpreter(tmp_path, monkeypatch):
+    """Another interpreter's kernel (memeval maybe not installed there) is started as its spec says."""
+    import json
+    import sys
+
+    from memeval.analysis.report import REPORT_KERNEL_CLASS, _kernel_arguments
+    from memeval.analysis.report_kernel import ReportKernel
+
+    assert f"{ReportKernel.__module__}.{ReportKernel.__qualname__}" == REPORT_KERNEL_CLASS
+    for name, exe in [("ours", sys.executable), ("plain", "python"), ("other", str(tmp_path / "bin" / "python"))]:
+        spec = tmp_path / "kernels" / name
+        spec.mkdir(parents=True)
+        argv = [exe, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name, "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    chosen = f"--IPKernelApp.kernel_class={REPORT_KERNEL_CLASS}"
+    assert chosen in _kernel_arguments("ours") and chosen in _kernel_arguments("plain")
+    assert chosen not in _kernel_arguments("other")
+    assert "--HistoryManager.enabled=False" in _kernel_arguments("other")
+    assert chosen not in _kernel_arguments("no-such-kernel")
 
 
 def test_report_embeds_plotly_and_fetches_nothing(rendered):

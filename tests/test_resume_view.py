@@ -16,11 +16,14 @@ def bench(tmp_path):
     return make_minibench(tmp_path / "bench")
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "memeval", *args], capture_output=True, text=True, timeout=300)
+def test_resume_after_a_kill_says_how_many_were_recorded_and_whose_lock_was_stale(bench, tmp_path, capsys):
+    """The kill is staged (records cut short, a dead pid in the lock file); the runs call ``memeval.cli.main``
+    in process (tests/incli.py: what they print is the subject, not the process boundary)."""
+    from incli import memeval_cli
 
+    def _cli(*args):
+        return memeval_cli(capsys, *args)
 
-def test_resume_after_a_kill_says_how_many_were_recorded_and_whose_lock_was_stale(bench, tmp_path):
     out = tmp_path / "r"
     run_system(bench, "bm25:k=3", out=out, progress=False, epochs=2)
     lines = (out / "records.jsonl").read_text().splitlines()

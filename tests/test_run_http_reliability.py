@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memeval.testing import serve_in_background
 from memeval.bench import haystacks_of, load_bench, read_questions, read_turns, save_bench
 from memeval.errors import InputError, MemevalError
 from memeval.run import read_manifest, read_records, run_system
@@ -59,7 +60,7 @@ def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_bl
     """The holder and the killed run are child processes (a lock held by another process, a kill); the refused
     second writer and the resuming rerun call ``memeval.cli.main`` in process (tests/incli.py)."""
     out = tmp_path / "r"
-    # 150 ms a query keeps the first run going (~7 s) while the second starts on a loaded machine
+    # 150 ms a query keeps the first run going (~7 s) until it is seen writing and killed
     with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=150)) as srv:
         args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress", "--out", str(out)]
         # A writer that holds the folder for as long as the test needs (no race with a run's own pace):
@@ -79,6 +80,7 @@ def test_second_writer_is_refused_naming_the_pid_and_a_killed_holder_does_not_bl
         _wait(lambda: _n_lines(out / "records.jsonl") >= 3, timeout=120, what="first run writing")
         first.send_signal(signal.SIGKILL)
         first.wait(30)
+        srv.state.faults = Faults()  # the delay only kept the first run going until killed; the rerun needs none
         third = memeval_cli(capsys, *args)
         assert third.returncode == 0, third.stderr
     keys = [(r["tier"], r["qid"], r["epoch"]) for r in read_records(out)]
@@ -221,6 +223,7 @@ class _LossyProxy:
         proxy = self
 
         class H(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body at once: no ~40 ms delayed-ACK wait per reply
             protocol_version = "HTTP/1.1"
 
             def log_message(self, *a):
@@ -247,7 +250,7 @@ class _LossyProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
         self._client = client
 
     def close(self):
@@ -374,7 +377,7 @@ class _Stall(BaseHTTPRequestHandler):
 def test_ctrl_c_reaches_requests_in_flight_without_waiting_out_their_timeout(bench, tmp_path, concurrency):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stall)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     out = tmp_path / "r"
     try:
@@ -467,7 +470,7 @@ def test_malformed_or_oversize_replies_are_error_records_never_scores(bench, tmp
     handler = type("H", (_Fixed,), {"body": body})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         rd = run_system(
             bench,
@@ -501,42 +504,49 @@ def test_user_info_is_sent_as_basic_auth_and_stripped_from_name_and_params():
     assert "alice" not in h.name + json.dumps(h.params) and "s3cret" not in h.name + json.dumps(h.params)
 
 
-def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path):
+def test_credentials_in_the_system_url_reach_no_artifact(bench, tmp_path, capsys, caplog, monkeypatch):
+    """The commands call ``memeval.cli.main`` in process (tests/incli.py): what they print, write and log
+    (every level, not only what a terminal would show) is searched for the credentials."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.chdir(tmp_path)  # the default folder name: runs/... under the working directory
     user, password = "uDONOTLEAKuser", "pDONOTLEAKpass"
     with ReferenceServer(BM25(k=3)) as srv:
         url = srv.url.replace("http://", f"http://{user}:{password}@")
-        p = _cli("run", "--bench", bench, "--system", url, cwd=tmp_path)  # the default folder name: runs/...
-        out, err = p.communicate(timeout=120)
+        p = memeval_cli(capsys, "run", "--bench", bench, "--system", url)
+        out, err = p.stdout, p.stderr
         assert p.returncode == 0, err
         run_dir = tmp_path / out.strip()
-        summary = _cli("summary", str(run_dir))
-        s_out, s_err = summary.communicate(timeout=60)
+        summary = memeval_cli(capsys, "summary", str(run_dir))
+        s_out, s_err = summary.stdout, summary.stderr
         assert summary.returncode == 0, s_err
-    down = _cli(
-        "run",
-        "--bench",
-        bench,
-        "--system",
-        url,
-        "--out",
-        str(tmp_path / "down"),
-        "--no-progress",
-        "--http-attempts",
-        "1",
-    )  # the server is gone: the one-line error must not name them either
-    _, d_err = down.communicate(timeout=60)
+    args = ["--out", str(tmp_path / "down"), "--no-progress", "--http-attempts", "1"]
+    down = memeval_cli(capsys, "run", "--bench", bench, "--system", url, *args)
+    d_err = down.stderr  # the server is gone: the one-line error must not name them either
     assert down.returncode == 1 and "gave up" in d_err
     report = tmp_path / "traces.html"
     nb = Path(__file__).resolve().parents[1] / "notebooks" / "traces.py"
-    r = _cli("report", str(nb), "-p", "run_dirs", json.dumps([str(run_dir)]), "-o", str(report))
-    _, r_err = r.communicate(timeout=300)
+    r = memeval_cli(capsys, "report", str(nb), "-p", "run_dirs", json.dumps([str(run_dir)]), "-o", str(report))
+    r_err = r.stderr
     assert r.returncode == 0, r_err
     # the system is named in the report by the name its server reports (GET /health), never its URL
     assert report.stat().st_size > 0 and "bm25-http" in report.read_text()
     artifacts = [p for p in tmp_path.rglob("*") if p.is_file() and "bench" not in p.parts]
     assert any(p.name == "records.jsonl" for p in artifacts) and any(p.name == "manifest.json" for p in artifacts)
     names = [str(p) for p in tmp_path.rglob("*")]
-    for text in [out, err, s_out, s_err, d_err, r_err, *names, *(p.read_text(errors="replace") for p in artifacts)]:
+    logged = caplog.text
+    for text in [
+        out,
+        err,
+        s_out,
+        s_err,
+        d_err,
+        r_err,
+        logged,
+        *names,
+        *(p.read_text(errors="replace") for p in artifacts),
+    ]:
         assert user not in text and password not in text
 
 

@@ -33,10 +33,6 @@ def good_run(bench, tmp_path_factory):
     return run_system(bench, "bm25:k=3", out=tmp_path_factory.mktemp("r") / "run", progress=False)
 
 
-def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "memeval", *args], capture_output=True, text=True, timeout=300, **kw)
-
-
 def _one_line(p) -> str:
     err = p.stderr.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
@@ -141,13 +137,14 @@ time.sleep(600)
 """
 
 
-def test_a_second_multiturn_writer_is_refused_naming_the_holder(tmp_path):
+def test_a_second_multiturn_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    """The holder is a child process (a lock held by another process); the refused writer runs in process."""
     folder = write_suite(tmp_path / "s")
     out = tmp_path / "r.jsonl"
     holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        p = _cli("multiturn", "run", str(folder), "-o", str(out), "--runs", "1")
+        p = memeval_cli(capsys, "multiturn", "run", str(folder), "-o", str(out), "--runs", "1")
         assert p.returncode == 1 and f"pid {holder.pid}" in _one_line(p) and "another memeval process" in p.stderr
     finally:
         holder.kill()

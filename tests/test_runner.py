@@ -154,17 +154,19 @@ def test_killed_run_resumes_to_exactly_one_record_each(bench, tmp_path, sig, sta
     resume call ``memeval.cli.main`` in process (tests/incli.py)."""
     from incli import memeval_cli
 
-    with ReferenceServer(BM25(k=3), faults=Faults(delay_ms=25)) as srv:
+    with ReferenceServer(BM25(k=3)) as srv:
         args = ["run", "--bench", bench, "--system", srv.url, "--epochs", "6", "--no-progress"]
         full = tmp_path / "full"
         assert memeval_cli(capsys, *args, "--out", str(full)).returncode == 0
         part = tmp_path / "part"
+        srv.state.faults = Faults(delay_ms=25)  # 25 ms a query: the child is still running when signalled
         proc = _cli(*args, "--out", str(part))
         _wait_records(part / "records.jsonl", 7)  # mid-tier: core has 24 (question, epoch) pairs
         proc.send_signal(sig)
         proc.wait(30)
         assert read_manifest(part)["status"] == status
         assert 7 <= len(read_records(part)) < 48
+        srv.state.faults = Faults()  # the reference run and the resume need no delay
         assert memeval_cli(capsys, *args, "--out", str(part)).returncode == 0
     recs = read_records(part)
     keys = [(r["tier"], r["qid"], r["epoch"]) for r in recs]

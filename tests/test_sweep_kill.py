@@ -55,9 +55,17 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
         raise AssertionError(f"worker {pid} still alive")
     except ProcessLookupError:
         pass
-    again = run_sweep(spec, sw, n_workers=2, dashboard_address=None, progress=False)
+    # the rerun: the kill was the first sweep's subject; resuming needs no worker processes of its own
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            again = run_sweep(spec, sw, client=client, progress=False)
     assert again.complete and len(again.outcome) == 4
     ref = tmp_path / "ref"
-    assert main(["run", "--bench", str(bench), "--system", SLOW, "--out", str(ref), "--no-progress"]) == 0
+    # the reference: the same ranking without the sleep (it only slows a shard enough to be killed mid-way;
+    # 252 questions x 0.03 s), named as the sweep's system so its records carry the same label
+    same = ["--system", SLOW.replace("delay=0.03", "delay=0"), "--name", SLOW]
+    assert main(["run", "--bench", str(bench), *same, "--out", str(ref), "--no-progress"]) == 0
     got = sweep_records(sw, "lifelog-tiny-s1")
     assert got == keyed(records(ref))  # keyed() fails on a duplicate (tier, qid, epoch)

@@ -69,8 +69,14 @@ def test_site_opens_offline_in_chromium(site, tmp_path):
     assert any("pwned" in p.name for p in compares)
     pages = [root / "site" / "index.html", *run_files, *compares]
     links = "document.querySelectorAll('#runs tbody a').length"
+    # one tab clicks through the site (plotly.min.js compiled once, not once per page); each page's
+    # errors, blocked requests and window are its own; no check reads the screenshots, so each is of
+    # the first screen (a full-page one of a 10,000-px page costs ~1 CPU-s)
     reports = load_pages(
-        [(p, tmp_path / (p.stem + ".png")) for p in pages], {"pwned": "typeof window.__pwned", "links": links}
+        [(p, tmp_path / (p.stem + ".png")) for p in pages],
+        {"pwned": "typeof window.__pwned", "links": links},
+        full_page=False,
+        one_tab=True,
     )
     index, *rest = reports  # one browser launch for the index, every run page and every comparison page
     run_pages = rest[: len(run_files)]
@@ -82,8 +88,11 @@ def test_site_opens_offline_in_chromium(site, tmp_path):
         assert rep.values["pwned"] == "undefined"
         assert rep.plotly_svgs >= rep.plotly_divs  # every figure drawn
         assert "all runs" in rep.text
-    for rep in run_pages:
+    for page, rep in zip(run_files, run_pages):
         assert "Per tier × axis" in rep.text
+        # plotly.min.js (4.8 MB) is read by the pages that draw a figure, and only by them
+        assert ("plotly.min.js" in page.read_text()) == (rep.plotly_divs > 0), page.name
+    assert any(rep.plotly_divs == 0 for rep in run_pages)  # the one-tier run draws no curve
     for rep in rest[len(run_files) :]:
         assert "McNemar exact p" in rep.text or "no question graded by both runs" in rep.text
     (bm25,) = [rep for page, rep in zip(run_files, run_pages) if page.name.startswith("lifelog_bm25")]

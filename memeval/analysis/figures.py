@@ -27,6 +27,7 @@ __all__ = [
     "figure_name",
     "notebook_figures",
     "export_notebook",
+    "require_browser",
 ]
 
 FORMATS = ("png", "svg")
@@ -42,6 +43,17 @@ _NO_BROWSER = (
 
 class ExportError(MemevalError):
     """A figure could not be exported as an image; the message says which and why, on one line."""
+
+
+def require_browser() -> None:
+    """Raise :class:`ExportError` unless a Chrome or Chromium is there to draw figures (the lookup kaleido
+    makes: ``BROWSER_PATH``, then ``PATH`` and the usual places): ``memeval report --figures`` asks before
+    it runs the notebook, not after."""
+    from choreographer.browsers.chromium import Chromium
+
+    path = Chromium.find_browser(skip_local=False)
+    if not path or not Path(path).is_file():
+        raise ExportError(_NO_BROWSER)
 
 
 def _title(fig: Any) -> str:

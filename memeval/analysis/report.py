@@ -11,9 +11,11 @@ notebook never called :func:`setup_notebook`) is an error naming its cell.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -26,7 +28,7 @@ import nbformat
 from ..atomic import write_text
 from ..errors import InputError, MemevalError
 from .._version import __version__
-from .figures import export_notebook
+from .figures import export_notebook, require_browser
 from .notebook_setup import PLOTLY_RENDERER, setup_notebook  # re-exported: the kernel side
 
 __all__ = [
@@ -199,8 +201,7 @@ def execute_notebook(
                     progress_bar=progress,
                     log_output=False,
                     execution_timeout=timeout,
-                    # the kernel listens on loopback; keep its start-up warnings out of the command's output
-                    extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                    extra_arguments=_kernel_arguments(kernel_name),
                 )
         except PapermillExecutionError as e:
             # papermill counts its injected-parameters cell; report the cell as the author sees it
@@ -212,6 +213,34 @@ def execute_notebook(
             if type(e).__name__ == "NoSuchKernel":
                 raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
             raise ReportError(f"{path}: execution failed: {type(e).__name__}: {_one_line(str(e))}") from None
+
+
+#: The kernel class a render starts where it can (:func:`_kernel_arguments`); named, not imported: importing
+#: it would import ipykernel into the process that drives the render.
+REPORT_KERNEL_CLASS = "memeval.analysis.report_kernel.ReportKernel"
+
+
+def _kernel_arguments(kernel_name: str) -> list[str]:
+    """The kernel's command-line options: start-up warnings kept out of the command's output (the kernel
+    listens on loopback), no input history (IPython would write every cell of every render to
+    ``~/.ipython``'s SQLite file, from a thread) and, where the kernel runs this very interpreter (so
+    memeval is importable there), :class:`~memeval.analysis.report_kernel.ReportKernel`: a kernel
+    without the debugger ipykernel otherwise builds (~0.2 CPU-s, a quarter of a kernel's start)."""
+    import sys
+
+    args = ["--IPKernelApp.log_level=CRITICAL", "--HistoryManager.enabled=False"]
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        argv = KernelSpecManager().get_kernel_spec(kernel_name).argv
+    except Exception:  # no such kernel: papermill says so in its own words
+        return args
+    # jupyter_client runs sys.executable for a spec that names plain "python"
+    exe = argv[0] if argv else ""
+    ours = exe in ("python", "python3", f"python3.{sys.version_info[1]}") or exe == os.path.abspath(sys.executable)
+    if ours and "ipykernel_launcher" in argv:
+        args.append(f"--IPKernelApp.kernel_class={REPORT_KERNEL_CLASS}")
+    return args
 
 
 class _AfterInterrupt(logging.Filter):
@@ -310,15 +339,14 @@ def _strip_widgets(nb: nbformat.NotebookNode) -> None:
                 out["data"] = {"text/html": WIDGET_NOTE}
 
 
-def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") -> str:
-    """HTML without code cells or prompts, with no script, style or font fetched from the network."""
+@functools.cache
+def _exporter() -> Any:
+    """One HTML exporter per process: building one compiles the lab template's dozen Jinja files
+    (~0.2 CPU-s), which every further export in the process (a test session, a sweep of reports) reuses."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
-    nb = nbformat.from_dict(nb)  # a copy: exporting must not change the caller's notebook
-    _strip_widgets(nb)
-    nb.metadata["title"] = title
-    exporter = HTMLExporter(
+    return HTMLExporter(
         template_name="lab",
         template_file="memeval_offline.html.j2",
         extra_loaders=[DictLoader({"memeval_offline.html.j2": _OFFLINE_TEMPLATE})],
@@ -326,7 +354,19 @@ def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") ->
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+
+
+#: An exporter keeps per-export state (the filters it registers for each notebook): one export at a time.
+_EXPORT_LOCK = threading.Lock()
+
+
+def to_offline_html(nb: nbformat.NotebookNode, title: str = "memeval report") -> str:
+    """HTML without code cells or prompts, with no script, style or font fetched from the network."""
+    nb = nbformat.from_dict(nb)  # a copy: exporting must not change the caller's notebook
+    _strip_widgets(nb)
+    nb.metadata["title"] = title
+    with _EXPORT_LOCK:
+        body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
     head, sep, tail = body.rpartition("</body>")
     return head + TABLE_SCRIPT + sep + tail if sep else body + TABLE_SCRIPT
 
@@ -375,6 +415,8 @@ def render_report(
     True
     """
     out = Path(out)
+    if figures is not None:
+        require_browser()  # no browser: say so before the notebook runs
     nb = execute_notebook(notebook, parameters, kernel_name=kernel_name, cwd=cwd, timeout=timeout, progress=progress)
     check_figures(nb, notebook)
     if figures is not None:

@@ -12,9 +12,10 @@ ceiling runs found next to it, the degradation curve, latency, the worst questio
 (missed evidence with its text when the bench folder is at hand). The built-in ``oracle`` (manifest
 ``config.system.role == "ceiling"``) and ``no_memory`` are bounds in every view.
 
-Every page reads ``plotly.min.js`` from the site folder (written once), never the network. All bench
-text is escaped. :class:`SiteBuilder` rebuilds only what changed (``memeval view --serve`` watches
-the runs) and builds any comparison page on demand.
+Every page with a figure reads ``plotly.min.js`` from the site folder (written once), never the network;
+a page without one loads no script (the file is 4.8 MB). All bench text is escaped. :class:`SiteBuilder`
+rebuilds only what changed (``memeval view --serve`` watches the runs) and builds any comparison page on
+demand.
 """
 
 from __future__ import annotations
@@ -519,10 +520,12 @@ class SiteBuilder:
             )
             + "</div>"
         )
+        plotly = None  # the script only where a figure is drawn
         if df["tier"].n_unique() > 1:
             try:
                 fig = degradation_curve(fair.df)
                 parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+                plotly = "../plotly.min.js"
             except (ValueError, pl.exceptions.PolarsError) as e:  # a run too small to draw: say so
                 parts.append(f'<p class="muted">no degradation curve ({_e(e)})</p>')
         parts.append('<div class="scroll">' + html_table(axis, caption="Per tier × axis") + "</div>")
@@ -546,7 +549,7 @@ class SiteBuilder:
             f'<h2>Traces (the 30 lowest scores below full credit)</h2><p class="muted">{_e(source)}</p>'
             f"{traces or '<p>no graded record below full credit</p>'}"
         )
-        return _page(f"{info.label} — memeval run", "".join(parts), "../plotly.min.js", root="../", stamp=self.stamp)
+        return _page(f"{info.label} — memeval run", "".join(parts), plotly, root="../", stamp=self.stamp)
 
     def _compare_page(self, ra: _Run, rb: _Run) -> str:
         a, b = ra.info, rb.info

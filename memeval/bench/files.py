@@ -18,6 +18,7 @@ __all__ = [
     "loads_json",
     "read_json",
     "read_yaml",
+    "loads_yaml",
     "read_text",
     "check_depth",
     "as_int",
@@ -146,7 +147,15 @@ def read_json(path):
 def read_yaml(path):
     """A whole YAML file parsed with the safe loader; syntax, nesting, over-long integers, bad UTF-8
     and non-YAML bytes are :class:`InputError` naming the line where known."""
-    text = read_text(path)
+    return loads_yaml(read_text(path), path)
+
+
+def loads_yaml(text: str, path):
+    """YAML text (read from ``path``) parsed as :func:`read_yaml` does, errors naming ``path``.
+
+    >>> loads_yaml("a: [1, 2]", "x.yaml")
+    {'a': [1, 2]}
+    """
     try:
         obj = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:

@@ -38,6 +38,34 @@ from .server_spec import OPENAPI, ROUTES, Faults, Limits
 __all__ = ["Faults", "Limits", "ReferenceServer", "OPENAPI", "ROUTES"]
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, woken at once by :meth:`wake` (uvicorn looks at ``should_exit`` every 0.1 s)."""
+
+    _woken: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:  # uvicorn's loop (a tick each 0.1 s), with a wake-up
+        self._loop, self._woken = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            try:
+                await asyncio.wait_for(self._woken.wait(), 0.1)
+            except asyncio.TimeoutError:
+                pass
+            should_exit = await self.on_tick(counter)
+
+    def wake(self) -> None:
+        """From any thread: look at ``should_exit`` now."""
+        loop, woken = self._loop, self._woken
+        if loop is not None and woken is not None:
+            try:
+                loop.call_soon_threadsafe(woken.set)
+            except RuntimeError:  # the loop is already closed
+                pass
+
+
 class ReferenceServer:
     """``with ReferenceServer(system, port=0, faults=Faults()) as srv: srv.url``."""
 
@@ -80,7 +108,7 @@ class ReferenceServer:
             timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
             backlog=limits.backlog,
         )
-        self._uvicorn = uvicorn.Server(config)
+        self._uvicorn = _Uvicorn(config)
         self._thread: threading.Thread | None = None
         self._failed: BaseException | None = None
 
@@ -142,6 +170,7 @@ class ReferenceServer:
     def stop(self) -> None:
         """Stop listening, cut the connections still open and wait for the server thread."""
         self._uvicorn.should_exit = self._uvicorn.force_exit = True
+        self._uvicorn.wake()
         if self._thread is not None:
             self._thread.join(30)
         self.socket.close()

@@ -22,6 +22,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+from . import serve_in_background
+
 __all__ = [
     "ScriptedChatServer",
     "completion",
@@ -68,6 +70,9 @@ class ScriptedChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             disable_nagle_algorithm = True
+            # keep-alive (every reply carries content-length): a client's calls reuse one connection, not a
+            # connect and a server thread per call (a multi-turn suite makes ~1,000 calls)
+            protocol_version = "HTTP/1.1"
 
             def log_message(self, *a):
                 pass
@@ -96,7 +101,6 @@ class ScriptedChatServer:
                 self.wfile.write(payload)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def embedding_calls(self) -> int:
@@ -108,7 +112,7 @@ class ScriptedChatServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def __enter__(self):
-        self._thread.start()
+        serve_in_background(self._server)
         return self
 
     def __exit__(self, *exc):

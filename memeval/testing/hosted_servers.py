@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 from ..errors import ArgumentError, MemevalError
+from . import serve_in_background
 
 __all__ = ["ContractServer", "APIS", "KEY"]
 
@@ -97,7 +98,7 @@ class ContractServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        serve_in_background(self._httpd)
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -18,7 +18,7 @@ LANGUAGES: tuple[str, ...] = ("es", "fr", "de", "pt", "it", "zh", "ja", "ko", "r
 def load(name: str) -> Any:
     """``data/<name>.yaml`` parsed (cached; treat as read-only)."""
     text = resources.files(__package__).joinpath("data", f"{name}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml's parser where installed
 
 
 def language(code: str) -> Any:

@@ -24,8 +24,11 @@ Conversion (one haystack per case, ``haystack = test_id``):
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import shutil
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,7 +54,8 @@ from .booksuite_model import (
     facts_as_json,
     read_gold_facts,
 )
-from ..io import read_yaml, save_bench, write_questions, write_turns
+from ..files import loads_yaml, read_text
+from ..io import save_bench, write_questions, write_turns
 from ._common import staged_output
 from ..model import Bench, Question, Tier, Turn
 from ..tokens import TOKENIZER, count_tokens
@@ -169,10 +173,36 @@ def _history(obj: Any, path, record: str) -> History:
     return History(str(cid), _timestamp(obj.get("timestamp"), path, record), tuple(out), meta)
 
 
+#: parsed cases by the hash of their text, newest last: a suite read again (``compare`` after
+#: ``import``, a notebook re-run) skips the YAML parse, ~30 ms a file; bounded, invalid files never kept
+_PARSED: OrderedDict[bytes, BookCase] = OrderedDict()
+_PARSED_MAX = 512
+_PARSED_LOCK = threading.Lock()
+
+
 def read_case(path) -> BookCase:
-    """Read and validate one case file; errors name the file, the record and the field."""
+    """Read and validate one case file; errors name the file, the record and the field.
+
+    A file whose text was read before (any path) is not parsed again: the case is the earlier one
+    with this ``source_file``."""
     path = Path(path)
-    obj = read_yaml(path)
+    text = read_text(path)
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    with _PARSED_LOCK:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
+    if hit is not None:
+        return replace(hit, source_file=str(path))
+    case = _parse_case(loads_yaml(text, path), path)
+    with _PARSED_LOCK:
+        _PARSED[key] = case
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return case
+
+
+def _parse_case(obj: Any, path: Path) -> BookCase:
     if not isinstance(obj, dict):
         raise InputError(path, None, None, "expected a mapping (one test case per file)")
     test_id = _str(obj, "test_id", path, None)
@@ -241,7 +271,8 @@ def load_booksuite(src_dir, gold_path=None) -> BookSuite:
 
 def _fact_turns(facts: tuple[Fact, ...], turns: list[Turn]) -> list[Turn]:
     variants = [fold_case_space(v) for f in facts for v in f]
-    return [t for t in turns if any(v in fold_case_space(t.text) for v in variants)]
+    folded = ((t, fold_case_space(t.text)) for t in turns)  # each turn folded once, not once per variant
+    return [t for t, text in folded if any(v in text for v in variants)]
 
 
 def bench_rows(suite: BookSuite) -> tuple[list[Turn], list[Question]]:
