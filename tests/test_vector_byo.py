@@ -3,7 +3,6 @@ protocol, run over the tiny preset in process and behind ``memeval serve``'s HTT
 
 import json
 import re
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -15,6 +14,7 @@ from memeval.errors import MemevalError
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems.registry import make_system
 from memeval.systems.server import ReferenceServer
+from memeval.testing import serve_in_background
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 KEY = "hosted-key-for-tests-5521"
@@ -68,7 +68,7 @@ class FakeHostedMemory:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve_in_background(self._server)
 
     def close(self):
         self._server.shutdown()
