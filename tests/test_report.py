@@ -268,3 +268,35 @@ def test_a_notebook_kernel_does_not_import_nbformat():
     code = "\n".join(imports) + "\nimport sys\nprint(sorted(m for m in ('nbformat', 'jsonschema') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_report_kernel_hands_back_the_process_streams_when_it_shuts_down(monkeypatch):
+    """ipykernel 7.4's control thread flushes the captured ``sys.stdout`` after answering a shutdown request,
+    through the IOPub thread the main thread may have stopped meanwhile: that flush then hangs until
+    jupyter_client's SIGTERM 2.5 s later (every other render). ReportKernel flushes what the notebook printed
+    and hands back the process's own streams while answering, so that late flush has nothing to wait for; a
+    restart keeps them (the kernel lives on)."""
+    import io
+    import sys
+
+    from memeval.analysis.report_kernel import ReportKernel
+
+    flushed: list[str] = []
+
+    class Captured(io.StringIO):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+        def flush(self) -> None:
+            flushed.append(self.name)
+
+    kernel = ReportKernel.__new__(ReportKernel)  # no kernel app: do_shutdown reads only its (absent) shell
+    out, err = Captured("stdout"), Captured("stderr")
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert kernel.do_shutdown(True) == {"status": "ok", "restart": True}
+    assert sys.stdout is out and sys.stderr is err and flushed == []
+    assert kernel.do_shutdown(False) == {"status": "ok", "restart": False}
+    assert flushed == ["stdout", "stderr"]
+    assert sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
