@@ -31,6 +31,9 @@ from browser import require_chromium, run_in_chromium
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 WAIT_MS = 240_000  # generous: a loaded 2-core machine starts a kernel and a tiny run slowly
 RUN_ALL_MS = 480_000
+# how often a wait below looks again: the default (every animation frame) makes the page draw a frame, and
+# re-runs the check, 60 times a second for the whole kernel start and run (seconds on a loaded machine)
+POLL_MS = 100
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -121,7 +124,7 @@ def lab(tmp_path):
             except httpx.HTTPError:
                 pass
             assert time.monotonic() < deadline, "jupyter lab did not answer in time"
-            time.sleep(0.5)
+            time.sleep(0.1)
         yield url, root
     finally:
         if server.poll() is None:
@@ -170,10 +173,10 @@ def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
             # the network is cut off: only the loopback server answers
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
             page.goto(f"{url}/lab/tree/notebooks/traces.ipynb", wait_until="domcontentloaded")
-            page.wait_for_function(_KERNEL_IDLE, timeout=WAIT_MS)
+            page.wait_for_function(_KERNEL_IDLE, timeout=WAIT_MS, polling=POLL_MS)
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-            page.wait_for_function(_CELLS_DONE, timeout=RUN_ALL_MS)
+            page.wait_for_function(_CELLS_DONE, timeout=RUN_ALL_MS, polling=POLL_MS)
             prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
             notebook_text = page.locator(".jp-Notebook").inner_text()
             assert all(t.strip()[1:-2].isdigit() for t in prompts), (prompts, notebook_text[-3000:])

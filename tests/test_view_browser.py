@@ -184,7 +184,6 @@ def test_two_runs_picked_open_a_comparison_with_mcnemar_and_flipped_traces(site,
     cmp = load_html(
         root / "site" / href,
         tmp_path / "c.png",
-        full_page=False,  # no check reads the screenshot: the first screen is enough to look at
         evaluate={
             "mcnemar": "Array.from(document.querySelectorAll('.mcnemar')).map(p => p.innerText)",
             "flips": "document.querySelectorAll('details.flip').length",
