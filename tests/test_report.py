@@ -153,7 +153,7 @@ def test_report_renders_offline_in_chromium(report_page):
     assert page.plotly_divs == 2
     assert page.plotly_svgs >= 2 * 2  # plotly draws two .main-svg layers per figure
     assert "secret_source_marker 42" in page.text
-    assert page.screenshot.stat().st_size > 5_000
+    assert page.screenshot.stat().st_size > 10_000  # drawn: a blank first screen is a 5.3 KB PNG
 
 
 def test_failing_cell_is_named_and_nothing_written(tmp_path, capsys):
