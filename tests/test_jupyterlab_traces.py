@@ -31,9 +31,6 @@ from browser import require_chromium, run_in_chromium
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 WAIT_MS = 240_000  # generous: a loaded 2-core machine starts a kernel and a tiny run slowly
 RUN_ALL_MS = 480_000
-# how often a wait below looks again: the default (every animation frame) makes the page draw a frame, and
-# re-runs the check, 60 times a second for the whole kernel start and run (seconds on a loaded machine)
-POLL_MS = 100
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -173,10 +170,10 @@ def test_traces_notebook_in_jupyterlab_drives_the_trace_browser(lab):
             # the network is cut off: only the loopback server answers
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
             page.goto(f"{url}/lab/tree/notebooks/traces.ipynb", wait_until="domcontentloaded")
-            page.wait_for_function(_KERNEL_IDLE, timeout=WAIT_MS, polling=POLL_MS)
+            page.wait_for_function(_KERNEL_IDLE, timeout=WAIT_MS)
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-            page.wait_for_function(_CELLS_DONE, timeout=RUN_ALL_MS, polling=POLL_MS)
+            page.wait_for_function(_CELLS_DONE, timeout=RUN_ALL_MS)
             prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
             notebook_text = page.locator(".jp-Notebook").inner_text()
             assert all(t.strip()[1:-2].isdigit() for t in prompts), (prompts, notebook_text[-3000:])
