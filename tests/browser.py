@@ -85,8 +85,11 @@ def load_html(
     return report
 
 
+Page = tuple[str | Path, str | Path] | tuple[str | Path, str | Path, dict[str, str]]
+
+
 def load_pages(
-    pages: list[tuple[str | Path, str | Path]],
+    pages: list[Page],
     evaluate: dict[str, str] | None = None,
     viewport: tuple[int, int] = (1280, 900),
     full_page: bool = False,
@@ -96,6 +99,8 @@ def load_pages(
     """:func:`load_html` for each (path, screenshot) in turn, each page in a fresh browser context of the
     process's one Chromium (no storage or cache carries over from one page to the next).
 
+    A page given as ``(path, screenshot, evaluate)`` gets its own ``evaluate`` instead of the shared one.
+
     ``one_tab=True`` opens the pages one after the other in one tab of one context instead, as a reader
     clicking through one site would: storage carries over between them, every page still gets a new
     window and its own errors, blocked requests and values, and a script the pages share (a site's
@@ -103,16 +108,18 @@ def load_pages(
     """
     size = {"width": viewport[0], "height": viewport[1]}
 
+    visits = [(page[0], page[1], page[2] if len(page) == 3 else evaluate) for page in pages]
+
     def job(browser) -> list[PageReport]:
         if not one_tab:
             return [
-                _in_context(browser, size, lambda tab: _visit(tab, path, shot, evaluate, full_page, timeout_ms))
-                for path, shot in pages
+                _in_context(browser, size, lambda tab: _visit(tab, path, shot, ev, full_page, timeout_ms))
+                for path, shot, ev in visits
             ]
         return _in_context(
             browser,
             size,
-            lambda tab: [_visit(tab, path, shot, evaluate, full_page, timeout_ms) for path, shot in pages],
+            lambda tab: [_visit(tab, path, shot, ev, full_page, timeout_ms) for path, shot, ev in visits],
         )
 
     return _chromium().call(job)
