@@ -172,8 +172,9 @@ _SESSION_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def browser_session(timeout: float = 120.0) -> Iterator[None]:
-    """One browser for every export made inside the block (:func:`export`, :func:`export_all`,
-    :func:`export_notebook`, ``memeval report --figures`` run in-process) instead of one per call::
+    """One browser for every export made inside the block, by any thread of the process (:func:`export`,
+    :func:`export_all`, :func:`export_notebook`, ``memeval report --figures`` run in-process) instead of
+    one per call::
 
         with browser_session():
             export(fig_a, "figures/a")
