@@ -7,9 +7,12 @@ from PIL import Image
 
 from analysis_fixtures import synthetic_records
 from browser import require_chromium
-from memeval.analysis import plots
-from memeval.analysis.figures import ExportError, export, export_all
+from memeval.analysis import figures, plots
+from memeval.analysis.figures import ExportError, browser_session, export, export_all
 from memeval.cli import main
+
+# One worker, one kaleido browser for the module's exports (starting one with its page costs ~3.7 CPU-s).
+pytestmark = pytest.mark.xdist_group("figure_export")
 
 SVG = "{http://www.w3.org/2000/svg}"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -50,7 +53,34 @@ def _chromium():
     require_chromium()
 
 
-def test_export_writes_a_real_png_and_svg_of_a_memeval_figure(tmp_path):
+@pytest.fixture(scope="module")
+def _one_browser():
+    """Every export of the module's tests draws in one browser (:func:`browser_session`, which
+    ``memeval report --figures`` run in-process also uses); each test still checks its own files."""
+    require_chromium()
+    with browser_session():
+        yield
+
+
+@pytest.fixture
+def one_browser(_one_browser):
+    assert figures._SESSION is not None  # the exports below go through the session's browser
+
+
+def test_browser_session_is_one_browser_and_nested_blocks_share_it(one_browser, tmp_path, monkeypatch):
+    def no_second_browser(*args):
+        raise AssertionError("an export inside a session started a browser of its own")
+
+    monkeypatch.setattr(figures, "_render", no_second_browser)
+    outer = figures._SESSION
+    with browser_session():
+        assert figures._SESSION is outer  # a block inside another opens no second browser
+        export(plots.degradation_curve(synthetic_records()), tmp_path / "inner", formats=("svg",))
+    assert figures._SESSION is outer  # ... nor closes the outer one
+    assert "bm25" in _svg_texts(tmp_path / "inner.svg")
+
+
+def test_export_writes_a_real_png_and_svg_of_a_memeval_figure(one_browser, tmp_path):
     fig = plots.degradation_curve(synthetic_records())
     assert fig.layout.width is None and fig.layout.height is None
     width, height = 1100, 525  # a figure without a size is drawn about as wide as the HTML report
@@ -64,7 +94,7 @@ def test_export_writes_a_real_png_and_svg_of_a_memeval_figure(tmp_path):
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["degradation.png", "degradation.svg"]
 
 
-def test_export_all_uses_the_given_formats(tmp_path):
+def test_export_all_uses_the_given_formats(one_browser, tmp_path):
     fig = plots.degradation_curve(synthetic_records())
     written = export_all([(tmp_path / "a", fig), (tmp_path / "b", fig)], formats=("svg",))
     assert written == [tmp_path / "a.svg", tmp_path / "b.svg"]
@@ -74,7 +104,7 @@ def test_export_all_uses_the_given_formats(tmp_path):
     assert not (tmp_path / "c.gif").exists()
 
 
-def test_report_figures_option_writes_every_figure(tmp_path, capsys):
+def test_report_figures_option_writes_every_figure(one_browser, tmp_path, capsys):
     (tmp_path / "demo.py").write_text(NOTEBOOK)
     out, figs = tmp_path / "out" / "demo.html", tmp_path / "figures"
     assert main(["report", str(tmp_path / "demo.py"), "-p", "n", "7", "-o", str(out), "--figures", str(figs)]) == 0
@@ -91,10 +121,15 @@ def test_report_figures_option_writes_every_figure(tmp_path, capsys):
 
 def test_no_browser_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "no-such-chrome"))
+    monkeypatch.setattr(figures, "_SESSION", None)  # not the module's open browser: no browser at all
     fig = plots.degradation_curve(synthetic_records())
     with pytest.raises(ExportError, match="needs Chrome or Chromium"):
         export(fig, tmp_path / "figs" / "x")
     assert not (tmp_path / "figs").exists()
+    with pytest.raises(ExportError, match="needs Chrome or Chromium"):
+        with browser_session():  # says so when it starts, not at the first export
+            pass
+    assert figures._SESSION is None
     (tmp_path / "demo.py").write_text(NOTEBOOK + '\n# %%\nopen("RAN", "w").close()\n')
     out = tmp_path / "demo.html"
     monkeypatch.chdir(tmp_path)
@@ -135,7 +170,7 @@ def _long_title_figures():
     }
 
 
-def test_no_exported_title_is_cut(tmp_path):
+def test_no_exported_title_is_cut(one_browser, tmp_path):
     """Each figure exported at its default size: every title line lies inside the canvas (measured in
     Chromium on the exported SVG, not estimated)."""
     from browser import load_html

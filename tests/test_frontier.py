@@ -115,7 +115,7 @@ def test_compare_report_draws_the_frontier_in_chromium(tmp_path):
     # by hand: (120 x 2 + 5 x 8 + 300 x 2 + 20 x 8) / 1e6 = 0.00104 USD per question: 1.04 per 1,000
     assert "<td>1.04</td>" in text and "bm25:k=5 (n=" in text and "context:tokens=60 (n=" in text
     require_chromium()
-    page = load_html(out, tmp_path / "compare.png", full_page=False)  # no check reads the screenshot
+    page = load_html(out, tmp_path / "compare.png")
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
     assert page.plotly_divs == text.count("Plotly.newPlot(") and page.plotly_divs >= 3
     assert page.plotly_svgs >= 2 * page.plotly_divs  # every declared figure was drawn

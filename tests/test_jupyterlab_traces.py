@@ -121,7 +121,7 @@ def lab(tmp_path):
             except httpx.HTTPError:
                 pass
             assert time.monotonic() < deadline, "jupyter lab did not answer in time"
-            time.sleep(0.5)
+            time.sleep(0.1)
         yield url, root
     finally:
         if server.poll() is None:

@@ -70,12 +70,10 @@ def test_site_opens_offline_in_chromium(site, tmp_path):
     pages = [root / "site" / "index.html", *run_files, *compares]
     links = "document.querySelectorAll('#runs tbody a').length"
     # one tab clicks through the site (plotly.min.js compiled once, not once per page); each page's
-    # errors, blocked requests and window are its own; no check reads the screenshots, so each is of
-    # the first screen (a full-page one of a 10,000-px page costs ~1 CPU-s)
+    # errors, blocked requests and window are its own; each screenshot is of the first screen (the default)
     reports = load_pages(
         [(p, tmp_path / (p.stem + ".png")) for p in pages],
         {"pwned": "typeof window.__pwned", "links": links},
-        full_page=False,
         one_tab=True,
     )
     index, *rest = reports  # one browser launch for the index, every run page and every comparison page

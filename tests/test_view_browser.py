@@ -20,7 +20,7 @@ import pytest
 from memeval.cli import main
 from memeval.run import read_records, run_system
 from memeval.workbench import ensure_bench
-from tests.browser import load_html, require_chromium
+from tests.browser import load_html, load_pages, require_chromium
 
 pytestmark = pytest.mark.xdist_group("view_browser")
 
@@ -57,14 +57,14 @@ def _page(made, key):
     return page_name(made[key])
 
 
-@pytest.mark.timeout(300)
-def test_index_tells_two_seeds_of_one_preset_apart_and_filters_by_bench(site, tmp_path):
-    require_chromium()
-    root, made = site
-    rep = load_html(
-        root / "site" / "index.html",
-        tmp_path / "i.png",
-        evaluate={
+def _index_evaluations(made) -> dict[str, dict[str, str]]:
+    """What each test below does on the index, by test: JavaScript run after the page has drawn, in order."""
+    order = (
+        """Array.from(document.querySelector('#runs').tBodies[0].children).map(r => r.getAttribute('data-k-folder'))"""
+    )
+    a, b = _page(made, "s1-bm25"), _page(made, "s1-bm25k2")
+    return {
+        "seeds": {
             "benches": """Array.from(document.querySelectorAll('#runs > tbody > tr.run'))
                 .filter(r => r.getAttribute('data-f-system') === 'bm25').map(r => r.cells[1].innerText)""",
             "options": "Array.from(document.querySelectorAll('select[name=bench] option')).map(o => o.value)",
@@ -76,27 +76,7 @@ def test_index_tells_two_seeds_of_one_preset_apart_and_filters_by_bench(site, tm
                     .filter(r => r.style.display !== 'none').map(r => r.cells[1].textContent);
             })()""",
         },
-    )
-    assert not rep.console_errors and not rep.page_errors and not rep.blocked_requests
-    benches = rep.values["benches"]
-    assert len(benches) == 2 and len(set(benches)) == 2  # the two seeds' bm25 runs, told apart
-    assert any("tiny s1" in b for b in benches) and any("tiny s2" in b for b in benches)
-    assert len([o for o in rep.values["options"] if o]) == 2
-    # seed 2 only: its plain run and its sweep shard, nothing of seed 1
-    assert len(rep.values["after_filter"]) == 2 and all("tiny s2" in b for b in rep.values["after_filter"])
-
-
-@pytest.mark.timeout(300)
-def test_columns_sort_both_ways_and_sweeps_are_one_row(site, tmp_path):
-    require_chromium()
-    root, _ = site
-    order = (
-        """Array.from(document.querySelector('#runs').tBodies[0].children).map(r => r.getAttribute('data-k-folder'))"""
-    )
-    rep = load_html(
-        root / "site" / "index.html",
-        tmp_path / "s.png",
-        evaluate={
+        "sort": {
             "before": order,
             "up": f"(() => {{ document.querySelector('#runs > thead th[data-key=folder]').click(); return {order}; }})()",
             "down": f"(() => {{ document.querySelector('#runs > thead th[data-key=folder]').click(); return {order}; }})()",
@@ -107,7 +87,63 @@ def test_columns_sort_both_ways_and_sweeps_are_one_row(site, tmp_path):
             "sweeps": """Array.from(document.querySelectorAll('#runs > tbody > tr.sweep'))
                 .map(r => r.querySelectorAll('tr.run').length)""",
         },
-    )
+        "oracle": {
+            "boards": """Array.from(document.querySelectorAll('.leaderboard')).map(div => ({
+        title: div.querySelector('h3').innerText,
+        rows: Array.from(div.querySelectorAll('tbody tr')).map(r => [r.cells[0].innerText, r.cells[1].innerText, r.className])
+    }))""",
+            "option": "document.querySelector('select[name=system] option[value=oracle]').textContent",
+            "oracle_row": """Array.from(document.querySelectorAll('#runs tr.run'))
+                .filter(r => r.getAttribute('data-f-system') === 'oracle').map(r => [r.className, r.cells[2].innerText])""",
+        },
+        "pick": {
+            "pick": f"""(() => {{
+        for (const v of ['{a}', '{b}']) {{
+            const c = document.querySelector(`input.pick[value="${{v}}"]`); c.checked = true; c.dispatchEvent(new Event('change'));
+        }}
+        const go = document.getElementById('compare-go');
+        return [go.hidden, go.getAttribute('href'), document.getElementById('picked').innerText];
+    }})()""",
+            "other": f"""(() => {{
+        for (const c of document.querySelectorAll('input.pick')) {{ if (c.checked) {{ c.checked = false; c.dispatchEvent(new Event('change')); }} }}
+        for (const v of ['{a}', '{_page(made, "s2-bm25")}']) {{
+            const c = document.querySelector(`input.pick[value="${{v}}"]`); c.checked = true; c.dispatchEvent(new Event('change'));
+        }}
+        return [document.getElementById('compare-go').hidden, document.getElementById('compare-why').innerText];
+    }})()""",
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def index_visits(site, tmp_path_factory):
+    """The index opened once for each test below, one visit after another in one tab (a reader coming
+    back to it: one renderer process, not a fresh context per visit, ~1 CPU-s less each); every visit is
+    a new window with its own errors, blocked requests and values (the index keeps no storage)."""
+    require_chromium()
+    root, made = site
+    shots = tmp_path_factory.mktemp("index-visits")
+    names = _index_evaluations(made)
+    index = root / "site" / "index.html"
+    reports = load_pages([(index, shots / f"{k}.png", ev) for k, ev in names.items()], one_tab=True)
+    return dict(zip(names, reports))
+
+
+@pytest.mark.timeout(300)
+def test_index_tells_two_seeds_of_one_preset_apart_and_filters_by_bench(index_visits):
+    rep = index_visits["seeds"]
+    assert not rep.console_errors and not rep.page_errors and not rep.blocked_requests
+    benches = rep.values["benches"]
+    assert len(benches) == 2 and len(set(benches)) == 2  # the two seeds' bm25 runs, told apart
+    assert any("tiny s1" in b for b in benches) and any("tiny s2" in b for b in benches)
+    assert len([o for o in rep.values["options"] if o]) == 2
+    # seed 2 only: its plain run and its sweep shard, nothing of seed 1
+    assert len(rep.values["after_filter"]) == 2 and all("tiny s2" in b for b in rep.values["after_filter"])
+
+
+@pytest.mark.timeout(300)
+def test_columns_sort_both_ways_and_sweeps_are_one_row(index_visits):
+    rep = index_visits["sort"]
     assert not rep.page_errors
     folders = ["s1-bm25", "s1-bm25k2", "s1-floor", "s1-oracle", "s2-bm25", "sw"]
     assert sorted(rep.values["before"]) == folders  # five runs and one sweep row at the top level
@@ -120,23 +156,9 @@ def test_columns_sort_both_ways_and_sweeps_are_one_row(site, tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_oracle_is_a_ceiling_in_every_view_never_ranked(site, tmp_path):
-    require_chromium()
+def test_oracle_is_a_ceiling_in_every_view_never_ranked(site, index_visits):
     root, made = site
-    rows = """Array.from(document.querySelectorAll('.leaderboard')).map(div => ({
-        title: div.querySelector('h3').innerText,
-        rows: Array.from(div.querySelectorAll('tbody tr')).map(r => [r.cells[0].innerText, r.cells[1].innerText, r.className])
-    }))"""
-    rep = load_html(
-        root / "site" / "index.html",
-        tmp_path / "o.png",
-        evaluate={
-            "boards": rows,
-            "option": "document.querySelector('select[name=system] option[value=oracle]').textContent",
-            "oracle_row": """Array.from(document.querySelectorAll('#runs tr.run'))
-                .filter(r => r.getAttribute('data-f-system') === 'oracle').map(r => [r.className, r.cells[2].innerText])""",
-        },
-    )
+    rep = index_visits["oracle"]
     (s1,) = [b for b in rep.values["boards"] if "tiny s1" in b["title"]]
     by_system = {system: (rank, cls) for rank, system, cls in s1["rows"]}
     assert by_system["oracle"] == ("ceiling (bound)", "bound")
@@ -155,25 +177,9 @@ def test_oracle_is_a_ceiling_in_every_view_never_ranked(site, tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_two_runs_picked_open_a_comparison_with_mcnemar_and_flipped_traces(site, tmp_path):
-    require_chromium()
+def test_two_runs_picked_open_a_comparison_with_mcnemar_and_flipped_traces(site, index_visits, tmp_path):
     root, made = site
-    a, b = _page(made, "s1-bm25"), _page(made, "s1-bm25k2")
-    pick = f"""(() => {{
-        for (const v of ['{a}', '{b}']) {{
-            const c = document.querySelector(`input.pick[value="${{v}}"]`); c.checked = true; c.dispatchEvent(new Event('change'));
-        }}
-        const go = document.getElementById('compare-go');
-        return [go.hidden, go.getAttribute('href'), document.getElementById('picked').innerText];
-    }})()"""
-    other = f"""(() => {{
-        for (const c of document.querySelectorAll('input.pick')) {{ if (c.checked) {{ c.checked = false; c.dispatchEvent(new Event('change')); }} }}
-        for (const v of ['{a}', '{_page(made, "s2-bm25")}']) {{
-            const c = document.querySelector(`input.pick[value="${{v}}"]`); c.checked = true; c.dispatchEvent(new Event('change'));
-        }}
-        return [document.getElementById('compare-go').hidden, document.getElementById('compare-why').innerText];
-    }})()"""
-    rep = load_html(root / "site" / "index.html", tmp_path / "p.png", evaluate={"pick": pick, "other": other})
+    rep = index_visits["pick"]
     hidden, href, picked = rep.values["pick"]
     assert not hidden and href.startswith("compare/")
     # the page written with the site may hold the pair the other way round: the index says which is A
@@ -184,7 +190,6 @@ def test_two_runs_picked_open_a_comparison_with_mcnemar_and_flipped_traces(site,
     cmp = load_html(
         root / "site" / href,
         tmp_path / "c.png",
-        full_page=False,  # no check reads the screenshot: the first screen is enough to look at
         evaluate={
             "mcnemar": "Array.from(document.querySelectorAll('.mcnemar')).map(p => p.innerText)",
             "flips": "document.querySelectorAll('details.flip').length",
