@@ -149,7 +149,11 @@ def test_a_haystack_whose_memory_is_never_as_sent_fails_loudly(bench, tmp_path, 
 
 
 # -- the stalled /reset scenario of issue 24 (shortened) ---------------------------------------------------------
-_STALL = dict(stall_rate=0.5, stall_ms=1500, routes=("reset",), delay_ms=200)
+# The scenario's time scale: a stalled /reset attempt (stall_ms) outlives the client's deadline (timeout), is
+# retried, and lands late while the haystack's questions (epochs x questions / concurrency, each delay_ms) are
+# still being asked. Halved from 1.5 s / 0.5 s / 200 ms (every proportion kept): 6.7 -> ~3.5 s.
+_STALL = dict(stall_rate=0.5, stall_ms=750, routes=("reset",), delay_ms=100)
+_STALL_TIMEOUT_S = 0.25
 _RUN = dict(epochs=12, concurrency=8, progress=False)
 
 
@@ -166,7 +170,7 @@ def _late_reset_seed() -> int:
 
 def test_stalled_resets_change_no_record_when_fenced_and_do_without_fencing(bench, tmp_path):
     seed = _late_reset_seed()
-    opts = {"timeout": 0.5, "max_attempts": 6, "backoff": 0.01}
+    opts = {"timeout": _STALL_TIMEOUT_S, "max_attempts": 6, "backoff": 0.01}
     # the reference answers: a clean server (the query delay only paces the faulty runs; answers do not depend on it)
     with ReferenceServer(BM25(k=3)) as clean:
         want = _answers(run_system(bench, clean.url, out=tmp_path / "clean", http_options=opts, **_RUN))
