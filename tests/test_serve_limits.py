@@ -166,7 +166,7 @@ def test_limits_are_stated_in_help_and_openapi(capsys):
     assert "bearer" in OPENAPI["components"]["securitySchemes"]
 
 
-def test_serve_cli_with_token_env(tmp_path):
+def test_serve_cli_with_token_env(tmp_path, capsys, monkeypatch):
     env = {**os.environ, "SERVE_TOKEN": "tok-cli"}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -186,11 +186,10 @@ def test_serve_cli_with_token_env(tmp_path):
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(10)
-    missing = subprocess.run(
-        [sys.executable, "-m", "memeval", "serve", "bm25", "--token-env", "NO_SUCH_VAR_X"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # the refusal in process (tests/incli.py: the same path, without a second interpreter's ~1.5 s of imports)
+    from incli import memeval_cli
+
+    monkeypatch.delenv("NO_SUCH_VAR_X", raising=False)
+    missing = memeval_cli(capsys, "serve", "bm25", "--token-env", "NO_SUCH_VAR_X")
     assert missing.returncode == 1 and "NO_SUCH_VAR_X" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1

@@ -11,6 +11,7 @@ from memeval.bench import load_bench
 from memeval.cli import main
 from memeval.run.sweep import load_spec, run_sweep
 from sweep_helpers import keyed, records, sweep_records, tiny_benches, write_spec
+from sweep_systems import FAST_FLAG_ENV
 
 SLOW = "python:sweep_systems:SlowBM25:delay=0.03"
 
@@ -34,7 +35,9 @@ def _kill_a_worker_mid_shard(sw, sweeping, deadline=120.0):
     raise AssertionError("no shard was seen mid-way")
 
 
-def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
+def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path, monkeypatch):
+    fast = tmp_path / "fast"  # once it exists SlowBM25 no longer waits: the rest of the first sweep need not crawl
+    monkeypatch.setenv(FAST_FLAG_ENV, str(fast))  # before the workers start: they inherit it
     bench = tiny_benches(tmp_path / "data", seeds=(1,))[1]
     spec_path = write_spec(tmp_path / "SWEEP.yaml", name="k", systems=[SLOW], benches=[str(bench)])
     spec = load_spec(spec_path)
@@ -47,6 +50,7 @@ def test_killed_worker_then_rerun_completes_without_duplicates(tmp_path):
     t = threading.Thread(target=sweep)
     t.start()
     pid, shard_dir, seen = _kill_a_worker_mid_shard(sw, t)
+    fast.touch()  # the kill is done: the remaining questions (252 x 0.03 s in all) are asked without the wait
     t.join(timeout=300)
     assert not t.is_alive()
     assert 5 <= seen <= 50 < load_bench(bench).tier(shard_dir.name.rsplit("_", 1)[1]).n_questions  # mid-shard

@@ -76,8 +76,8 @@ def test_unreachable_scheduler_is_one_line(bench, tmp_path, capsys):
 
 
 def test_refused_scheduler_is_one_line_and_writes_nothing(bench, tmp_path, capsys, monkeypatch):
-    # dask retries a refused connection until its timeout (15 s in production): 2 s says the same here
-    monkeypatch.setattr("memeval.run.sweep.execute.SCHEDULER_CONNECT_TIMEOUT", "2s")
+    # dask retries a refused connection until its timeout (15 s in production): 0.3 s says the same here
+    monkeypatch.setattr("memeval.run.sweep.execute.SCHEDULER_CONNECT_TIMEOUT", "0.3s")
     spec = tmp_path / "SWEEP.yaml"
     spec.write_text(f"systems: [bm25]\nbenches: [{bench}]\ntiers: [core]\n")
     out = tmp_path / "sw"
