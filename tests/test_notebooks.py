@@ -1,4 +1,9 @@
-"""Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium."""
+"""Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium.
+
+The four shipped renders (shared session-wide through ``rendered.shipped_report``) are opened one after
+the other in one Chromium tab (``load_pages(..., one_tab=True)``: plotly.js, inlined in every report, is
+compiled once instead of once per fresh browser context); each page keeps its own errors, blocked requests
+and counts, and each test its own assertions."""
 
 import html
 import json
@@ -9,7 +14,7 @@ import jupytext
 import nbformat
 import pytest
 
-from browser import load_html, require_chromium
+from browser import PageReport, load_html, load_pages, require_chromium
 from notebook_project import assert_clean, notebook_project
 from rendered import TINY, shipped_report
 from memeval.analysis.report import render_report
@@ -19,6 +24,25 @@ from memeval.bench.model import Bench, Tier
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = ["degradation", "latency", "traces", "compare"]
 PAYLOAD = "<script>window.__pwned=1</script>"
+
+# the shipped pages share one Chromium tab (a module fixture): keep the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("notebooks")
+
+
+@pytest.fixture(scope="module")
+def shipped_pages(tmp_path_factory) -> dict[str, PageReport]:
+    """Every shipped report that rendered, opened in turn in one tab (a render that failed raises in its own
+    test, from ``shipped_report``)."""
+    require_chromium()
+    shots = tmp_path_factory.mktemp("shipped-pages")
+    made = {}
+    for name in NAMES:
+        try:
+            made[name] = shipped_report(tmp_path_factory, name, TINY)[1]
+        except Exception:  # noqa: BLE001 - the test of that notebook renders it again and fails there
+            continue
+    loaded = load_pages([(out, shots / f"{name}.png") for name, out in made.items()], one_tab=True)
+    return dict(zip(made, loaded))
 
 
 def _generator():
@@ -39,7 +63,7 @@ def test_notebook_is_paired_and_stripped(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, tmp_path):
+def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, request):
     # each notebook rendered once per session in a fresh project (as on a fresh clone, under git), run as
     # JupyterLab runs it: the kernel's folder is notebooks/; data/ and runs/ still land at the project root
     workdir, out = shipped_report(tmp_path_factory, name, TINY)
@@ -71,7 +95,7 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, tmp_pa
     if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
         assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()
-    page = load_html(out, tmp_path / f"{name}.png")
+    page = request.getfixturevalue("shipped_pages")[name]
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
     assert page.plotly_divs == text.count("Plotly.newPlot(")
     assert page.plotly_svgs >= 2 * page.plotly_divs  # every declared figure was drawn
