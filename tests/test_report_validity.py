@@ -2,8 +2,8 @@
 curves and says dry answer scores are not valid there; no dry score curve is drawn (Chromium).
 
 Each report is rendered in a folder of its own, as each test did alone; the rendered pages are then
-opened one after the other in one Chromium tab (``load_pages(..., one_tab=True)``: plotly.js, inlined in
-every report, is compiled once instead of once per fresh browser context). Every page still gets its own
+opened one after the other in one Chromium tab (``load_pages(..., one_tab=True)``: one renderer instead of a
+fresh browser context per page, ~1.3 CPU-s less a page on the 2-core machine). Every page still gets its own
 errors, blocked requests and values, and every test its own assertions; a render that failed fails only
 its own test."""
 
