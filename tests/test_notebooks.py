@@ -1,4 +1,10 @@
-"""Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium."""
+"""Every notebook executed with papermill on the ``tiny`` lifelog preset, exported, and loaded in Chromium.
+
+The four shipped renders (shared session-wide through ``rendered.shipped_report``) and the module's own
+two (a bench whose text carries a script; degradation over two seeds) are opened one after the other in
+one Chromium tab (``load_pages(..., one_tab=True)``: one renderer instead of a fresh browser context per
+page, ~1.3 CPU-s less a page on the 2-core machine); each page keeps its own errors, blocked requests and
+counts, and each test its own assertions."""
 
 import html
 import json
@@ -9,7 +15,7 @@ import jupytext
 import nbformat
 import pytest
 
-from browser import load_html, require_chromium
+from browser import PageReport, load_pages, require_chromium
 from notebook_project import assert_clean, notebook_project
 from rendered import TINY, shipped_report
 from memeval.analysis.report import render_report
@@ -19,6 +25,48 @@ from memeval.bench.model import Bench, Tier
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = ["degradation", "latency", "traces", "compare"]
 PAYLOAD = "<script>window.__pwned=1</script>"
+PWNED = {"pwned": "typeof window.__pwned"}
+
+# the shipped pages share one Chromium tab (a module fixture): keep the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("notebooks")
+
+
+@pytest.fixture(scope="module")
+def own_reports(tmp_path_factory) -> dict[str, Path | BaseException]:
+    """This module's own renders (the script-payload bench; degradation over two seeds), each in a fresh
+    folder as its test rendered it: the report's path, or the exception its render raised (raised again in
+    that test only)."""
+    made: dict[str, Path | BaseException] = {}
+    for name, render in (("payload", _render_payload), ("seeds", _render_seeds)):
+        try:
+            made[name] = render(tmp_path_factory.mktemp(f"own-{name}"))
+        except Exception as e:  # noqa: BLE001 - raised again in that report's own test
+            made[name] = e
+    return made
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory, own_reports) -> dict[str, PageReport]:
+    """Every report of the module that rendered (the four shipped ones, then this module's own), opened in
+    turn in one tab. A shipped render that failed raises again in its own test, from ``shipped_report``."""
+    require_chromium()
+    shots = tmp_path_factory.mktemp("pages")
+    made: dict[str, Path] = {}
+    for name in NAMES:
+        try:
+            made[name] = shipped_report(tmp_path_factory, name, TINY)[1]
+        except Exception:  # noqa: BLE001 - the test of that notebook renders it again and fails there
+            continue
+    made.update((n, r) for n, r in own_reports.items() if isinstance(r, Path))
+    loaded = load_pages([(out, shots / f"{n}.png") for n, out in made.items()], PWNED, one_tab=True)
+    return dict(zip(made, loaded))
+
+
+def _report(made: dict[str, Path | BaseException], name: str) -> Path:
+    out = made[name]
+    if isinstance(out, BaseException):
+        raise out
+    return out
 
 
 def _generator():
@@ -39,7 +87,7 @@ def test_notebook_is_paired_and_stripped(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, tmp_path):
+def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, request):
     # each notebook rendered once per session in a fresh project (as on a fresh clone, under git), run as
     # JupyterLab runs it: the kernel's folder is notebooks/; data/ and runs/ still land at the project root
     workdir, out = shipped_report(tmp_path_factory, name, TINY)
@@ -71,7 +119,7 @@ def test_notebook_runs_on_tiny_preset_and_renders(name, tmp_path_factory, tmp_pa
     if name == "latency":  # bm25 in process and, served on loopback, measured over HTTP
         assert "<td>bm25 over HTTP</td><td>measured</td>" in text and "<td>bm25</td><td>in_process</td>" in text
     require_chromium()
-    page = load_html(out, tmp_path / f"{name}.png")
+    page = request.getfixturevalue("pages")[name]
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
     assert page.plotly_divs == text.count("Plotly.newPlot(")
     assert page.plotly_svgs >= 2 * page.plotly_divs  # every declared figure was drawn
@@ -112,8 +160,7 @@ def _payload_bench(root: Path) -> Path:
     return root
 
 
-def test_trace_report_escapes_bench_text(tmp_path):
-    """A turn carrying a script tag shows as text in the trace tables and never runs."""
+def _render_payload(tmp_path: Path) -> Path:
     bench = _payload_bench(tmp_path / "bench")
     out = tmp_path / "traces.html"
     render_report(
@@ -122,11 +169,17 @@ def test_trace_report_escapes_bench_text(tmp_path):
         {"bench_dir": str(bench), "systems": ["bm25"], "runs_root": str(tmp_path / "runs"), "n_worst": 10},
         cwd=tmp_path,
     )
+    return out
+
+
+def test_trace_report_escapes_bench_text(own_reports, request):
+    """A turn carrying a script tag shows as text in the trace tables and never runs."""
+    out = _report(own_reports, "payload")
     text = out.read_text()
     assert PAYLOAD not in text.replace("\\u003c", "<")  # nowhere raw, not even in embedded JSON
     assert html.escape(PAYLOAD) in text
     require_chromium()
-    page = load_html(out, tmp_path / "traces.png", evaluate={"pwned": "typeof window.__pwned"})
+    page = request.getfixturevalue("pages")["payload"]
     assert page.values["pwned"] == "undefined"
     assert PAYLOAD in page.text  # visible to the reader as text
     assert page.page_errors == () and page.blocked_requests == ()
@@ -151,7 +204,7 @@ def test_ensure_bench_rejects_a_folder_without_manifest(tmp_path):
         ensure_bench(tmp_path)
 
 
-def test_degradation_with_seeds_shows_the_between_bench_spread(tmp_path):
+def _render_seeds(tmp_path: Path) -> Path:
     workdir = tmp_path / "project"
     notebook_project(workdir)
     out = workdir / "reports" / "degradation-seeds.html"
@@ -161,11 +214,17 @@ def test_degradation_with_seeds_shows_the_between_bench_spread(tmp_path):
         {"preset": "tiny", "seed": 1, "seeds": [1, 2], "systems": ["no_memory", "bm25"], "resamples": 200},
         cwd=workdir,
     )
+    return out
+
+
+def test_degradation_with_seeds_shows_the_between_bench_spread(own_reports, request):
+    out = _report(own_reports, "seeds")
+    workdir = out.parent.parent
     text = out.read_text()
     assert (workdir / "data" / "lifelog-tiny-s2" / "bench.yaml").is_file()  # one bench per seed
     assert "Degradation across 2 generated benches (seeds 1, 2)" in text
     assert "bm25: between-seed spread" in text and "weighted_lo" in text
     require_chromium()
-    page = load_html(out, tmp_path / "seeds.png")
+    page = request.getfixturevalue("pages")["seeds"]
     assert page.page_errors == () and page.console_errors == () and page.blocked_requests == ()
     assert page.plotly_svgs >= 2 * page.plotly_divs

@@ -1,17 +1,28 @@
 """The degradation report on an abstractive bench (LoCoMo-shaped): it leads with evidence-recall
-curves and says dry answer scores are not valid there; no dry score curve is drawn (Chromium)."""
+curves and says dry answer scores are not valid there; no dry score curve is drawn (Chromium).
+
+Each report is rendered in a folder of its own, as each test did alone; the rendered pages are then
+opened one after the other in one Chromium tab (``load_pages(..., one_tab=True)``: one renderer instead of a
+fresh browser context per page, ~1.3 CPU-s less a page on the 2-core machine). Every page still gets its own
+errors, blocked requests and values, and every test its own assertions; a render that failed fails only
+its own test."""
 
 import json
 from pathlib import Path
 
 import pytest
-from browser import load_html, require_chromium
+from browser import PageReport, load_pages, require_chromium
 from test_loaders_locomo import _conv, _write
 
 from memeval.analysis.report import render_report
 from memeval.bench.loaders.locomo import import_locomo
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+OTHERS = ["compare", "traces", "latency"]
+PWNED = {"pwned": "typeof window.__pwned"}
+
+# the module's renders share one Chromium tab: keep them on one xdist worker
+pytestmark = pytest.mark.xdist_group("report_validity")
 
 
 def _figure_titles(html_text: str) -> list[str]:
@@ -26,7 +37,7 @@ def _figure_titles(html_text: str) -> list[str]:
     return out
 
 
-def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is_not_valid(tmp_path):
+def _render_degradation(tmp_path: Path) -> Path:
     conv = _conv("conv-26")
     conv["conversation"]["session_1"][0]["text"] += " <script>window.__pwned=1</script>"
     import_locomo([_write(tmp_path, [conv])], tmp_path / "locomo")
@@ -37,13 +48,58 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
         {"bench_dir": str(tmp_path / "locomo"), "systems": ["no_memory", "bm25", "oracle"]},
         cwd=tmp_path,
     )
-    text = out.read_text()
+    return out
+
+
+def _render_other(name: str, tmp_path: Path) -> Path:
+    import_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
+    out = tmp_path / "reports" / f"{name}.html"
+    params = {"bench_dir": str(tmp_path / "locomo"), "systems": ["bm25"]}
+    if name == "compare":
+        params["systems"] = ["no_memory", "bm25", "oracle"]
+    if name == "latency":
+        params["served"] = []
+    render_report(NOTEBOOKS / f"{name}.ipynb", out, params, cwd=tmp_path)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, Path | BaseException]:
+    """Each report rendered in a fresh folder of its own: its path, or the exception its render raised."""
+    made: dict[str, Path | BaseException] = {}
+    for name in ["degradation", *OTHERS]:
+        folder = tmp_path_factory.mktemp(f"validity-{name}")
+        try:
+            made[name] = _render_degradation(folder) if name == "degradation" else _render_other(name, folder)
+        except Exception as e:  # noqa: BLE001 - raised again in that report's own test
+            made[name] = e
+    return made
+
+
+@pytest.fixture(scope="module")
+def pages(reports) -> dict[str, PageReport]:
+    """Every rendered report opened in turn in one tab (screenshots beside each report)."""
+    require_chromium()
+    names = [n for n, r in reports.items() if isinstance(r, Path)]
+    loaded = load_pages([(reports[n], reports[n].parent / f"{n}.png") for n in names], PWNED, one_tab=True)
+    return dict(zip(names, loaded))
+
+
+def _report(reports, name: str) -> Path:
+    made = reports[name]
+    if isinstance(made, BaseException):
+        raise made
+    return made
+
+
+def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is_not_valid(reports, request):
+    text = _report(reports, "degradation").read_text()
     titles = [
         t for t in _figure_titles(text) if t.startswith(("Evidence retrieval", "Degradation", "Mean score", "Outcome"))
     ]
     assert titles and all(t.startswith("Evidence retrieval") for t in titles), titles
     require_chromium()
-    page = load_html(out, tmp_path / "validity.png", evaluate={"pwned": "typeof window.__pwned"})
+    page = request.getfixturevalue("pages")["degradation"]
     assert page.blocked_requests == () and page.page_errors == () and page.console_errors == ()
     assert page.plotly_svgs >= 2 * page.plotly_divs >= 6  # every declared figure drawn
     assert page.values["pwned"] == "undefined"
@@ -54,20 +110,12 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
     assert "evidence ceiling" in seen[gate : gate + 300]
 
 
-@pytest.mark.parametrize("name", ["compare", "traces", "latency"])
-def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, tmp_path):
-    import_locomo([_write(tmp_path, [_conv("conv-26")])], tmp_path / "locomo")
-    out = tmp_path / "reports" / f"{name}.html"
-    params = {"bench_dir": str(tmp_path / "locomo"), "systems": ["bm25"]}
-    if name == "compare":
-        params["systems"] = ["no_memory", "bm25", "oracle"]
-    if name == "latency":
-        params["served"] = []
-    render_report(NOTEBOOKS / f"{name}.ipynb", out, params, cwd=tmp_path)
-    text = out.read_text()
+@pytest.mark.parametrize("name", OTHERS)
+def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, reports, request):
+    text = _report(reports, name).read_text()
     assert text.count('class="validity-gate"') == 1
     assert not [t for t in _figure_titles(text) if t.startswith(("Degradation", "Outcome"))]
     require_chromium()
-    page = load_html(out, tmp_path / f"{name}.png")
+    page = request.getfixturevalue("pages")[name]
     assert page.page_errors == () and page.blocked_requests == ()
     assert page.text.count("NOT VALID: dry answer scores on locomo") == 1
