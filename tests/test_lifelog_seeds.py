@@ -42,18 +42,3 @@ def test_false_claims_reuse_false_claim_values_never_planted_ones():
     with pytest.raises(PoolExhausted):
         v.draw("pet")
     assert v.wrong("pet") == wrong and wrong not in planted and len(planted) > 100
-
-
-def test_the_generator_streams_choose_as_random_choice_does():
-    # rng._Stream inlines Random.choice: the same draws, the same elements, the same empty-sequence error
-    from memeval.bench.lifelog.rng import _Stream, stream
-
-    fast, ref = _Stream(12345), random.Random(12345)
-    for n in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 100, 127, 128, 129, 1000, 4097]:
-        seq = list(range(n))
-        assert [fast.choice(seq) for _ in range(300)] == [ref.choice(seq) for _ in range(300)], n
-        assert fast.random() == ref.random()  # the two streams are still in step
-    for empty in ([], ()):
-        with pytest.raises(IndexError):
-            fast.choice(empty)
-    assert type(stream(0, "filler")) is _Stream
