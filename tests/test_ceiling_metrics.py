@@ -100,6 +100,12 @@ def test_order_problems_fire_when_the_ceiling_is_below_idk():
 
 @pytest.fixture(scope="module", params=["tiny", "demo", "full"])
 def preset(request, tmp_path_factory):
+    # tiny and demo: the session's seed-1 benches (built once for every worker; read here, never written);
+    # full: generated here, the one test that reads it
+    if request.param == "tiny":
+        return "tiny", request.getfixturevalue("_tiny")[0]
+    if request.param == "demo":
+        return "demo", request.getfixturevalue("demo1_bench")
     out = tmp_path_factory.mktemp(request.param) / "bench"
     generate(request.param, 0, out)
     return request.param, out

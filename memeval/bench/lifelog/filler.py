@@ -17,7 +17,8 @@ from datetime import date
 from typing import Iterable, Sequence
 
 from ...errors import BenchContractError
-from ...text.containment import contains
+from ...text.containment import contains_normal_forms
+from ...text.normal_form import normalize
 from ...text.tokens import letter_words
 from ..model import Session, Turn
 from .data import load
@@ -59,7 +60,6 @@ class NearMiss:
     question (golds, alts, parts, sides, clash and stale values)."""
 
     def __init__(self, hooks: Sequence, golds: Iterable[str]):
-        self.contains = contains
         data, pools = load("filler"), load("values")
         self.templates = data["near_miss"]
         self.neutral = data["near_miss_neutral"]
@@ -71,6 +71,8 @@ class NearMiss:
             for w in _words(g):
                 by_word.setdefault(w, []).append(g)
         self._by_word = by_word
+        # each gold's normal form, once (``safe`` tests every near-miss line against them)
+        self._gold_forms = {g: normalize(g) for gs in by_word.values() for g in gs}
 
     def _guard(self, names: list[str]) -> list[str]:
         out: list[str] = []
@@ -105,7 +107,12 @@ class NearMiss:
 
     def safe(self, text: str, names: list[str]) -> bool:
         """No gold of a question sharing a word with ``names`` is contained in ``text``."""
-        return not any(self.contains(text, g) for g in self._guard(names))
+        golds = self._guard(names)
+        if not golds or not text:
+            return True
+        # ``contains(text, g)`` for each gold, with the text and the golds normalised once
+        form, forms = normalize(text), self._gold_forms
+        return not any(contains_normal_forms(form, forms[g]) for g in golds if g)
 
 
 class _Talk:
