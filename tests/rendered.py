@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from built_once import built_once
 from notebook_project import NOTEBOOKS, notebook_project
 
-__all__ = ["TINY", "shipped_report"]
+__all__ = ["TINY", "shipped_report", "render_each", "report_of"]
 
 #: The parameters the notebook tests render with: the lifelog bench's ``tiny`` preset, seed 1.
 TINY: dict[str, Any] = {"preset": "tiny", "seed": 1}
@@ -44,3 +44,23 @@ def shipped_report(tmp_path_factory, notebook: str, parameters: Mapping[str, Any
 
     root, _ = built_once(tmp_path_factory, f"report-{notebook}-{digest}", build)
     return root, root / "reports" / f"{notebook}.html"
+
+
+def render_each(renders: Mapping[str, Callable[[], Path]]) -> dict[str, Path | BaseException]:
+    """Each render of a module run once (a module fixture), in order: its report's path, or the exception it
+    raised, kept for :func:`report_of` to raise again in that report's own test only."""
+    made: dict[str, Path | BaseException] = {}
+    for name, render in renders.items():
+        try:
+            made[name] = render()
+        except Exception as e:  # noqa: BLE001 - raised again in that report's own test
+            made[name] = e
+    return made
+
+
+def report_of(made: Mapping[str, Path | BaseException], name: str) -> Path:
+    """The report ``render_each`` made for ``name``, or the exception its render raised."""
+    out = made[name]
+    if isinstance(out, BaseException):
+        raise out
+    return out

@@ -17,7 +17,7 @@ import pytest
 
 from browser import PageReport, load_pages, require_chromium
 from notebook_project import assert_clean, notebook_project
-from rendered import TINY, shipped_report
+from rendered import TINY, render_each, report_of, shipped_report
 from memeval.analysis.report import render_report
 from memeval.bench import Question, Turn, save_bench, write_questions, write_turns
 from memeval.bench.model import Bench, Tier
@@ -36,13 +36,12 @@ def own_reports(tmp_path_factory) -> dict[str, Path | BaseException]:
     """This module's own renders (the script-payload bench; degradation over two seeds), each in a fresh
     folder as its test rendered it: the report's path, or the exception its render raised (raised again in
     that test only)."""
-    made: dict[str, Path | BaseException] = {}
-    for name, render in (("payload", _render_payload), ("seeds", _render_seeds)):
-        try:
-            made[name] = render(tmp_path_factory.mktemp(f"own-{name}"))
-        except Exception as e:  # noqa: BLE001 - raised again in that report's own test
-            made[name] = e
-    return made
+    return render_each(
+        {
+            "payload": lambda: _render_payload(tmp_path_factory.mktemp("own-payload")),
+            "seeds": lambda: _render_seeds(tmp_path_factory.mktemp("own-seeds")),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,13 +59,6 @@ def pages(tmp_path_factory, own_reports) -> dict[str, PageReport]:
     made.update((n, r) for n, r in own_reports.items() if isinstance(r, Path))
     loaded = load_pages([(out, shots / f"{n}.png") for n, out in made.items()], PWNED, one_tab=True)
     return dict(zip(made, loaded))
-
-
-def _report(made: dict[str, Path | BaseException], name: str) -> Path:
-    out = made[name]
-    if isinstance(out, BaseException):
-        raise out
-    return out
 
 
 def _generator():
@@ -174,7 +166,7 @@ def _render_payload(tmp_path: Path) -> Path:
 
 def test_trace_report_escapes_bench_text(own_reports, request):
     """A turn carrying a script tag shows as text in the trace tables and never runs."""
-    out = _report(own_reports, "payload")
+    out = report_of(own_reports, "payload")
     text = out.read_text()
     assert PAYLOAD not in text.replace("\\u003c", "<")  # nowhere raw, not even in embedded JSON
     assert html.escape(PAYLOAD) in text
@@ -218,7 +210,7 @@ def _render_seeds(tmp_path: Path) -> Path:
 
 
 def test_degradation_with_seeds_shows_the_between_bench_spread(own_reports, request):
-    out = _report(own_reports, "seeds")
+    out = report_of(own_reports, "seeds")
     workdir = out.parent.parent
     text = out.read_text()
     assert (workdir / "data" / "lifelog-tiny-s2" / "bench.yaml").is_file()  # one bench per seed

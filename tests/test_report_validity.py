@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from browser import PageReport, load_pages, require_chromium
+from rendered import render_each, report_of
 from test_loaders_locomo import _conv, _write
 
 from memeval.analysis.report import render_report
@@ -66,14 +67,12 @@ def _render_other(name: str, tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path | BaseException]:
     """Each report rendered in a fresh folder of its own: its path, or the exception its render raised."""
-    made: dict[str, Path | BaseException] = {}
-    for name in ["degradation", *OTHERS]:
-        folder = tmp_path_factory.mktemp(f"validity-{name}")
-        try:
-            made[name] = _render_degradation(folder) if name == "degradation" else _render_other(name, folder)
-        except Exception as e:  # noqa: BLE001 - raised again in that report's own test
-            made[name] = e
-    return made
+    return render_each(
+        {
+            "degradation": lambda: _render_degradation(tmp_path_factory.mktemp("validity-degradation")),
+            **{n: lambda n=n: _render_other(n, tmp_path_factory.mktemp(f"validity-{n}")) for n in OTHERS},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,15 +84,8 @@ def pages(reports) -> dict[str, PageReport]:
     return dict(zip(names, loaded))
 
 
-def _report(reports, name: str) -> Path:
-    made = reports[name]
-    if isinstance(made, BaseException):
-        raise made
-    return made
-
-
 def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is_not_valid(reports, request):
-    text = _report(reports, "degradation").read_text()
+    text = report_of(reports, "degradation").read_text()
     titles = [
         t for t in _figure_titles(text) if t.startswith(("Evidence retrieval", "Degradation", "Mean score", "Outcome"))
     ]
@@ -112,7 +104,7 @@ def test_degradation_report_on_locomo_shape_leads_with_retrieval_and_says_dry_is
 
 @pytest.mark.parametrize("name", OTHERS)
 def test_other_reports_say_dry_scores_are_not_valid_in_one_line(name, reports, request):
-    text = _report(reports, name).read_text()
+    text = report_of(reports, name).read_text()
     assert text.count('class="validity-gate"') == 1
     assert not [t for t in _figure_titles(text) if t.startswith(("Degradation", "Outcome"))]
     require_chromium()
