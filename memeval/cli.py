@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
 
 from . import commands
@@ -49,12 +50,32 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    command = ""
     try:
         argv = sys.argv[1:] if argv is None else argv
         args = build_parser(argv).parse_args(argv)  # imports the command's module (every one for --help)
+        command = f" {args.command}"
+        return _run(args)
     except KeyboardInterrupt:
-        print("memeval: interrupted", file=sys.stderr)
+        # One Ctrl-C can be raised twice: polars (2.1) turns a SIGINT that lands in a query into a
+        # KeyboardInterrupt and Python's own handler raises it again at the next check, here. SIGINT is
+        # ignored while the line is written (a second press too) and handed back after (main() in a kernel).
+        prev, ignoring = None, False
+        while not ignoring:
+            try:
+                prev, ignoring = signal.signal(signal.SIGINT, signal.SIG_IGN), True  # raises what is pending
+            except KeyboardInterrupt:
+                continue
+            except ValueError:  # not the main thread: signals are not this thread's
+                break
+        print(f"memeval{command}: interrupted", file=sys.stderr)
+        if ignoring and prev is not None:
+            signal.signal(signal.SIGINT, prev)
         return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command ``args`` names; a :class:`MemevalError` (and unreadable input) is one line."""
     try:
         return int(args._run(args) or 0)
     except MemevalError as e:
@@ -77,9 +98,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"memeval {args.command}: error: unreadable input ({what}: {str(e)[:200]})", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"memeval {args.command}: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return 0
     except OSError as e:

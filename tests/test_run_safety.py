@@ -216,3 +216,41 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(bench, tmp_path, delay):
         x for x in err.strip().splitlines() if x.strip() and "%" not in x
     ]  # progress bars (and their cleared lines) aside
     assert p.returncode == 130 and "Traceback" not in err and len(lines) == 1 and "interrupted" in lines[0], err
+
+
+#: a command whose work is polars queries, interrupted by one SIGINT while a query runs
+_POLARS_CHILD = """
+import os, signal, sys, threading
+import polars as pl
+from memeval import cli
+from memeval.commands import summary
+
+def queries(args):
+    df = pl.DataFrame({"a": list(range(1_000_000))})
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    while True:
+        df.lazy().sort("a", descending=True).collect()
+
+summary.run = queries
+sys.exit(cli.main(["summary", "any"]))
+"""
+
+
+def test_one_ctrl_c_inside_a_polars_query_is_one_line():
+    """polars 2.1 raises one SIGINT that lands in a query twice (its own KeyboardInterrupt, then Python's
+    handler's): the second must not turn the one-line message into a traceback (it did, after a run)."""
+    p = subprocess.run([sys.executable, "-c", _POLARS_CHILD], capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stderr) == (130, "memeval summary: interrupted\n")
+
+
+def test_main_hands_back_the_sigint_handler_after_an_interrupt(monkeypatch):
+    """``main()`` in a kernel: after a Ctrl-C the kernel's own handler is in place again."""
+    from memeval.commands import summary
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(summary, "run", interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    assert main(["summary", "any"]) == 130
+    assert signal.getsignal(signal.SIGINT) is before
