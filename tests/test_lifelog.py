@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import zlib
 from collections import Counter
 from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from memeval.bench.io import load_bench, read_questions, read_turns
@@ -360,6 +363,81 @@ def test_png_writer_round_trips_through_pillow():
                 img.load()
                 assert (img.format, img.mode, img.size) == ("PNG", "RGB", (w, h))
                 assert img.tobytes() == data
+
+
+def _reference_deflate(data: bytes) -> bytes:
+    """The deflate stream png.py documents, token by token as a string of bits (slow and plain): a
+    literal per run, 258-byte distance-1 copies while more than 258 bytes are left, then one copy
+    of the rest (3..258) or 1-2 literals; fixed Huffman codes (RFC 1951 3.2.6), LSB first."""
+    import itertools
+
+    def code(sym: int) -> str:  # the fixed code: Huffman codes go most significant bit first
+        c, n = (
+            (0x30 + sym, 8)
+            if sym < 144
+            else (0x190 + sym - 144, 9)
+            if sym < 256
+            else (sym - 256, 7)
+            if sym < 280
+            else (0xC0 + sym - 280, 8)
+        )
+        return format(c, f"0{n}b")
+
+    bases = [
+        int(b) for b in "3 4 5 6 7 8 9 10 11 13 15 17 19 23 27 31 35 43 51 59 67 83 99 115 131 163 195 227 258".split()
+    ]
+    extras = [0] * 8 + [1] * 4 + [2] * 4 + [3] * 4 + [4] * 4 + [5] * 4 + [0]
+
+    def copy(k: int) -> str:
+        i = max(j for j, b in enumerate(bases) if b <= k)
+        extra = format(k - bases[i], f"0{extras[i]}b")[::-1] if extras[i] else ""  # extra bits: LSB first
+        return code(257 + i) + extra + "00000"  # distance code 0 (distance 1)
+
+    out = "110"  # BFINAL=1, then BTYPE=01 LSB first
+    for value, group in itertools.groupby(data):
+        run = len(list(group)) - 1
+        out += code(value)
+        while run > 258:
+            out, run = out + copy(258), run - 258
+        out += copy(run) if run >= 3 else code(value) * run
+    out += code(256)
+    out += "0" * (-len(out) % 8)
+    return bytes(int(out[i : i + 8][::-1], 2) for i in range(0, len(out), 8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 255),
+            st.sampled_from([1, 2, 3, 4, 5, 257, 258, 259, 260, 261, 262, 516, 517, 518, 519, 1000]),
+        ),
+        max_size=8,
+    )
+)
+def test_png_deflate_is_the_documented_token_stream(runs):
+    """png.py's vectorised deflate against a plain token-by-token one, on run lengths at every edge
+    of the copy rules: the same bytes (a bench's images are part of its content hash)."""
+    from memeval.bench.lifelog.png import _deflate
+
+    data = b"".join(bytes([v]) * n for v, n in runs)
+    assert _deflate(data) == _reference_deflate(data)
+    assert zlib.decompress(_deflate(data), wbits=-15) == data
+
+
+def test_png_deflate_of_drawn_scenes_is_the_documented_token_stream(tmp_path):
+    import random
+
+    from memeval.bench.lifelog.photos import draw_scene, make_scenes
+
+    for i, scene in enumerate(make_scenes(4, random.Random(3))):
+        draw_scene(scene, tmp_path / f"{i}.png")
+        with Image.open(tmp_path / f"{i}.png") as img:
+            img.load()
+            png = (tmp_path / f"{i}.png").read_bytes()
+        idat = png[png.index(b"IDAT") + 4 : png.index(b"IEND") - 8]  # zlib stream: header, deflate, adler32
+        raw = zlib.decompress(idat)
+        assert idat[2:-4] == _reference_deflate(raw)
 
 
 def test_story_values_never_appear_in_template_text():

@@ -7,11 +7,12 @@ fixed Huffman codes with literals and distance-1 runs, which suits drawn scenes 
 
 from __future__ import annotations
 
-import re
 import struct
 import zlib
 
+import numpy as np
 from PIL import Image, ImageChops
+
 from ...errors import BenchContractError
 
 __all__ = ["encode_png"]
@@ -83,41 +84,54 @@ def _rev(code: int, n: int) -> int:
 _CODES = [(_rev(c, n), n) for c, n in map(_fixed_code, range(288))]
 
 
-_RUNS = re.compile(rb"(.)\1*", re.S)
+#: each literal/length symbol's code (bits reversed: deflate writes codes LSB first) and bit length
+_SYM_CODE = np.array([c for c, _ in _CODES], dtype=np.uint32)
+_SYM_BITS = np.array([n for _, n in _CODES], dtype=np.uint8)
+#: a copy of ``k`` bytes at distance 1 (k = 3..258): its length code, the code's extra bits, then
+#: distance code 0 (5 zero bits), as one bit field
+_COPY_CODE = np.zeros(259, dtype=np.uint32)
+_COPY_BITS = np.zeros(259, dtype=np.uint8)
+for _k in range(3, 259):
+    _sym, _extra_val, _extra_bits = _LEN_TABLE[_k]
+    _COPY_CODE[_k] = _CODES[_sym][0] | (_extra_val << _CODES[_sym][1])
+    _COPY_BITS[_k] = _CODES[_sym][1] + _extra_bits + 5
+del _k, _sym, _extra_val, _extra_bits
+_BIT = np.arange(32, dtype=np.uint32)
 
 
 def _deflate(data: bytes) -> bytes:
-    """One final fixed-Huffman block: each run of equal bytes is a literal then distance-1 copies."""
-    out = bytearray()
-    acc, n = 0b011, 3  # BFINAL=1, BTYPE=01 (fixed Huffman), written LSB first
-    codes, lengths = _CODES, _LEN_TABLE
-    for m in _RUNS.finditer(data):
-        start = m.start()
-        run = m.end() - start
-        code, bits = codes[data[start]]
-        acc |= code << n
-        n += bits
-        run -= 1
-        while run >= 3:
-            k = 258 if run > 258 else run
-            sym, extra_val, extra_bits = lengths[k]
-            c, cn = codes[sym]
-            acc |= (c | (extra_val << cn)) << n  # length code, its extra bits, then distance code 0 (5 bits)
-            n += cn + extra_bits + 5
-            run -= k
-        for _ in range(run):
-            acc |= code << n
-            n += bits
-        if n >= 64:
-            whole = n // 8
-            out += (acc & ((1 << (whole * 8)) - 1)).to_bytes(whole, "little")
-            acc >>= whole * 8
-            n -= whole * 8
-    c, cn = codes[256]  # end of block
-    acc |= c << n
-    n += cn
-    out += acc.to_bytes((n + 7) // 8, "little")
-    return bytes(out)
+    """One final fixed-Huffman block: each run of equal bytes is a literal, then distance-1 copies of
+    258 bytes while more than 258 are left, then one copy of the rest (3..258 bytes) or 1-2 literals.
+
+    Built with numpy, a token per array row (a 480x320 scene has ~8,000 runs):
+
+    >>> import zlib
+    >>> zlib.decompress(_deflate(b"ab" + b"c" * 600), wbits=-15)[-3:]
+    b'ccc'
+    """
+    a = np.frombuffer(data, dtype=np.uint8)
+    starts = np.flatnonzero(np.concatenate(([True], a[1:] != a[:-1]))) if len(a) else np.zeros(0, np.intp)
+    run = np.diff(np.append(starts, len(a))) - 1  # bytes after each run's first
+    n258 = np.maximum((run - 1) // 258, 0)
+    rest = run - 258 * n258
+    copy = rest >= 3
+    lit_code, lit_bits = _SYM_CODE[a[starts]], _SYM_BITS[a[starts]]
+    rows = len(starts)
+    code = np.empty((rows, 3), np.uint32)  # per run: its literal, its 258-byte copies, its tail
+    bits = np.empty((rows, 3), np.uint8)
+    count = np.empty((rows, 3), np.int64)
+    code[:, 0], bits[:, 0], count[:, 0] = lit_code, lit_bits, 1
+    code[:, 1], bits[:, 1], count[:, 1] = _COPY_CODE[258], _COPY_BITS[258], n258
+    tail = np.minimum(rest, 258)
+    code[:, 2] = np.where(copy, _COPY_CODE[tail], lit_code)
+    bits[:, 2] = np.where(copy, _COPY_BITS[tail], lit_bits)
+    count[:, 2] = np.where(copy, 1, rest)
+    # BFINAL=1, BTYPE=01 (fixed Huffman) first, end of block last
+    codes = np.concatenate(([0b011], np.repeat(code.ravel(), count.ravel()), [_SYM_CODE[256]])).astype(np.uint32)
+    lengths = np.concatenate(([3], np.repeat(bits.ravel(), count.ravel()), [_SYM_BITS[256]]))
+    width = _BIT[: int(lengths.max())]
+    stream = ((codes[:, None] >> width) & 1).astype(np.uint8)[width < lengths[:, None]]  # LSB first
+    return np.packbits(stream, bitorder="little").tobytes()
 
 
 def _adler32(data: bytes) -> int:
