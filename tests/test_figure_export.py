@@ -188,3 +188,64 @@ def test_no_exported_title_is_cut(one_browser, tmp_path):
     for left, right, width, text in titles:
         assert 0 <= left and right <= width, (text, left, right, width)
     assert any(len(t[3]) > 150 for t in titles)  # long titles were measured, wrapped onto lines
+
+
+def _kaleido_with_blank_contexts(monkeypatch, blank: int, error: str = "ReferenceError: kaleido_scopes is not defined"):
+    """kaleido.Kaleido as figures.py uses it, without a browser: its first ``blank`` browsers kept the
+    blank page's JavaScript context (kaleido 1.5's start-up race, seen at load 8-17), so each figure
+    drawn there fails as kaleido reports it. Returns the browsers opened, in order."""
+    import kaleido
+    from kaleido._kaleido_tab._errors import JavascriptError
+
+    opened: list = []
+
+    class Kaleido:
+        def __init__(self, **kwargs):
+            self.broken = len(opened) < blank
+            opened.append(self)
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            return None
+
+        async def calc_fig(self, fig, opts):
+            if self.broken:
+                raise JavascriptError(str({"className": error.split(":")[0], "description": error}))
+            return b"<svg>drawn</svg>"
+
+    monkeypatch.setattr(figures, "_SESSION", None)  # not the module's real session
+    monkeypatch.setattr(kaleido, "Kaleido", Kaleido)
+    return opened
+
+
+def test_a_browser_whose_page_never_got_its_context_is_replaced_once(monkeypatch, tmp_path):
+    fig = {"data": [], "layout": {}}
+    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1)
+    assert export_all([(tmp_path / "a", fig)], formats=("svg",)) == [tmp_path / "a.svg"]
+    assert len(opened) == 2 and (tmp_path / "a.svg").read_bytes() == b"<svg>drawn</svg>"
+
+    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1)
+    with browser_session():  # the session's browser is replaced, and kept for the next export
+        export_all([(tmp_path / "b", fig)], formats=("svg",))
+        export_all([(tmp_path / "c", fig)], formats=("svg",))
+    assert len(opened) == 2 and (tmp_path / "c.svg").exists()
+
+
+def test_the_race_twice_or_another_script_error_is_the_exports_error(monkeypatch, tmp_path):
+    fig = {"data": [], "layout": {}}
+    opened = _kaleido_with_blank_contexts(monkeypatch, blank=2)
+    with pytest.raises(ExportError, match="kaleido_scopes is not defined"):
+        export_all([(tmp_path / "a", fig)], formats=("svg",))
+    assert len(opened) == 2 and not list(tmp_path.iterdir())  # one more browser, not a third; no file
+
+    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1, error="TypeError: spec.data is undefined")
+    with pytest.raises(ExportError, match="spec.data is undefined"):
+        export_all([(tmp_path / "a", fig)], formats=("svg",))
+    assert len(opened) == 1
+
+    opened = _kaleido_with_blank_contexts(monkeypatch, blank=3)
+    with pytest.raises(ExportError, match="kaleido_scopes"), browser_session():
+        export_all([(tmp_path / "b", fig)], formats=("svg",))
+    assert len(opened) == 2

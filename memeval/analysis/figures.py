@@ -116,15 +116,32 @@ async def _draw(k: Any, jobs: list[tuple[Any, str]], scale: float) -> list[bytes
     return [await k.calc_fig(fig, opts=_opts(fig, fmt, scale)) for fig, fmt in jobs]
 
 
+def _page_not_ready(e: BaseException) -> bool:
+    """kaleido 1.5's start-up race: it enables the DevTools Runtime domain after ``Page.navigate``, so on a
+    busy machine the JavaScript context it keeps can be the blank page's, not its own page's, and every
+    figure drawn in that browser fails this way. A fresh browser is drawn in once more (``_render``,
+    :class:`_Session`); any other error, or this one twice, is the export's error.
+
+    >>> _page_not_ready(RuntimeError("ReferenceError: kaleido_scopes is not defined"))
+    True
+    """
+    return "kaleido_scopes is not defined" in str(e)
+
+
 async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
     import kaleido  # on use: starts a browser; only image export needs it
     from choreographer.errors import ChromeNotFoundError
 
-    try:
-        async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
-            return await _draw(k, jobs, scale)
-    except ChromeNotFoundError:
-        raise ExportError(_NO_BROWSER) from None
+    for fresh in (False, True):
+        try:
+            async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
+                return await _draw(k, jobs, scale)
+        except ChromeNotFoundError:
+            raise ExportError(_NO_BROWSER) from None
+        except Exception as e:
+            if fresh or not _page_not_ready(e):
+                raise
+    raise AssertionError("unreachable")
 
 
 class _Session:
@@ -135,6 +152,7 @@ class _Session:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="memeval-figure-session", daemon=True)
         self._thread.start()
+        self._timeout = timeout
         self._stack = contextlib.AsyncExitStack()
         try:
             self._kaleido = self._call(self._open(timeout))
@@ -155,6 +173,14 @@ class _Session:
             raise ExportError(_NO_BROWSER) from None
 
     def render(self, jobs: list[tuple[Any, str]], scale: float) -> list[bytes]:
+        try:
+            return self._call(_draw(self._kaleido, jobs, scale))
+        except Exception as e:
+            if not _page_not_ready(e):
+                raise
+        self._call(self._stack.aclose())  # this browser's page never got its context: start another
+        self._stack = contextlib.AsyncExitStack()
+        self._kaleido = self._call(self._open(self._timeout))
         return self._call(_draw(self._kaleido, jobs, scale))
 
     def close(self) -> None:
