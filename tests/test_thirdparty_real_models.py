@@ -12,6 +12,7 @@ local extra fails (``real_models.require_local``). The model server (``served``)
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 
@@ -20,7 +21,9 @@ import pytest
 from memeval.run import read_manifest, read_records, run_system
 from memeval.systems.registry import make_system
 
-pytest.importorskip("langmem", reason="the langmem extra is not installed: pip install 'memeval[langmem]'")
+# found, not imported: importorskip would import langmem while collecting, in every xdist worker (~1.1 s each)
+if importlib.util.find_spec("langmem") is None:
+    pytest.skip("the langmem extra is not installed: pip install 'memeval[langmem]'", allow_module_level=True)
 
 pytestmark = pytest.mark.xdist_group("real_models")  # beside the other real-model module: one server for both
 MAX_TOKENS = 32  # the 135M model runs to the cap: each token is ~40 ms of the one server thread
