@@ -30,7 +30,11 @@ def _tiny(tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _doctest_names(request, doctest_namespace, tmp_path) -> None:
-    doctest_namespace["tmp"] = tmp_path
-    if isinstance(request.node, pytest.DoctestItem) and "tiny_" in request.node.dtest.docstring:
-        doctest_namespace["tiny_bench"], doctest_namespace["tiny_run"] = request.getfixturevalue("_tiny")
+def _doctest_names(request) -> None:
+    """A docstring example's names; other tests get nothing (not even a ``tmp_path`` made for them)."""
+    if not isinstance(request.node, pytest.DoctestItem):
+        return
+    namespace = request.getfixturevalue("doctest_namespace")
+    namespace["tmp"] = request.getfixturevalue("tmp_path")
+    if "tiny_" in request.node.dtest.docstring:
+        namespace["tiny_bench"], namespace["tiny_run"] = request.getfixturevalue("_tiny")

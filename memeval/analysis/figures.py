@@ -132,16 +132,19 @@ async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> 
     import kaleido  # on use: starts a browser; only image export needs it
     from choreographer.errors import ChromeNotFoundError
 
-    for fresh in (False, True):
+    async def in_a_fresh_browser() -> list[bytes]:
         try:
             async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
                 return await _draw(k, jobs, scale)
         except ChromeNotFoundError:
             raise ExportError(_NO_BROWSER) from None
-        except Exception as e:
-            if fresh or not _page_not_ready(e):
-                raise
-    raise AssertionError("unreachable")
+
+    try:
+        return await in_a_fresh_browser()
+    except Exception as e:
+        if not _page_not_ready(e):
+            raise
+    return await in_a_fresh_browser()
 
 
 class _Session:
