@@ -50,6 +50,12 @@ def _percentile_interval(
     num: np.ndarray, den: np.ndarray, n_resamples: int, level: float, seed: int
 ) -> tuple[float, float]:
     """Percentile interval of ``sum(num[c]) / sum(den[c])`` over clusters ``c`` drawn with replacement."""
+    if den.size and (den > 0).all() and (not num.any() or np.array_equal(num, den)):
+        # every cluster's ratio is 0 (or every one's is 1), so is every resample's, exactly: 0 / d is 0.0
+        # and d / d is 1.0 in floating point, and the quantiles of a constant are that constant. The draws
+        # would change nothing (each group has its own generator; no other group reads this one's).
+        v = 0.0 if not num.any() else 1.0
+        return v, v
     rng = np.random.default_rng(seed)
     k = len(num)
     stats = []
@@ -77,45 +83,68 @@ def bootstrap_means(
     n_resamples: int = DEFAULT_RESAMPLES,
     level: float = 0.95,
     seed: int = 0,
+    within: list[str] | None = None,
 ) -> pl.DataFrame:
     """Per group of ``by``: the mean of ``value`` (weighted by ``weight`` if given) over non-null rows,
     its ``level`` percentile-bootstrap interval ``lo``/``hi``, ``n`` rows and ``clusters`` resampled.
 
     Null values (ungraded questions, errors) are left out, never read as 0. A group with one cluster
     has ``lo == hi == mean``: one question cannot show its own spread.
+
+    ``within``: columns that split the rows into parts first; the result (columns ``within`` + ``by``
+    + ...) is exactly that of one call per part, concatenated: a group's generator is seeded from its
+    ``by`` key only, as if the part were the whole frame. One call instead of one per system or axis.
+
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"system": ["a", "a", "b", "b"] * 3, "tier": ["t"] * 12, "qid": [f"q{i}" for i in range(12)],
+    ...                    "score": [1.0, 0.0, 1.0, 1.0, 0.0, 1.0] * 2})
+    >>> parts = pl.concat([bootstrap_means(df.filter(pl.col("system") == s), ["tier"]).select(pl.lit(s).alias("system"), pl.all())
+    ...                    for s in ("a", "b")])
+    >>> bootstrap_means(df, ["tier"], within=["system"]).equals(parts)
+    True
     """
+    within = [c for c in (within or []) if c not in by]
+    keys = [*within, *by]
     keep = df.filter(pl.col(value).is_not_null())
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     per_cluster = (
         keep.with_columns(_cluster=cluster_column(keep), _w=w)
-        .group_by([*by, "_cluster"])
+        .group_by([*keys, "_cluster"])
         .agg(
             (pl.col(value).cast(pl.Float64) * pl.col("_w")).sum().alias("_num"),
             pl.col("_w").sum().alias("_den"),
             pl.len().alias("_n"),
         )
-        .sort([*by, "_cluster"])
+        .sort([*keys, "_cluster"])
     )  # a fixed cluster order: the same draws give the same interval
+    # each group's clusters are one slice of the sorted frame: its bounds, then numpy on the slices
+    groups = (
+        per_cluster.with_row_index("_row")
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("_row").first().alias("_start"), pl.len().alias("_len"))
+    )
+    nums, dens = per_cluster["_num"].to_numpy(), per_cluster["_den"].to_numpy()
+    ns = per_cluster["_n"].to_numpy()
     rows = []
-    for key, g in per_cluster.group_by(by, maintain_order=True):
-        num, den = g["_num"].to_numpy(), g["_den"].to_numpy()
+    for key, start, size in zip(
+        groups.select(keys).rows(), groups["_start"].to_list(), groups["_len"].to_list(), strict=True
+    ):
+        num, den = nums[start : start + size].copy(), dens[start : start + size].copy()
         mean = float(num.sum() / den.sum()) if den.sum() > 0 else math.nan
-        if len(g) == 1:
+        if size == 1:
             lo = hi = mean
         else:
-            lo, hi = _percentile_interval(num, den, n_resamples, level, _group_seed(seed, tuple(key)))
-        rows.append(
-            {**dict(zip(by, key)), "mean": mean, "lo": lo, "hi": hi, "n": int(g["_n"].sum()), "clusters": len(g)}
-        )
+            lo, hi = _percentile_interval(num, den, n_resamples, level, _group_seed(seed, key[len(within) :]))
+        rows.append((*key, mean, lo, hi, int(ns[start : start + size].sum()), size))
     schema: dict[str, Any] = {
-        **{c: df.schema[c] for c in by},
+        **{c: df.schema[c] for c in keys},
         "mean": pl.Float64,
         "lo": pl.Float64,
         "hi": pl.Float64,
         "n": pl.Int64,
         "clusters": pl.Int64,
     }
-    return pl.DataFrame(rows, schema=schema, orient="row").sort(by) if rows else pl.DataFrame(schema=schema)
+    return pl.DataFrame(rows, schema=schema, orient="row").sort(keys) if rows else pl.DataFrame(schema=schema)
 
 
 def mcnemar_exact(b: int, c: int) -> float:

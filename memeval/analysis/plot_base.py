@@ -36,6 +36,7 @@ __all__ = [
     "wrap_title",
     "title_layout",
     "mean_scores",
+    "parts",
 ]
 
 #: 10 + 24 distinct colours: a figure never repeats one for up to 34 lines (17 axes fit twice).
@@ -115,18 +116,35 @@ _X_COLUMNS = {
 
 
 def mean_scores(
-    df: pl.DataFrame, by: list[str], weighted: bool = False, value: str = "score", n_resamples: int = DEFAULT_RESAMPLES
+    df: pl.DataFrame,
+    by: list[str],
+    weighted: bool = False,
+    value: str = "score",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    within: list[str] | None = None,
 ) -> pl.DataFrame:
     """Mean of ``value`` per group: columns ``by`` + mean, lo, hi (its 95% bootstrap interval, whole
-    questions or haystacks resampled), n (graded), n_ungraded (null value: ungraded, error, excluded)."""
+    questions or haystacks resampled), n (graded), n_ungraded (null value: ungraded, error, excluded).
+
+    ``within``: columns that split ``df`` into parts (say each system); the columns ``within`` lead,
+    and each part's rows are exactly what a call on that part alone gives (:func:`parts` splits them)."""
+    keys = [*dict.fromkeys([*(within or []), *by])]
     graded = pl.col(value).is_not_null()
-    counts = df.group_by(by).agg(graded.sum().alias("n"), (~graded).sum().alias("n_ungraded"))
-    ci = bootstrap_means(df, by, value=value, weight="weight" if weighted else None, n_resamples=n_resamples)
-    return (
-        counts.join(ci.select(*by, "mean", "lo", "hi"), on=by, how="left")
-        .select(*by, "mean", "lo", "hi", "n", "n_ungraded")
-        .sort(by)
+    counts = df.group_by(keys).agg(graded.sum().alias("n"), (~graded).sum().alias("n_ungraded"))
+    ci = bootstrap_means(
+        df, by, value=value, weight="weight" if weighted else None, n_resamples=n_resamples, within=within
     )
+    return (
+        counts.join(ci.select(*keys, "mean", "lo", "hi"), on=keys, how="left")
+        .select(*keys, "mean", "lo", "hi", "n", "n_ungraded")
+        .sort(keys)
+    )
+
+
+def parts(m: pl.DataFrame, within: list[str]) -> dict[tuple, pl.DataFrame]:
+    """A ``mean_scores(..., within=within)`` frame split by its ``within`` key (a tuple), each part
+    without the ``within`` columns: what ``mean_scores`` of that part alone gives."""
+    return m.partition_by(within, as_dict=True, include_key=False, maintain_order=True)
 
 
 def x_column(x: str) -> tuple[str, str]:

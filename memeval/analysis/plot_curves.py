@@ -30,6 +30,7 @@ from .plot_base import (
     is_role,
     mean_scores,
     natural_key,
+    parts,
     question_rows,
     system_colour,
     system_line,
@@ -83,6 +84,11 @@ def degradation_curve(
             rows, system, floor_name, ceiling_name, xcol, xlabel, set_label, mean_name, weighted, n_resamples
         )
     fig = go.Figure()
+    # every system's means at once (each exactly as if computed alone): one bootstrap pass, not one per line
+    means = parts(
+        mean_scores(rows, ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples, within=["system"]),
+        ["system"],
+    )
     for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
         if name is not None:
             label = name
@@ -90,16 +96,11 @@ def degradation_curve(
             if kind == "ceiling":  # name what the ceiling cannot reach beside its line
                 gaps = ceiling_gaps(rows, name)["axis"].to_list()
                 label = f"{name}, cannot reach {', '.join(gaps)}" if gaps else name
-            band = mean_scores(
-                rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
-            )
+            band = means[(name,)]  # a floor or ceiling is one of the systems in rows
             _add_band(fig, band, xcol, label, kind)
             _explain_band(fig, band, xcol, kind, gaps)
     for g in lines:
-        m = mean_scores(
-            rows.filter(pl.col("system") == g), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
-        )
-        fig.add_trace(_score_line(m, xcol, g, g, system_line(g)))
+        fig.add_trace(_score_line(means[(g,)], xcol, g, g, system_line(g)))
     tiers = tier_order(rows)
     fig.update_layout(
         **title_layout(f"Degradation: {mean_name} per tier ({set_label}; bars: 95% bootstrap intervals)"),
@@ -158,18 +159,19 @@ def _by_axis(
     )
     tiers = tier_order(rows)
     shown: set[str] = set()
+    drawn = rows.filter(pl.col("system").is_in([n for n in (system, floor_name, ceiling_name) if n is not None]))
+    # every (system, axis) curve's means at once, each exactly as if computed alone
+    means = parts(
+        mean_scores(drawn, ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples, within=["system", "axis"]),
+        ["system", "axis"],
+    )
     for i, a in enumerate(axes):
         r, c = i // cols + 1, i % cols + 1
         for name, kind in ((floor_name, "floor"), (ceiling_name, "ceiling")):
             if name is None:
                 continue
-            b = mean_scores(
-                rows.filter((pl.col("system") == name) & (pl.col("axis") == a)),
-                ["tier_index", "tier", xcol],
-                weighted,
-                n_resamples=n_resamples,
-            )
-            if b.height:
+            b = means.get((name, a))
+            if b is not None and b.height:
                 label = f"{kind}: {name}"
                 fig.add_trace(
                     go.Scatter(
@@ -187,9 +189,7 @@ def _by_axis(
                     col=c,
                 )
                 shown.add(label)
-        m = mean_scores(
-            own.filter(pl.col("axis") == a), ["tier_index", "tier", xcol], weighted, n_resamples=n_resamples
-        )
+        m = means[(system, a)]
         line = _score_line(
             m, xcol, system, f"{system}, {a}", system_line(system), legendgroup=system, showlegend=system not in shown
         )
@@ -286,10 +286,12 @@ def retrieval_curve(
     xcol, xlabel = x_column(x)
     rows, set_label = question_rows(df.filter(pl.col("error").is_null()), core)
     fig = go.Figure()
+    means = parts(
+        mean_scores(rows, ["tier_index", "tier", xcol], value=metric, n_resamples=n_resamples, within=["system"]),
+        ["system"],
+    )
     for name in sorted(rows["system"].unique().to_list(), key=natural_key):
-        m = mean_scores(
-            rows.filter(pl.col("system") == name), ["tier_index", "tier", xcol], value=metric, n_resamples=n_resamples
-        )
+        m = means[(name,)]
         line = _score_line(m, xcol, name, name, system_line(name))
         line.update(
             hovertemplate=f"{name}<br>tier %{{customdata[0]}}: %{{y:.3f}} (95% CI %{{customdata[3]}})<br>"
