@@ -12,13 +12,11 @@ import polars as pl
 from .errors import InputError, ArgumentError
 from .run import run_system
 from .systems.registry import make_system
-from .systems.server import Faults, ReferenceServer
 from .analysis.aggregate import load_records
 from .analysis.runs import run_sources
 from .analysis.sweeps import is_sweep, load_sweep, sweep_run_dirs
 from .run.folder import read_manifest
 from .bench.files import read_yaml
-from .bench.lifelog import generate
 from .run.sweep import check_spec, run_sweep
 
 from .workspace import anchored, project_root  # re-exported: the notebooks import them here
@@ -71,6 +69,8 @@ def ensure_bench(
         return path
     path = anchored(data_root) / f"lifelog-{preset}-s{seed}"
     if not (path / "bench.yaml").is_file():
+        from .bench.lifelog import generate  # ~0.05 CPU-s of import a kernel skips once the bench exists
+
         generate(preset, seed, path)
     return path
 
@@ -113,6 +113,8 @@ def run_served(
     server's (random) port, so a second report resumes it. Records name the system by its URL, which
     :func:`label_systems` maps back to these labels.
     """
+    from .systems.server import Faults, ReferenceServer  # starlette, uvicorn: ~0.05 CPU-s only this needs
+
     out: dict[str, Path] = {}
     for spec in systems:
         with ReferenceServer(make_system(spec), faults=Faults(delay_ms=delay_ms)) as srv:

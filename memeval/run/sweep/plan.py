@@ -13,7 +13,6 @@ from ..._version import __version__
 from ...atomic import write_text
 from ...bench.files import read_json
 from ...bench.io import load_bench
-from ...bench.lifelog import generate
 from ...errors import InputError
 from ...text.names import slug
 from ...workspace import anchored
@@ -71,6 +70,8 @@ def resolve_benches(spec: SweepSpec, generate_missing: bool = True) -> list[Benc
         for seed in spec.seeds:
             d = root / f"lifelog-{preset}-s{seed}"
             if not (d / "bench.yaml").is_file() and generate_missing:
+                from ...bench.lifelog import generate  # the generator (PIL, ~0.05 CPU-s) only when one is missing
+
                 generate(preset, seed, d)
             refs.append(BenchRef(str(d.resolve()), d.name, (), preset, seed))
     for i, b in enumerate(spec.benches):
