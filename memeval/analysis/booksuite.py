@@ -24,7 +24,7 @@ from ..scoring.booksuite_scores import CaseScore, LayerRow, keyword_scores_from_
 from ..run import read_records, run_system
 from ..text.names import slug
 from .intervals import bootstrap_means
-from .plot_base import TEMPLATE, system_colour, title_layout
+from .plot_base import TEMPLATE, system_colour, title_layout, update_layout
 from .tables import html_table
 
 __all__ = [
@@ -174,7 +174,8 @@ def layer_figure(
             )
             bar["textposition"] = "inside"
         fig.add_bar(**bar)
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(title + ("; bars: 95% bootstrap intervals (cases resampled)" if ci is not None else "")),
         barmode="group",
         yaxis=dict(title=metric, range=[0, 1.05]),

@@ -15,7 +15,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from .costs import operating_points
-from .plot_base import TEMPLATE, bound_kind, bound_line, natural_key, system_colour, title_layout
+from .plot_base import TEMPLATE, bound_kind, bound_line, natural_key, system_colour, title_layout, update_layout
 
 __all__ = ["frontier_plot"]
 
@@ -106,5 +106,5 @@ def frontier_plot(df: pl.DataFrame, tier: str | None = None) -> go.Figure:
     head = f"Accuracy against latency and cost, tier {tier_name} (one point per system; n = graded questions)"
     if left_out:
         head += "<br><sup>not drawn: " + "; ".join(left_out) + "</sup>"
-    fig.update_layout(**title_layout(head), height=480, template=TEMPLATE, legend={"title": "system"})
+    update_layout(fig, **title_layout(head), height=480, template=TEMPLATE, legend={"title": "system"})
     return fig

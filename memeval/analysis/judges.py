@@ -20,7 +20,7 @@ import polars as pl
 from ..errors import InputError
 from ..run.folder import run_identity
 from .aggregate import load_records
-from .plot_base import TEMPLATE, system_colour, title_layout
+from .plot_base import TEMPLATE, system_colour, title_layout, update_layout
 
 __all__ = [
     "VERDICTS",
@@ -214,7 +214,8 @@ def confusion_heatmap(conf: pl.DataFrame, label_a: str = "judge A", label_b: str
             hovertemplate=f"{label_a}: %{{y}}<br>{label_b}: %{{x}}<br>n = %{{z}}<extra></extra>",
         )
     )
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(title or f"Confusion (n = {sum(map(sum, z))} records)"),
         template=TEMPLATE,
         height=420,
@@ -241,7 +242,8 @@ def acceptance_bars(table: pl.DataFrame, by: str = "trap", title: str = ""):
             textposition="outside",
             hovertemplate=f"{judge}<br>%{{x}}: %{{y:.3f}} accepted (%{{text}})<extra></extra>",
         )
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(title or f"Acceptance of trap answers per {by} (accepted/n)"),
         template=TEMPLATE,
         barmode="group",

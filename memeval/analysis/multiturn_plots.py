@@ -11,7 +11,7 @@ import polars as pl
 import plotly.graph_objects as go
 
 from ..multiturn.rates import EXCLUDED, PassRates
-from .plot_base import PALETTE, TEMPLATE, system_colour, title_layout
+from .plot_base import PALETTE, TEMPLATE, system_colour, title_layout, update_layout
 
 __all__ = ["strata_figure", "shares_figure", "bad_turn_figure"]
 
@@ -44,7 +44,8 @@ def strata_figure(rates: Mapping[str, PassRates]) -> go.Figure:
             ),
         )
     gv = {pr.grader_version for pr in rates.values()}
-    fig.update_layout(
+    update_layout(
+        fig,
         template=TEMPLATE,
         barmode="group",
         yaxis=dict(title="pass rate (pass / (pass + fail))", range=[0, 1.1]),
@@ -63,7 +64,8 @@ def shares_figure(rates: Mapping[str, PassRates]) -> go.Figure:
     agents = list(rates)
     for v in EXCLUDED:
         fig.add_bar(name=v, x=agents, y=[rates[a].shares[v] for a in agents])
-    fig.update_layout(
+    update_layout(
+        fig,
         template=TEMPLATE,
         colorway=PALETTE,
         barmode="stack",
@@ -88,7 +90,8 @@ def bad_turn_figure(hists: Mapping[str, pl.DataFrame]) -> go.Figure:
                 textposition="outside",
             )
     n = sum(int(h["count"].sum()) for h in hists.values() if h.height)
-    fig.update_layout(
+    update_layout(
+        fig,
         template=TEMPLATE,
         colorway=PALETTE,
         barmode="group",

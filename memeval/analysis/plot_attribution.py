@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from ..errors import ArgumentError
 from .attribution import CAUSES, attribution_table
-from .plot_base import TEMPLATE, axis_order, tier_order, title_layout
+from .plot_base import TEMPLATE, axis_order, tier_order, title_layout, update_layout
 
 __all__ = ["attribution_split", "CAUSE_COLORS", "cause_label"]
 
@@ -70,7 +70,8 @@ def attribution_split(df: pl.DataFrame, by: str = "tier", n_resamples: int = 100
                 row=1,
                 col=c,
             )
-    fig.update_layout(
+    update_layout(
+        fig,
         barmode="stack",
         template=TEMPLATE,
         yaxis={"tickformat": ".0%", "title": "share of attributed questions"},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from typing import Any
 
 import polars as pl
 from plotly.colors import qualitative
@@ -37,6 +38,7 @@ __all__ = [
     "title_layout",
     "mean_scores",
     "parts",
+    "update_layout",
 ]
 
 #: 10 + 24 distinct colours: a figure never repeats one for up to 34 lines (17 axes fit twice).
@@ -257,3 +259,46 @@ def title_layout(text: str, width_px: float = 1000, size: float = TITLE_SIZE) ->
         },
         "margin": {"t": int(46 + 1.4 * size * lines)},
     }
+
+
+#: template name -> (plotly's registered template, its copy validated as a figure's layout.template)
+_VALIDATED_TEMPLATES: dict[str, tuple[Any, Any]] = {}
+
+
+def update_layout(fig: Any, **layout: Any) -> Any:
+    """``fig.update_layout(**layout)``, returning ``fig``, the same figure to the byte (its JSON); a
+    ``template`` given by name (:data:`TEMPLATE`) is set from a copy validated once per process instead
+    of validated again for each figure (~12 ms a figure), the way plotly itself sets its default
+    template on every new figure.
+
+    >>> import plotly.graph_objects as go
+    >>> a = update_layout(go.Figure(), title="t", template=TEMPLATE, height=300).to_json()
+    >>> a == go.Figure().update_layout(title="t", template=TEMPLATE, height=300).to_json()
+    True
+    """
+    name = layout.get("template")
+    if not isinstance(name, str) or "template" not in (fig.layout._props or {}):
+        return fig.update_layout(**layout)  # no template yet (plotly's default turned off): its key's place matters
+    # plotly's default template, set when the figure was made, holds the key's place: replacing its value
+    # apart from the other keys (one call, in their order) leaves every key where update_layout puts it
+    _set_template(fig, name)
+    rest = {k: v for k, v in layout.items() if k != "template"}
+    return fig.update_layout(**rest) if rest else fig
+
+
+def _set_template(fig: Any, name: str) -> None:
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    registered = pio.templates[name]
+    cached = _VALIDATED_TEMPLATES.get(name)
+    if cached is None or cached[0] is not registered:  # validated again if the template was replaced
+        cached = (registered, go.Figure().update_layout(template=name).layout.template)
+        _VALIDATED_TEMPLATES[name] = cached
+    lay = fig.layout
+    was = lay._validate
+    lay._validate = False  # plotly's own path for an already validated template (_initialize_layout_template)
+    try:
+        lay.template = cached[1]  # stored as a deep copy of its JSON: the figure owns its template
+    finally:
+        lay._validate = was

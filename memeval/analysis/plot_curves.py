@@ -36,6 +36,7 @@ from .plot_base import (
     system_line,
     title_layout,
     tier_order,
+    update_layout,
     tier_xaxis,
     x_column,
 )
@@ -102,7 +103,8 @@ def degradation_curve(
     for g in lines:
         fig.add_trace(_score_line(means[(g,)], xcol, g, g, system_line(g)))
     tiers = tier_order(rows)
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(f"Degradation: {mean_name} per tier ({set_label}; bars: 95% bootstrap intervals)"),
         xaxis=tier_xaxis(tiers, xcol, xlabel),
         yaxis={"title": mean_name, "range": [-0.02, 1.02]},
@@ -200,7 +202,8 @@ def _by_axis(
     )
     fig.update_yaxes(range=[-0.05, 1.05], tickvals=[0, 0.5, 1])
     fig.update_annotations(font={"size": 12})
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(
             f"Degradation — {system}, by axis: {mean_name} per tier against {xlabel} "
             f"({set_label}; bars: 95% bootstrap intervals)"
@@ -299,7 +302,8 @@ def retrieval_curve(
         )
         fig.add_trace(line)
     tiers = tier_order(rows)
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(f"Evidence retrieval: {metric} per tier ({set_label}; bars: 95% bootstrap intervals)"),
         xaxis=tier_xaxis(tiers, xcol, xlabel),
         yaxis={"title": metric, "range": [-0.02, 1.02]},
@@ -391,7 +395,8 @@ def seed_spread_curve(
             )
     tiers = tier_order(pl.concat([f for f in frames.values()]))
     mean_name = "weighted mean score" if weighted else "mean score (unweighted)"
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(
             f"Degradation across {len(frames)} generated benches (seeds {', '.join(map(str, frames))}): "
             "band = between-seed spread, bars = within-bench 95% intervals"

@@ -14,7 +14,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from ..errors import ArgumentError
-from .plot_base import TEMPLATE, axis_order, tier_order, title_layout
+from .plot_base import TEMPLATE, axis_order, tier_order, title_layout, update_layout
 
 __all__ = ["failure_class", "failure_split", "FAILURE_CLASSES"]
 
@@ -82,7 +82,8 @@ def failure_split(df: pl.DataFrame, by: str = "tier") -> go.Figure:
                 row=1,
                 col=c,
             )
-    fig.update_layout(
+    update_layout(
+        fig,
         barmode="stack",
         template=TEMPLATE,
         yaxis={"tickformat": ".0%", "title": "share"},

@@ -14,7 +14,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .intervals import DEFAULT_RESAMPLES
-from .plot_base import TEMPLATE, axis_order, bound_kind, mean_scores, natural_key, parts, tier_order, title_layout
+from .plot_base import (
+    TEMPLATE,
+    axis_order,
+    bound_kind,
+    mean_scores,
+    natural_key,
+    parts,
+    tier_order,
+    title_layout,
+    update_layout,
+)
 
 __all__ = ["axis_tier_heatmap", "WIDE_INTERVAL"]
 
@@ -81,7 +91,8 @@ def axis_tier_heatmap(df: pl.DataFrame, n_resamples: int = DEFAULT_RESAMPLES) ->
             col=c,
         )
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(
+    update_layout(
+        fig,
         **title_layout(
             f"Mean score per axis × tier (all questions per tier; n = graded questions; "
             f"± = 95% interval wider than {WIDE_INTERVAL}; grey – = none graded)"

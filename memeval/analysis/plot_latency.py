@@ -15,7 +15,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from ..scoring.speed import quantile
-from .plot_base import TEMPLATE, system_colour, title_layout
+from .plot_base import TEMPLATE, system_colour, title_layout, update_layout
 
 __all__ = ["latency_histogram", "percentile", "RESOLUTION_MS", "write_path_figure"]
 
@@ -148,7 +148,7 @@ def latency_histogram(
     head = "Latency minus round trip per question (sequential loop: service time, not load)"
     if skipped:
         head += "<br><sup>not drawn, no measured latency: " + "; ".join(skipped) + "</sup>"
-    fig.update_layout(**title_layout(head), height=height, template=TEMPLATE, bargap=0.05)
+    update_layout(fig, **title_layout(head), height=height, template=TEMPLATE, bargap=0.05)
     fig.update_annotations(font_size=12, selector={"xref": "paper"})  # the panel titles
     return fig
 
@@ -188,7 +188,7 @@ def write_path_figure(manifests: Mapping[str, Mapping[str, Any]]) -> go.Figure:
                 )
             )
         i += 1
-    fig.update_layout(template=TEMPLATE, title="write path per haystack (ms)", xaxis_type="log")
+    update_layout(fig, template=TEMPLATE, title="write path per haystack (ms)", xaxis_type="log")
     return fig
 
 
