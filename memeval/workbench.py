@@ -69,7 +69,7 @@ def ensure_bench(
         return path
     path = anchored(data_root) / f"lifelog-{preset}-s{seed}"
     if not (path / "bench.yaml").is_file():
-        from .bench.lifelog import generate  # ~0.05 CPU-s of import a kernel skips once the bench exists
+        from .bench.lifelog import generate  # on use: a kernel whose bench exists skips it
 
         generate(preset, seed, path)
     return path
@@ -113,7 +113,7 @@ def run_served(
     server's (random) port, so a second report resumes it. Records name the system by its URL, which
     :func:`label_systems` maps back to these labels.
     """
-    from .systems.server import Faults, ReferenceServer  # starlette, uvicorn: ~0.05 CPU-s only this needs
+    from .systems.server import Faults, ReferenceServer  # on use: starlette, uvicorn
 
     out: dict[str, Path] = {}
     for spec in systems:

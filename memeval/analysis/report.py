@@ -174,6 +174,7 @@ def execute_notebook(
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
+    _papermill_skips_writing_to_nowhere()
     path = Path(path)
     # papermill's parameter-cell inspection warns on lines it cannot type; the values are still used
     logging.getLogger("papermill.translators").setLevel(logging.ERROR)
@@ -213,6 +214,26 @@ def execute_notebook(
             if type(e).__name__ == "NoSuchKernel":
                 raise ReportError(f"{path}: kernel {kernel_name!r} is not installed (run `make venv`)") from None
             raise ReportError(f"{path}: execution failed: {type(e).__name__}: {_one_line(str(e))}") from None
+
+
+@functools.cache
+def _papermill_skips_writing_to_nowhere() -> None:
+    """papermill ends ``execute_notebook`` by saving the executed notebook to its output path even when
+    that is None: it encodes the whole notebook (``nbformat.writes``: schema validation and JSON of every
+    output, plotly.js included, ~0.2 CPU-s a report) and hands the text to a handler that drops it. Its
+    ``write_ipynb`` becomes one that returns at once for no path and saves as before for any other."""
+    import papermill.execute as pm_execute
+
+    save = pm_execute.write_ipynb
+    if getattr(save, "_memeval_skips_none", False):
+        return
+
+    def write_ipynb(nb: Any, path: Any) -> None:
+        if path is not None:
+            save(nb, path)
+
+    write_ipynb._memeval_skips_none = True  # type: ignore[attr-defined]
+    pm_execute.write_ipynb = write_ipynb
 
 
 #: The kernel class a render starts where it can (:func:`_kernel_arguments`); named, not imported: importing

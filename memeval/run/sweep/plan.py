@@ -70,7 +70,7 @@ def resolve_benches(spec: SweepSpec, generate_missing: bool = True) -> list[Benc
         for seed in spec.seeds:
             d = root / f"lifelog-{preset}-s{seed}"
             if not (d / "bench.yaml").is_file() and generate_missing:
-                from ...bench.lifelog import generate  # the generator (PIL, ~0.05 CPU-s) only when one is missing
+                from ...bench.lifelog import generate  # on use: only a missing bench
 
                 generate(preset, seed, d)
             refs.append(BenchRef(str(d.resolve()), d.name, (), preset, seed))
