@@ -66,11 +66,17 @@ def _bits(frame: pl.DataFrame) -> bytes:
 
 
 def _records(seed: int) -> pl.DataFrame:
-    """Systems with mixed scores, all 0, all 1, and all 1 with a zero-weight question; some questions
+    """Systems with mixed scores, all 0, all 1, all 1 with a zero-weight question and all -0.0; some questions
     sharing a haystack, some tiers with one cluster only."""
     rnd = random.Random(seed)
     rows = []
-    for system, scores in (("mixed", (0.0, 0.5, 1.0)), ("floor", (0.0,)), ("ceiling", (1.0,)), ("zero_w", (1.0,))):
+    for system, scores in (
+        ("mixed", (0.0, 0.5, 1.0)),
+        ("floor", (0.0,)),
+        ("ceiling", (1.0,)),
+        ("zero_w", (1.0,)),
+        ("minus_zero", (-0.0,)),
+    ):
         for tier, nq in (("t1", 1), ("t2", 7), ("t3", 40)):
             for q in range(nq):
                 rows.append(

@@ -50,10 +50,11 @@ def _percentile_interval(
     num: np.ndarray, den: np.ndarray, n_resamples: int, level: float, seed: int
 ) -> tuple[float, float]:
     """Percentile interval of ``sum(num[c]) / sum(den[c])`` over clusters ``c`` drawn with replacement."""
-    if den.size and (den > 0).all() and (not num.any() or np.array_equal(num, den)):
-        # every cluster's ratio is 0 (or every one's is 1), so is every resample's, exactly: 0 / d is 0.0
-        # and d / d is 1.0 in floating point, and the quantiles of a constant are that constant. The draws
-        # would change nothing (each group has its own generator; no other group reads this one's).
+    if den.size and (den > 0).all() and ((not num.any() and not np.signbit(num).any()) or np.array_equal(num, den)):
+        # every cluster's ratio is 0 (or every one's is 1), so is every resample's, exactly: 0.0 / d is 0.0
+        # (a -0.0 in num would give -0.0: drawn as before) and d / d is 1.0 in floating point, and the
+        # quantiles of a constant are that constant. The draws would change nothing (each group has its
+        # own generator; no other group reads this one's).
         v = 0.0 if not num.any() else 1.0
         return v, v
     rng = np.random.default_rng(seed)
