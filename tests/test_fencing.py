@@ -174,29 +174,20 @@ def _late_reset_seed() -> int:
 def test_stalled_resets_change_no_record_when_fenced_and_do_without_fencing(bench, tmp_path):
     seed = _late_reset_seed()
     opts = {"timeout": _STALL_TIMEOUT_S, "max_attempts": 6, "backoff": 0.01}
-    from concurrent.futures import ThreadPoolExecutor
-
-    def run_on(name, **server):  # (run folder, the server's counters at the end of the run)
-        with ReferenceServer(BM25(k=3), **server) as srv:
-            return run_system(bench, srv.url, out=tmp_path / name, http_options=opts, **_RUN), srv.stats()
-
-    # The three runs are independent (own server, own folder, own client) and mostly wait on their servers'
-    # delays, so they run at once: ~1.7 s of wall each for the faulty two instead of one after the other.
-    with ThreadPoolExecutor(3) as pool:
-        # the reference answers: a clean server (the query delay only paces the faulty runs; answers do not depend on it)
-        clean = pool.submit(run_on, "clean")
-        fenced = pool.submit(run_on, "fenced", faults=Faults(seed=seed, **_STALL))
-        # the control: the same faults against a server without generations
-        unfenced = pool.submit(run_on, "unfenced", faults=Faults(seed=seed, **_STALL), fencing=False)
-    want = _answers(clean.result()[0])
-    rd, stats = fenced.result()
+    # the reference answers: a clean server (the query delay only paces the faulty runs; answers do not depend on it)
+    with ReferenceServer(BM25(k=3)) as clean:
+        want = _answers(run_system(bench, clean.url, out=tmp_path / "clean", http_options=opts, **_RUN))
+    with ReferenceServer(BM25(k=3), faults=Faults(seed=seed, **_STALL)) as srv:
+        rd = run_system(bench, srv.url, out=tmp_path / "fenced", http_options=opts, **_RUN)
+        stats = srv.stats()
     assert stats["stall"] >= 1 and stats["repeated_reset"] >= 1, stats  # a late reset landed, and was a no-op
     got = _answers(rd)
     failed = {k for k, (_, _, err) in got.items() if err and "haystack" in err}
     assert {k: v for k, v in got.items() if k not in failed} == {k: v for k, v in want.items() if k not in failed}
     assert len(got) == len(want) and not failed  # here nothing even needed to fail
     # the control: the same faults against a server without generations change answers silently
-    rd_old, _ = unfenced.result()
+    with ReferenceServer(BM25(k=3), faults=Faults(seed=seed, **_STALL), fencing=False) as old:
+        rd_old = run_system(bench, old.url, out=tmp_path / "unfenced", http_options=opts, **_RUN)
     old_answers = _answers(rd_old)
     assert not any(err for _, _, err in old_answers.values())  # no error: the difference is silent
     assert sum(old_answers[k] != want[k] for k in want) > 0
