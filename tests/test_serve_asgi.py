@@ -54,7 +54,7 @@ def test_the_url_is_known_before_the_server_starts_and_port_0_picks_a_free_port(
 
 
 def test_a_connection_that_never_sends_is_closed_after_the_idle_time():
-    with ReferenceServer(NoMemory(), limits=Limits(idle_timeout_s=0.5)) as srv:
+    with ReferenceServer(NoMemory(), limits=Limits(idle_timeout_s=0.2)) as srv:
         s = _connect(srv.url)
         assert _read_all(s) == b""  # closed by the server, without a reply (the socket timeout is 15 s)
         s.close()
