@@ -389,7 +389,7 @@ _NUMBER_TYPES = frozenset({int, float, _N})
 _I62 = 2**62
 
 
-def _finite_metrics(v: dict) -> bool:
+def _finite_metrics(v: dict[str, Any]) -> bool:
     """True when every value of ``v`` is an int, a finite float or null (the usual metrics: one pass
     over the types in C); False means "look closer" (``check_record``'s own test decides)."""
     vals = v.values()
@@ -399,7 +399,7 @@ def _finite_metrics(v: dict) -> bool:
     return float not in kinds or all(map(math.isfinite, [x for x in vals if type(x) is float]))
 
 
-def _plain_items(v: list, item: type) -> bool:
+def _plain_items(v: list[Any], item: type) -> bool:
     """True when ``v`` is a list of plain ``item`` values (ints within 62 bits); False means "look
     closer" (``check_record``'s own test decides)."""
     kinds = set(map(type, v))
