@@ -103,6 +103,28 @@ def _run_dir(tmp_path, rec: dict | str):
             {"tier": "core", "qid": "Q2", "epoch": 0, "retrieved_turns": ["x"]},
             ":2: field 'retrieved_turns': expected a list of int",
         ),
+        # what the records' exact-type fast passes must hand to the full checks (h25e)
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "retrieved_turns": [1, True]},
+            ":2: field 'retrieved_turns': expected a list of int",
+        ),
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "retrieved_turns": [2**62]},
+            ":2: field 'retrieved_turns': expected a list of int",
+        ),
+        ({"tier": "core", "qid": "Q2", "epoch": 2**31}, ":2: field 'epoch': integer out of range"),
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "score": True},
+            ":2: field 'score': expected int or float or null, got bool",
+        ),
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "retrieval_metrics": {"recall@5": 1, "ndcg@5": float("nan")}},
+            ":2: field 'retrieval_metrics': expected finite numbers (or null) per metric",
+        ),
+        (
+            {"tier": "core", "qid": "Q2", "epoch": 0, "retrieval_metrics": {"recall@5": None, "hit": True}},
+            ":2: field 'retrieval_metrics': expected finite numbers (or null) per metric",
+        ),
     ],
 )
 def test_run_records_wrong_types(tmp_path, rec, msg):

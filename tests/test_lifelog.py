@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from memeval.bench.io import load_bench, read_questions, read_turns
+from memeval.bench.tokens import count_tokens
 from memeval.bench.lifelog import filler_sessions, generate
 from memeval.cli import main
 from memeval.scoring.matching import contains
@@ -87,6 +88,7 @@ def test_manifest_names_tiers_counts_generator_and_hash(tiny, tiers):
         assert t.n_sessions == want_sessions == len({x.session_id for x in turns})
         assert t.n_questions == len(qs)
         assert t.n_tokens > 10 * t.n_turns
+        assert t.n_tokens == sum(count_tokens(x.text) for x in turns)  # the manifest's count is the turns' own
 
 
 def test_tiers_nest_and_story_turns_are_byte_identical(tiers):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..bench.io import MANIFEST, confined, hash_files, is_file, iter_jsonl, no_gc, question_from_dict, turn_from_dict
 from ..bench.images import image_ref_kind
-from ..bench.model import Question, Tier, Turn
+from ..bench.model import Question, Tier, Turn, make_turn
 from ..bench.stream import iter_objects
 from ..errors import InputError
 from .haystack import Haystack
@@ -60,7 +60,7 @@ def _turn(obj: dict, path, n: int) -> Turn:
             and type(date) is str
             and (hay is None or type(hay) is str)
         ):
-            return Turn(tid, sid, sp, text, date, haystack=hay)
+            return make_turn(tid, sid, sp, text, date, haystack=hay)
     return turn_from_dict(obj, path, n)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import orjson
 import yaml
@@ -311,6 +311,27 @@ def iter_jsonl_lines(path, *, skip_torn_tail: bool = False) -> Iterator[tuple[in
             yield n, obj, line if line.endswith("\n") else line + "\n"
 
 
+class _Absent:
+    """A field not in the object (``check_field_types``'s fast pass)."""
+
+
+_ABSENT = _Absent()
+_EXACT: dict[tuple[int, int], tuple[dict, Any, tuple[tuple[str, frozenset], ...]]] = {}
+
+
+def _exact_types(types: dict[str, tuple], required) -> tuple[tuple[str, frozenset], ...]:
+    """Each field of ``types`` with the exact value types that pass ``check_field_types`` without a
+    word (``_Absent`` where the field may be left out): a JSON value's type is exactly one of str, int,
+    float, bool, NoneType, dict, list, so ``type(v) in ok`` is the ``isinstance`` test with its ``bool``
+    exception. Built once per (``types``, ``required``) pair."""
+    key = (id(types), id(required))
+    hit = _EXACT.get(key)
+    if hit is None or hit[0] is not types or hit[1] is not required:
+        ok = tuple((k, frozenset(kinds) | (frozenset() if k in required else {_Absent})) for k, kinds in types.items())
+        hit = _EXACT[key] = (types, required, ok)
+    return hit[2]
+
+
 def check_field_types(obj: dict, path, n: int, types: dict[str, tuple], required=(), int_bits: int = 63) -> dict:
     """``obj`` if each field of ``types`` that is present has one of its types (``type(None)`` for
     null; ``bool`` only where listed), every ``required`` field is present and integers fit in
@@ -325,6 +346,14 @@ def check_field_types(obj: dict, path, n: int, types: dict[str, tuple], required
     memeval.errors.InputError: f.jsonl:3: field 'a': expected int, got bool
     """
     bound = 2**int_bits
+    get = obj.get
+    for k, ok in _exact_types(types, required):  # the usual, well-formed object: one look-up per field
+        v = get(k, _ABSENT)
+        t = type(v)
+        if t not in ok or (t is int and not -bound < v < bound):
+            break  # something to report (or a subclass of a listed type): the checks below
+    else:
+        return obj
     for k, kinds in types.items():
         if k not in obj:
             if k in required:

@@ -35,7 +35,7 @@ from .files import (
     read_yaml,
     safe_name,
 )
-from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn
+from .model import EXPECT_VALUES, QUESTION_LIST_FIELDS, Bench, Question, Tier, Turn, make_turn
 from .axes import AXIS_WEIGHTS
 
 __all__ = [
@@ -119,7 +119,7 @@ def turn_from_dict(obj: dict, path="<dict>", n: int | None = None) -> Turn:
         and (haystack is None or type(haystack) is str)
     ):
         extra = {} if obj.keys() <= _TURN_KNOWN else {k: v for k, v in obj.items() if k not in _TURN_KNOWN}
-        return Turn(tid, sid, speaker, text, date, image, image_no, caption, haystack, extra)
+        return make_turn(tid, sid, speaker, text, date, image, image_no, caption, haystack, extra)
     return Turn(
         turn_id=_req(obj, "turn_id", int, path, n),
         session_id=_req(obj, "session_id", (int, str), path, n),

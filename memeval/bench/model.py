@@ -13,6 +13,7 @@ from ..errors import BenchContractError, UnknownName
 
 __all__ = [
     "Turn",
+    "make_turn",
     "Session",
     "Question",
     "Tier",
@@ -77,6 +78,54 @@ class Turn:
             if v is not None:
                 return v
         return self.session_id
+
+
+_new = object.__new__
+
+
+def make_turn(
+    turn_id: int,
+    session_id: int | str,
+    speaker: str,
+    text: str,
+    date: str,
+    image: str | None = None,
+    image_no: int | None = None,
+    caption: str | None = None,
+    haystack: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Turn:
+    """``Turn(...)`` for readers and writers that make 100,000s of turns: the same object (its fields
+    set in the same order, ``extra`` a new empty dict when not given), ~4x faster than the frozen
+    dataclass's ``__init__`` (which sets each field through ``object.__setattr__``). Turn has no
+    ``__post_init__``; the caller has checked the field types.
+
+    >>> make_turn(1, 2, "user", "hi", "2026-01-01") == Turn(1, 2, "user", "hi", "2026-01-01")
+    True
+    >>> a, b = make_turn(1, 2, "user", "hi", "2026-01-01", image="p.png"), Turn(1, 2, "user", "hi", "2026-01-01", "p.png")
+    >>> list(a.__dict__.items()) == list(b.__dict__.items()) and repr(a) == repr(b) and hash(a) == hash(b)
+    True
+    """
+    t = _new(Turn)
+    d = t.__dict__
+    d["turn_id"] = turn_id
+    d["session_id"] = session_id
+    d["speaker"] = speaker
+    d["text"] = text
+    d["date"] = date
+    d["image"] = image
+    d["image_no"] = image_no
+    d["caption"] = caption
+    d["haystack"] = haystack
+    d["extra"] = {} if extra is None else extra
+    return t
+
+
+# a field added to Turn must be added to make_turn too
+if tuple(f.name for f in fields(Turn)) != (
+    "turn_id", "session_id", "speaker", "text", "date", "image", "image_no", "caption", "haystack", "extra"
+):  # fmt: skip
+    raise RuntimeError("memeval.bench.model.make_turn does not set every field of Turn")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from ..bench.model import Session
@@ -153,7 +154,19 @@ def future_count(memories: Iterable[Any], asked_at: str | None) -> int | None:
     """How many of ``memories`` are dated after ``asked_at`` (None: the question has no date)."""
     if parse_when(asked_at) is None:
         return None
-    return sum(1 for m in memories if is_after(getattr(m, "timestamp", None), asked_at))
+    n = 0
+    for m in memories:
+        ts = getattr(m, "timestamp", None)
+        if isinstance(ts, str) and _is_after(ts, asked_at):  # not a string: never a date (``parse_when``)
+            n += 1
+    return n
+
+
+@lru_cache(maxsize=8192)
+def _is_after(timestamp: str, asked_at: str) -> bool | None:
+    """``is_after``, remembered: a run asks it for every memory of every question, and a bench's
+    timestamps are a few hundred session dates against one or a few ``asked_at``."""
+    return is_after(timestamp, asked_at)
 
 
 def causal_summary(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from ...errors import InputError, BenchContractError
 from ..axes import AXES
 from ..io import MANIFEST, read_yaml, save_bench, write_questions, write_turns
 from ..loaders._common import staged_output
-from ..model import Bench, Question, Tier, Turn
-from ..tokens import TOKENIZER, count_tokens
+from ..model import Bench, Question, Tier, Turn, make_turn
+from ..tokens import TOKENIZER, count_tokens_many
 from .data import LANGUAGES, load
 from .draft import Counter, DQuestion, DSession
 from .filler import NearMiss, make_filler
@@ -182,7 +182,8 @@ def _question(q: DQuestion, ids: dict[int, tuple[int, int]]) -> Question:
 
 def write(built: Built, root: Path) -> Bench:
     """Write the tier files, photos and manifest of ``built`` into the (existing, empty) folder ``root``."""
-    tokens: dict[int, int] = {}
+    every = [t for s in built.sessions for t in s.turns]  # each turn once (the full tier holds them all)
+    tokens = dict(zip([t.uid for t in every], count_tokens_many([t.text for t in every])))  # count_tokens, in bulk
     tiers = []
     for level, name in enumerate(TIER_NAMES):
         ids: dict[int, tuple[int, int]] = {}
@@ -193,9 +194,7 @@ def write(built: Built, root: Path) -> Bench:
             for t in s.turns:
                 tid = len(turns) + 1
                 ids[t.uid] = (tid, sid)
-                turns.append(Turn(tid, sid, t.speaker, t.text, s.date, t.image, t.image_no))
-                if t.uid not in tokens:
-                    tokens[t.uid] = count_tokens(t.text)
+                turns.append(make_turn(tid, sid, t.speaker, t.text, s.date, t.image, t.image_no))
                 n_tok += tokens[t.uid]
         tf, qf = f"turns_{name}.jsonl", f"questions_{name}.jsonl"
         write_turns(root / tf, turns)
