@@ -4,7 +4,7 @@
   ``n_threads`` threads (1 in tests), a 4,096-token context, logits for the sampled token only (no
   ``logprobs``: the server's default computes all 49,152 of them for every prompt token, ~10% of a call),
   a prompt cache (:data:`PROMPT_CACHE_BYTES`: a reader or judge prompt reuses the state of the last one
-  sharing its start, even with other calls between);
+  sharing its start, even with other calls between), a host copy of one row of logits (not 512);
 - embeddings (``--embed``): ``POST /v1/embeddings`` over :class:`~.embedder.OnnxEmbedder`, one vector
   per input (at most :data:`MAX_INPUTS` inputs and :data:`MAX_BODY` bytes a request).
 
@@ -46,6 +46,18 @@ def _prompt_cache(capacity: int) -> Any:
             super().__setitem__(key, value)
 
     return PromptCache(capacity)
+
+
+def _one_row_of_logits(llm: Any) -> None:
+    """Shrink llama-cpp-python's host copy of the logits to one row. With ``logits_all=False`` it is
+    ``n_batch`` (512) rows of the 49,152-entry vocabulary (100 MB) that nothing writes (sampling reads
+    llama.cpp's own logits) and only ``save_state``/``load_state`` touch: every call's prompt-cache save
+    copied up to 100 MB and every cache hit rewrote it (0.05-0.5 CPU-s a call, by size and page faults).
+    A stopping criterion reads row 0 (one sampled token an evaluation), which stays."""
+    import numpy as np
+
+    if not llm._logits_all:
+        llm.scores = np.zeros((1, llm.n_vocab()), dtype=np.single)
 
 
 def _embeddings_route(embedder) -> Any:
@@ -111,7 +123,9 @@ def make_app(chat: bool, embed: bool, threads: int = 1) -> tuple[Any, list[str]]
         )
         from llama_cpp.server import app as server_app  # the model create_app loaded (llama-cpp-python is pinned)
 
-        server_app._llama_proxy._current_model.set_cache(_prompt_cache(PROMPT_CACHE_BYTES))  # type: ignore[union-attr]
+        llm = server_app._llama_proxy._current_model  # type: ignore[union-attr]
+        _one_row_of_logits(llm)
+        llm.set_cache(_prompt_cache(PROMPT_CACHE_BYTES))
         app.router.routes[:0] = routes  # ours before llama.cpp's /v1/embeddings (which needs embedding=True)
         return app, [CHAT.id, *ids]
     from starlette.applications import Starlette
