@@ -206,18 +206,30 @@ def test_the_embedder_batches_by_length_and_keeps_the_input_order():
     assert emb._session is one._session and one.tokens == emb.tokens  # one session, two counts
 
 
-def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_start_of():
-    """``memeval models serve``'s chat model keeps a prompt cache: after prompts A then B, a prompt that
-    starts like A is read from where it leaves A (B in between: llama.cpp's own reuse keeps only the
-    last prompt); the cached states hold one row of logits, not one per token."""
-    import llama_cpp
+@pytest.fixture(scope="module")
+def app_model():
+    """The chat model of ``memeval models serve``'s app (``make_app``), built in this process: the
+    server's own settings, read from its object."""
     from llama_cpp.server import app as server_app
 
-    from memeval.models.serve import PROMPT_CACHE_BYTES, make_app
+    from memeval.models.serve import make_app
 
     require_local()
     make_app(chat=True, embed=False)
     llm = server_app._llama_proxy._current_model  # type: ignore[union-attr]
+    yield llm
+    llm.close()
+
+
+def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_start_of(app_model):
+    """``memeval models serve``'s chat model keeps a prompt cache: after prompts A then B, a prompt that
+    starts like A is read from where it leaves A (B in between: llama.cpp's own reuse keeps only the
+    last prompt); the cached states hold one row of logits, not one per token."""
+    import llama_cpp
+
+    from memeval.models.serve import PROMPT_CACHE_BYTES
+
+    llm = app_model
     assert llm.cache is not None and llm.cache.capacity_bytes == PROMPT_CACHE_BYTES and not llm._logits_all
 
     def read(text: str) -> int:
@@ -233,7 +245,32 @@ def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_sta
     assert first > 40 and 0 < again < 12, (first, again)  # without the cache: first minus the template (~25)
     assert all(state.scores.shape[0] == 1 for state in llm.cache.cache_state.values())
     assert llm.scores.shape == (1, llm.n_vocab())  # the host copy of the logits: one row, not n_batch (512)
-    llm.close()
+
+
+def test_the_chat_server_applies_a_json_grammar_only_to_a_refused_token_with_the_same_reply(app_model):
+    """``memeval models serve``'s chat model at temperature 0 with a JSON ``response_format``: the greedy
+    token when the grammar allows it, the grammar over every candidate when not (both happen in one
+    reply), and the reply is llama-cpp-python's own (its chain applies the grammar at every token)."""
+    llm = app_model
+    ask = [{"role": "user", "content": "Say hello."}]
+
+    def reply() -> str:
+        llm.reset()  # each reply reads the whole prompt in one batch (the same logits to the last bit)
+        out = llm.create_chat_completion(ask, max_tokens=6, temperature=0, response_format={"type": "json_object"})
+        return out["choices"][0]["message"]["content"]
+
+    cache, served_sampler = llm.cache, llm._init_sampler
+    before = dict(served_sampler.taken)
+    llm.set_cache(None)
+    try:
+        fast = reply()
+        taken = {k: n - before[k] for k, n in served_sampler.taken.items()}
+        del llm._init_sampler  # llama-cpp-python's chain
+        assert reply() == fast and fast.startswith("{"), fast
+    finally:
+        llm.set_cache(cache)
+        llm._init_sampler = served_sampler
+    assert taken["greedy"] > 0 and taken["grammar"] > 0 and sum(taken.values()) == 6, taken
 
 
 def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path):
