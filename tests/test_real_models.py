@@ -30,7 +30,9 @@ from real_models import require_local
 AXES = ("BASIC", "TEMPORAL", "UPDATE")
 # one retrieved turn per reader prompt: at k=3 the memories were ~60% of its 280-400 tokens (plumbing, not recall)
 RETRIEVER = "bm25:k=1"
-READER_TOKENS = 32  # the reader's cap in answer mode (its replies ran to 14-58 tokens; the judge keeps its 256)
+# the reader's cap in answer mode (its replies ran to 14-58 tokens; ~25 ms a token generated, and the judge then reads
+# them): the run grades whatever the reader says, cut or not; the judge keeps its 256 (its JSON verdict must parse)
+READER_TOKENS = 16
 LIMITS = ["--agent-max-tokens", "64"]  # a 135M model rambles to its cap: keep the multi-turn run short
 
 
@@ -59,10 +61,14 @@ def five(bench, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def answered(served, five, tmp_path_factory):
+    """The answer-mode run; its judge keeps its replies in a model-call cache (``judge.client.cache``)."""
+    from memeval.callcache import ModelCache
+
     url, model = served
-    judge = Judge(ChatClient(url, model, role="judge"))
+    root = tmp_path_factory.mktemp("answer")
+    judge = Judge(ChatClient(url, model, role="judge", cache=ModelCache(root / "cache")))
     reader = Reader(ChatClient(url, model, role="reader", max_tokens=READER_TOKENS))
-    out = tmp_path_factory.mktemp("answer") / "run"
+    out = root / "run"
     rd = run_system(five, RETRIEVER, tiers=["core"], mode="answer", judge=judge, reader=reader, out=out, verify=False)
     return rd, judge
 
@@ -84,10 +90,15 @@ def test_answer_mode_grades_every_question_with_schema_verdicts_and_usage(answer
 
 def test_judges_and_leniency_run_on_a_real_judge(served, answered, five, tmp_path, capsys):
     url, model = served
-    rd, _ = answered
+    rd, judge = answered
     again = tmp_path / "regraded"
+    # the regrade asks the run's judge the run's judge prompts (temperature 0): its replies come from the run's
+    # model-call cache, the real judge's replies byte for byte (the leniency probes below are new calls)
     args = ["regrade", str(rd), "--mode", "answer", "--out", str(again), "--bench", str(five)]
-    assert main(args + ["--judge-url", url, "--judge-model", model]) == 0
+    assert main(args + ["--judge-url", url, "--judge-model", model, "--cache", str(judge.client.cache.folder)]) == 0
+    cached = read_manifest(again).get("model_cache") or {}
+    assert cached["hits"] == len(AXES) and cached["misses"] == 0, cached
+    assert read_manifest(again)["grading"]["graded"] == len(AXES)
     assert main(["judges", str(rd), str(again)]) == 0
     assert "kappa" in capsys.readouterr().out
     probes = tmp_path / "probes.jsonl"
@@ -178,7 +189,8 @@ def test_the_served_embeddings_are_the_in_process_ones(served):
 
 def test_the_embedder_batches_by_length_and_keeps_the_input_order():
     """Texts run in batches of similar length (less padding): each row is the text's own vector, the
-    same as embedding it alone (no padding at all), whatever batch it ran in."""
+    same as embedding it alone (no padding at all), whatever batch it ran in. Two embedders share the
+    process's one ONNX session; each counts its own tokens."""
     from memeval.models.embedder import OnnxEmbedder
 
     require_local()
@@ -191,20 +203,33 @@ def test_the_embedder_batches_by_length_and_keeps_the_input_order():
     assert together.shape == (len(texts), 384)
     assert np.allclose(together, alone, atol=1e-5)
     assert emb.tokens == sum(int(np.count_nonzero(emb._tok.encode(t).attention_mask)) for t in texts)
+    assert emb._session is one._session and one.tokens == emb.tokens  # one session, two counts
 
 
-def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_start_of():
-    """``memeval models serve``'s chat model keeps a prompt cache: after prompts A then B, a prompt that
-    starts like A is read from where it leaves A (B in between: llama.cpp's own reuse keeps only the
-    last prompt); the cached states hold one row of logits, not one per token."""
-    import llama_cpp
+@pytest.fixture(scope="module")
+def app_model():
+    """The chat model of ``memeval models serve``'s app (``make_app``), built in this process: the
+    server's own settings, read from its object."""
     from llama_cpp.server import app as server_app
 
-    from memeval.models.serve import PROMPT_CACHE_BYTES, make_app
+    from memeval.models.serve import make_app
 
     require_local()
     make_app(chat=True, embed=False)
     llm = server_app._llama_proxy._current_model  # type: ignore[union-attr]
+    yield llm
+    llm.close()
+
+
+def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_start_of(app_model):
+    """``memeval models serve``'s chat model keeps a prompt cache: after prompts A then B, a prompt that
+    starts like A is read from where it leaves A (B in between: llama.cpp's own reuse keeps only the
+    last prompt); the cached states hold one row of logits, not one per token."""
+    import llama_cpp
+
+    from memeval.models.serve import PROMPT_CACHE_BYTES
+
+    llm = app_model
     assert llm.cache is not None and llm.cache.capacity_bytes == PROMPT_CACHE_BYTES and not llm._logits_all
 
     def read(text: str) -> int:
@@ -219,7 +244,33 @@ def test_the_chat_server_reads_only_the_new_part_of_a_prompt_it_has_seen_the_sta
     again = read(a + " Question two?")
     assert first > 40 and 0 < again < 12, (first, again)  # without the cache: first minus the template (~25)
     assert all(state.scores.shape[0] == 1 for state in llm.cache.cache_state.values())
-    llm.close()
+    assert llm.scores.shape == (1, llm.n_vocab())  # the host copy of the logits: one row, not n_batch (512)
+
+
+def test_the_chat_server_applies_a_json_grammar_only_to_a_refused_token_with_the_same_reply(app_model):
+    """``memeval models serve``'s chat model at temperature 0 with a JSON ``response_format``: the greedy
+    token when the grammar allows it, the grammar over every candidate when not (both happen in one
+    reply), and the reply is llama-cpp-python's own (its chain applies the grammar at every token)."""
+    llm = app_model
+    ask = [{"role": "user", "content": "Say hello."}]
+
+    def reply() -> str:
+        llm.reset()  # each reply reads the whole prompt in one batch (the same logits to the last bit)
+        out = llm.create_chat_completion(ask, max_tokens=6, temperature=0, response_format={"type": "json_object"})
+        return out["choices"][0]["message"]["content"]
+
+    cache, served_sampler = llm.cache, llm._init_sampler
+    before = dict(served_sampler.taken)
+    llm.set_cache(None)
+    try:
+        fast = reply()
+        taken = {k: n - before[k] for k, n in served_sampler.taken.items()}
+        del llm._init_sampler  # llama-cpp-python's chain
+        assert reply() == fast and fast.startswith("{"), fast
+    finally:
+        llm.set_cache(cache)
+        llm._init_sampler = served_sampler
+    assert taken["greedy"] > 0 and taken["grammar"] > 0 and sum(taken.values()) == 6, taken
 
 
 def test_a_real_model_reply_is_served_from_the_model_call_cache(served, tmp_path):
@@ -248,14 +299,15 @@ def test_attribution_runs_on_a_real_reader_and_judge(answered, five, tmp_path):
     miss gets one cause, or none with the reason (a condition the judge could not grade)."""
     from memeval.analysis.attribution import MISS_CAUSES, attribute_run
 
-    rd, judge = answered
+    rd, run_judge = answered
     # cheap: the run cut to its first question, short replies (the run's reader model and prompt, capped),
-    # a small budget, no stored dump: four model calls
+    # a small budget, no stored dump: four model calls, all sent (a judge without the run's model-call cache)
+    judge = Judge(ChatClient(run_judge.client.base_url, run_judge.client.model, role="judge"))
     one = tmp_path / "one"
     shutil.copytree(rd, one)
     lines = (one / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (one / "records.jsonl").write_text(lines[0], encoding="utf-8")
-    reader = Reader(ChatClient(judge.client.base_url, judge.client.model, role="reader", max_tokens=24))
+    reader = Reader(ChatClient(judge.client.base_url, judge.client.model, role="reader", max_tokens=READER_TOKENS))
     out = attribute_run(
         one,
         judge=judge,

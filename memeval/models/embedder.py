@@ -5,12 +5,17 @@ similar length (sorted, :func:`length_batches`): a batch is padded to its longes
 10-token and a 140-token turn would compute 130 padding positions (2.3x the tokens on a lifelog tier).
 
 ``OnnxEmbedder(threads=1).encode(["a", "b"])`` → float32 array (2, 384), rows of unit length.
+
+The ONNX session (and tokenizer) is built once per process and thread count (:func:`_runtime`) and shared
+by every ``OnnxEmbedder``: building one costs ~0.2-0.3 CPU-s (onnxruntime optimises the int8 graph), and
+each ``vector:``/``hybrid:`` system over the local model and each LangMem store built its own.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from functools import lru_cache
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,25 +45,33 @@ def length_batches(lengths: Sequence[int], batch: int, ratio: float = 1.25, slac
     return out
 
 
+@lru_cache(maxsize=None)
+def _runtime(threads: int) -> tuple[Any, Any, threading.Lock]:
+    """The process's ONNX session with ``threads`` intra-op threads, the tokenizer, and the session's
+    lock (one run at a time: the session's threads are the bound, whichever embedder asks)."""
+    import onnxruntime as ort  # on use: the optional extra (the base install never imports it)
+    from tokenizers import Tokenizer  # on use: the optional extra
+
+    path = model_file(EMBEDDER)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    tok = Tokenizer.from_file(str(tokenizer_file()))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.no_padding()  # each batch pads itself (tokenizer.json asks for padding)
+    return session, tok, threading.Lock()
+
+
 class OnnxEmbedder:
-    """The local embedder; ``threads`` bounds onnxruntime's intra-op threads (1 in tests)."""
+    """The local embedder; ``threads`` bounds onnxruntime's intra-op threads (1 in tests). Embedders
+    with the same ``threads`` share one session (:func:`_runtime`); ``batch`` and ``tokens`` are each one's own."""
 
     id = EMBEDDER.id
 
     def __init__(self, threads: int = 1, batch: int = 32):
-        import onnxruntime as ort  # on use: the optional extra (the base install never imports it)
-        from tokenizers import Tokenizer  # on use: the optional extra
-
-        path = model_file(EMBEDDER)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = max(1, int(threads))
-        opts.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        self._tok = Tokenizer.from_file(str(tokenizer_file()))
-        self._tok.enable_truncation(max_length=MAX_TOKENS)
-        self._tok.no_padding()  # each batch pads itself (tokenizer.json asks for padding)
+        self._session, self._tok, self._lock = _runtime(max(1, int(threads)))
         self.batch = max(1, int(batch))
-        self._lock = threading.Lock()  # one run at a time: the session's threads are the bound
         self.tokens = 0  # tokens embedded so far (the usage an endpoint reports)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
