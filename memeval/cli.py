@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:] if argv is None else argv
         args = build_parser(argv).parse_args(argv)  # imports the command's module (every one for --help)
         command = f" {args.command}"
-        return _run(args)
+        return _dispatch(args)
     except KeyboardInterrupt:
         # One Ctrl-C can be raised twice: polars (2.1) turns a SIGINT that lands in a query into a
         # KeyboardInterrupt and Python's own handler raises it again at the next check, here. SIGINT is
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     """The command ``args`` names; a :class:`MemevalError` (and unreadable input) is one line."""
     try:
         return int(args._run(args) or 0)
