@@ -10,9 +10,16 @@ One Chromium serves every page a test process loads (a launch costs ~2 s of CPU 
 waiting on a busy machine): it is started on first use and driven from a thread of its own, so the
 calling thread's asyncio state is never touched (a ``sync_playwright`` kept open in the test thread
 marks that thread's event loop as running between calls, and every later ``asyncio.run`` there would
-fail). Each page still gets a fresh browser context (no storage, cache or cookies carried over) unless
-a caller walks one site in one tab (``load_pages(..., one_tab=True)``); the browser is relaunched if it
-went away, and closed when the process exits. :func:`run_in_chromium` hands any job to that browser.
+fail). The browser is relaunched if it went away, and closed when the process exits.
+:func:`run_in_chromium` hands any job to that browser.
+
+Pages are opened in one tab that the process keeps (the reader's tab): a renderer process and a browser
+context cost ~1.5-2 CPU-s a page on the 2-core machine, more than most checks made on the page. Nothing
+carries over from one page to the next: each page is a new document with its own window, and before it
+the tab's storage is emptied (local and session storage, IndexedDB, cache storage, cookies) and the
+errors, blocked requests and values start again. ``load_pages(..., one_tab=True)`` walks its pages as a
+reader clicking through one site instead: storage is emptied once, before the first. After a page that
+raised, the tab is closed and the next page gets a new one.
 """
 
 from __future__ import annotations
@@ -96,31 +103,33 @@ def load_pages(
     timeout_ms: int = 30_000,
     one_tab: bool = False,
 ) -> list[PageReport]:
-    """:func:`load_html` for each (path, screenshot) in turn, each page in a fresh browser context of the
-    process's one Chromium (no storage or cache carries over from one page to the next).
+    """:func:`load_html` for each (path, screenshot) in turn, in the process's one tab, each page starting
+    with nothing carried over from the page before (no storage, cookies, window, errors or values).
 
     A page given as ``(path, screenshot, evaluate)`` gets its own ``evaluate`` instead of the shared one.
 
-    ``one_tab=True`` opens the pages one after the other in one tab of one context instead, as a reader
-    clicking through one site would: storage carries over between them, every page still gets a new
-    window and its own errors, blocked requests and values, and a script the pages share (a site's
-    ``plotly.min.js``, ~3 CPU-s to compile in a fresh context on the 2-core machine) is compiled once.
+    ``one_tab=True`` opens the pages as a reader clicking through one site would instead: storage is
+    emptied before the first page only and carries over between them; every page still gets a new window
+    and its own errors, blocked requests and values, and a script the pages share (a site's
+    ``plotly.min.js``, ~3 CPU-s to compile on the 2-core machine) is compiled once.
     """
     size = {"width": viewport[0], "height": viewport[1]}
 
     visits = [(page[0], page[1], page[2] if len(page) == 3 else evaluate) for page in pages]
 
     def job(browser) -> list[PageReport]:
-        if not one_tab:
-            return [
-                _in_context(browser, size, lambda tab: _visit(tab, path, shot, ev, full_page, timeout_ms))
-                for path, shot, ev in visits
-            ]
-        return _in_context(
-            browser,
-            size,
-            lambda tab: [_visit(tab, path, shot, ev, full_page, timeout_ms) for path, shot, ev in visits],
-        )
+        tab = _reader_tab(browser)
+        try:
+            tab.page.set_viewport_size(size)
+            reports = []
+            for i, (path, shot, ev) in enumerate(visits):
+                if i == 0 or not one_tab:
+                    tab.empty_storage()
+                reports.append(_visit(tab, path, shot, ev, full_page, timeout_ms))
+            return reports
+        except BaseException:
+            _close_reader_tab()  # a page that failed may have left the tab anywhere: the next page gets a new one
+            raise
 
     return _chromium().call(job)
 
@@ -191,7 +200,7 @@ def _chromium() -> _Chromium:
 
 
 class _Tab:
-    """One page of a fresh context with the network cut off; what it reports since the last :meth:`reset`."""
+    """A page with the network cut off; what it reports since the last :meth:`reset`."""
 
     def __init__(self, page) -> None:
         self.page = page
@@ -199,11 +208,21 @@ class _Tab:
         page.route("**/*", self._route)
         page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        self._cdp = None
 
     def reset(self) -> None:
         self.console_errors: list[str] = []
         self.page_errors: list[str] = []
         self.blocked: list[str] = []
+
+    def empty_storage(self) -> None:
+        """Empty what a page could leave for the next: the storage the browser keeps for ``file://`` pages
+        (local and session storage, IndexedDB, cache storage; the test below checks each) and the
+        context's cookies."""
+        if self._cdp is None:
+            self._cdp = self.page.context.new_cdp_session(self.page)
+        self._cdp.send("Storage.clearDataForOrigin", {"origin": "file://", "storageTypes": "all"})
+        self.page.context.clear_cookies()
 
     def _route(self, r) -> None:
         url = r.request.url
@@ -214,13 +233,29 @@ class _Tab:
             r.abort()
 
 
-def _in_context(browser, size: dict, job: Callable[[_Tab], Any]) -> Any:
-    """``job(tab)`` on a tab of a fresh browser context, closed afterwards."""
-    context = browser.new_context(viewport=size)
-    try:
-        return job(_Tab(context.new_page()))
-    finally:
-        context.close()
+_READER: dict[
+    str, Any
+] = {}  # the process's one reader tab: browser, context, tab (touched on the Chromium thread only)
+
+
+def _reader_tab(browser) -> _Tab:
+    """The process's one reader tab in ``browser``, opened if there is none (or it belonged to a browser
+    that went away)."""
+    if _READER.get("browser") is not browser or not browser.is_connected():
+        _close_reader_tab()
+        context = browser.new_context()
+        _READER.update(browser=browser, context=context, tab=_Tab(context.new_page()))
+    return _READER["tab"]
+
+
+def _close_reader_tab() -> None:
+    context = _READER.get("context")
+    _READER.clear()
+    if context is not None:
+        try:
+            context.close()
+        except Exception:  # the browser went away with it
+            pass
 
 
 def _visit(tab: _Tab, path, screenshot, evaluate, full_page, timeout_ms) -> PageReport:

@@ -1,4 +1,5 @@
-"""tests/browser.py: one Chromium per test process, driven from its own thread, a fresh context per page."""
+"""tests/browser.py: one Chromium per test process, driven from its own thread; each page in the process's one
+tab, starting with nothing carried over from the page before."""
 
 import asyncio
 
@@ -33,14 +34,48 @@ def test_the_calling_thread_can_still_run_asyncio_between_pages(page_file, tmp_p
     assert "hello" in load_html(page_file, tmp_path / "b.png").text
 
 
-def test_each_page_gets_a_fresh_context(page_file, tmp_path):
+_LEAVES = """<html><body><p>leaves</p><script>
+window.__mark = 1;
+window.found = {local: localStorage.getItem('k'), session: sessionStorage.getItem('k')};
+localStorage.setItem('k', 'v'); sessionStorage.setItem('k', 'v');
+window.db = new Promise(done => {
+  const open = indexedDB.open('leaves');
+  open.onupgradeneeded = () => { window.created = true; open.result.createObjectStore('s') };
+  open.onsuccess = () => done(window.created ? 'created' : 'found');
+  open.onerror = () => done('error');
+});
+</script></body></html>"""
+
+
+def test_nothing_carries_over_from_one_page_to_the_next(page_file, tmp_path):
+    """Pages share the process's one tab (one renderer), yet each starts as in a fresh browser context: no
+    local or session storage, IndexedDB database or window global left by the page before."""
     require_chromium()
-    first = load_html(
-        page_file, tmp_path / "a.png", evaluate={"k": "localStorage.setItem('k', 'v') || localStorage.getItem('k')"}
-    )
-    assert first.values["k"] == "v"
-    second = load_html(page_file, tmp_path / "b.png", evaluate={"k": "localStorage.getItem('k')"})
-    assert second.values["k"] is None  # nothing carried over from the page before
+    page = tmp_path / "leaves.html"
+    page.write_text(_LEAVES)
+    evaluate = {"found": "window.found", "db": "window.db", "mark": "typeof window.__mark"}
+    first = load_html(page, tmp_path / "a.png", evaluate=evaluate)
+    assert first.values == {"found": {"local": None, "session": None}, "db": "created", "mark": "number"}
+    second, third = load_pages([(page, tmp_path / "b.png"), (page_file, tmp_path / "c.png")], evaluate)
+    assert second.values == first.values  # as if the first page had never been open
+    assert third.values == {"found": None, "db": None, "mark": "undefined"} and not third.page_errors
+    walked = load_pages([(page, tmp_path / "d.png"), (page, tmp_path / "e.png")], evaluate, one_tab=True)
+    assert walked[0].values == first.values  # one_tab: emptied before its first page only
+    assert walked[1].values == {"found": {"local": "v", "session": "v"}, "db": "found", "mark": "number"}
+
+
+def test_pages_share_one_tab_and_a_page_that_failed_gives_the_next_a_new_one(page_file, tmp_path):
+    require_chromium()
+    from playwright.sync_api import Error as PlaywrightError
+
+    load_html(page_file, tmp_path / "a.png")
+    tab = browser.run_in_chromium(lambda _: browser._READER["tab"])
+    load_pages([(page_file, tmp_path / "b.png"), (page_file, tmp_path / "c.png")])
+    assert browser.run_in_chromium(lambda _: browser._READER["tab"]) is tab
+    with pytest.raises(PlaywrightError, match="ERR_FILE_NOT_FOUND"):
+        load_html(tmp_path / "missing.html", tmp_path / "m.png")
+    assert "hello" in load_html(page_file, tmp_path / "d.png").text
+    assert browser.run_in_chromium(lambda _: browser._READER["tab"]) is not tab
 
 
 def test_one_tab_gives_each_page_its_own_errors_and_window(page_file, tmp_path):
