@@ -8,7 +8,7 @@ from PIL import Image
 from analysis_fixtures import synthetic_records
 from browser import require_chromium
 from memeval.analysis import figures, plots
-from memeval.analysis.figures import ExportError, browser_session, export, export_all
+from memeval.analysis.figures import ExportError, _page_not_ready, browser_session, export, export_all
 from memeval.cli import main
 
 # One worker, one kaleido browser for the module's exports (starting one with its page costs ~3.7 CPU-s).
@@ -141,9 +141,19 @@ def test_no_browser_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, ca
 
 
 def test_plotly_write_image_has_an_engine(tmp_path):
-    """The issue's failure: ``fig.write_image`` had no engine. kaleido (a dependency) is it now."""
+    """The issue's failure: ``fig.write_image`` had no engine. kaleido (a dependency) is it now.
+
+    plotly's own path starts kaleido's page in a fresh browser each call, and kaleido 1.5 has a start-up
+    race (see ``figures._page_not_ready``): now and then the page has no ``kaleido_scopes`` yet. That is
+    upstream's, not the subject here (memeval's own export replaces the browser after exactly that
+    error); the call is made once more after exactly that error, never after any other, nor a third time."""
     fig = plots.degradation_curve(synthetic_records())
-    fig.write_image(tmp_path / "curve.png", width=800, height=400, scale=1)
+    try:
+        fig.write_image(tmp_path / "curve.png", width=800, height=400, scale=1)
+    except Exception as e:
+        if not _page_not_ready(e):
+            raise
+        fig.write_image(tmp_path / "curve.png", width=800, height=400, scale=1)
     _check_png(tmp_path / "curve.png", (800, 400))
 
 
