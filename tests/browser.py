@@ -217,8 +217,8 @@ class _Tab:
 
     def empty_storage(self) -> None:
         """Empty what a page could leave for the next: the storage the browser keeps for ``file://`` pages
-        (local and session storage, IndexedDB, cache storage; the test below checks each) and the
-        context's cookies."""
+        (local and session storage, IndexedDB, cache storage; ``test_browser_helper.py`` checks the first
+        three) and the context's cookies."""
         if self._cdp is None:
             self._cdp = self.page.context.new_cdp_session(self.page)
         self._cdp.send("Storage.clearDataForOrigin", {"origin": "file://", "storageTypes": "all"})
@@ -233,9 +233,8 @@ class _Tab:
             r.abort()
 
 
-_READER: dict[
-    str, Any
-] = {}  # the process's one reader tab: browser, context, tab (touched on the Chromium thread only)
+# The process's one reader tab: its browser, context and tab (touched on the Chromium thread only).
+_READER: dict[str, Any] = {}
 
 
 def _reader_tab(browser) -> _Tab:
