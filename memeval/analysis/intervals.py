@@ -130,7 +130,7 @@ def bootstrap_means(
     for key, start, size in zip(
         groups.select(keys).rows(), groups["_start"].to_list(), groups["_len"].to_list(), strict=True
     ):
-        num, den = nums[start : start + size].copy(), dens[start : start + size].copy()
+        num, den = nums[start : start + size], dens[start : start + size]  # views: nothing below writes to them
         mean = float(num.sum() / den.sum()) if den.sum() > 0 else math.nan
         if size == 1:
             lo = hi = mean
