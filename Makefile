@@ -1,5 +1,7 @@
 # Two commands: `make report` and `make test`. Both create/reuse .venv.
-PY ?= python3.11
+# Debian's python3.11 (a PGO/LTO build) when it can make a venv: the suite's own CPU ~12% under pyenv's
+# default build (BENCHMARKS.md, round 8); else python3.11 on PATH. `make venv PY=...` chooses another.
+PY ?= $(shell /usr/bin/python3.11 -c 'import ensurepip' >/dev/null 2>&1 && echo /usr/bin/python3.11 || echo python3.11)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

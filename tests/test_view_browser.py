@@ -285,8 +285,15 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
         stamp = get("/stamp.txt").strip()
         assert f'data-stamp="{stamp}"' in index and re.search(r"updated \d\d:\d\d:\d\d UTC", index)
         assert len(set(re.findall(r'href="runs/([^"]+)"', index))) == 1
-        shutil.copytree(made["s1-bm25k2"], runs / "b")  # a run appears
-        index = wait_for(lambda: get("/stamp.txt").strip() != stamp and get("/index.html"), "rebuilt")
+        # A run appears. The copy is not atomic: a poll may see it half written (skipped) and rebuild with
+        # one run, and the next poll rebuild with both; wait for the state a user ends up seeing.
+        shutil.copytree(made["s1-bm25k2"], runs / "b")
+
+        def listed() -> set[str]:
+            return set(re.findall(r'href="runs/([^"]+)"', get("/index.html")))
+
+        wait_for(lambda: get("/stamp.txt").strip() != stamp and len(listed()) == 2, "rebuilt")
+        index = get("/index.html")
         pages = sorted(set(re.findall(r'href="runs/([^"]+)"', index)))
         assert len(pages) == 2 and "bm25:k=2" in index
         assert json.loads(re.search(r'<script type="application/json" id="pairs">(.*?)</script>', index)[1]) == {}
@@ -295,8 +302,7 @@ def test_serve_rebuilds_when_runs_change_and_compares_any_pair(site, tmp_path):
         stamp = get("/stamp.txt").strip()
         gone = next(p for p in pages if p.startswith("a-"))
         shutil.rmtree(runs / "a")  # a run goes away: its page and its comparison go too
-        index = wait_for(lambda: get("/stamp.txt").strip() != stamp and get("/index.html"), "rebuilt again")
-        assert set(re.findall(r'href="runs/([^"]+)"', index)) == set(pages) - {gone}
+        wait_for(lambda: get("/stamp.txt").strip() != stamp and listed() == set(pages) - {gone}, "rebuilt again")
         assert not (tmp_path / "site" / "runs" / gone).exists() and not list((tmp_path / "site" / "compare").iterdir())
     finally:
         proc.terminate()
