@@ -4,8 +4,8 @@ The engine is kaleido (v1), which drives the Chrome or Chromium already on the m
 ``chromium`` is found on ``PATH``; ``BROWSER_PATH`` names another) with the plotly.js that ships with
 plotly: nothing is fetched from the network (MathJax is off). One browser serves every figure of a
 call, and :func:`browser_session` keeps one for every call made inside it (starting a browser with kaleido's
-page costs ~3.7 CPU-s, drawing a figure ~0.4). Files are written atomically: a failed export leaves no
-half-written image.
+page costs ~3.7 CPU-s, drawing a figure ~0.4). Every wait on the browser is bounded (:data:`STALL_SECONDS`).
+Files are written atomically: a failed export leaves no half-written image.
 """
 
 from __future__ import annotations
@@ -45,8 +45,19 @@ _NO_BROWSER = (
 )
 
 
+#: Seconds kaleido's browser is given to start and load its page, to close, and, beyond kaleido's own
+#: per-figure ``timeout`` (which bounds the drawing only), to hand a figure back and ready its page again.
+#: kaleido 1.5 can wait for ever on a page event it missed on a busy machine (plotly's own ``write_image``
+#: once hung 600 s in a test run); past this bound the browser is closed and, once, another started.
+STALL_SECONDS = 60.0
+
+
 class ExportError(MemevalError):
     """A figure could not be exported as an image; the message says which and why, on one line."""
+
+
+class _Stalled(ExportError):
+    """kaleido's browser gave no answer within its bound: a fresh browser is tried once."""
 
 
 def require_browser() -> None:
@@ -112,15 +123,54 @@ def _opts(fig: dict, fmt: str, scale: float) -> dict:
     return {"format": fmt, "width": width, "height": height, "scale": scale if fmt in _RASTER else 1}
 
 
-async def _draw(k: Any, jobs: list[tuple[Any, str]], scale: float) -> list[bytes]:
-    return [await k.calc_fig(fig, opts=_opts(fig, fmt, scale)) for fig, fmt in jobs]
+async def _within(seconds: float, what: str, coro) -> Any:
+    """``await coro``, or :class:`_Stalled` once ``seconds`` have passed. The deadline decides, not the
+    error seen: a kaleido call cancelled mid-way may raise its own error instead of the cancellation."""
+    deadline = asyncio.timeout(seconds)
+    try:
+        async with deadline:
+            return await coro
+    except Exception as e:
+        if deadline.expired():
+            raise _Stalled(f"static image export: kaleido's browser gave no answer {what} in {seconds:g} s") from e
+        raise
+
+
+@contextlib.asynccontextmanager
+async def _browser(timeout: float):
+    """kaleido's browser with its page loaded (one tab), closed on the way out, also when it never
+    finished starting. ``timeout`` is kaleido's bound on drawing one figure."""
+    import kaleido  # on use: starts a browser; only image export needs it
+    from choreographer.errors import ChromeNotFoundError
+
+    try:
+        k = kaleido.Kaleido(n=1, timeout=timeout, mathjax=False)
+    except ChromeNotFoundError:
+        raise ExportError(_NO_BROWSER) from None
+    try:
+        await _within(STALL_SECONDS, "while starting", k.open())
+        yield k
+    finally:
+        try:
+            await _within(STALL_SECONDS, "while closing", k.close())
+        except _Stalled:
+            proc = getattr(k, "subprocess", None)  # choreographer's Popen of the browser
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+
+
+async def _draw(k: Any, jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
+    return [
+        await _within(timeout + STALL_SECONDS, "for a figure", k.calc_fig(fig, opts=_opts(fig, fmt, scale)))
+        for fig, fmt in jobs
+    ]
 
 
 def _page_not_ready(e: BaseException) -> bool:
     """kaleido 1.5's start-up race: it enables the DevTools Runtime domain after ``Page.navigate``, so on a
     busy machine the JavaScript context it keeps can be the blank page's, not its own page's, and every
     figure drawn in that browser fails this way. A fresh browser is drawn in once more (``_render``,
-    :class:`_Session`); any other error, or this one twice, is the export's error.
+    :class:`_Session`), as after a stall; any other error, or either of these twice, is the export's error.
 
     >>> _page_not_ready(RuntimeError("ReferenceError: kaleido_scopes is not defined"))
     True
@@ -128,21 +178,19 @@ def _page_not_ready(e: BaseException) -> bool:
     return "kaleido_scopes is not defined" in str(e)
 
 
-async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
-    import kaleido  # on use: starts a browser; only image export needs it
-    from choreographer.errors import ChromeNotFoundError
+def _fresh_browser_helps(e: BaseException) -> bool:
+    return isinstance(e, _Stalled) or _page_not_ready(e)
 
+
+async def _render(jobs: list[tuple[Any, str]], scale: float, timeout: float) -> list[bytes]:
     async def in_a_fresh_browser() -> list[bytes]:
-        try:
-            async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False) as k:
-                return await _draw(k, jobs, scale)
-        except ChromeNotFoundError:
-            raise ExportError(_NO_BROWSER) from None
+        async with _browser(timeout) as k:
+            return await _draw(k, jobs, scale, timeout)
 
     try:
         return await in_a_fresh_browser()
     except Exception as e:
-        if not _page_not_ready(e):
+        if not _fresh_browser_helps(e):
             raise
     return await in_a_fresh_browser()
 
@@ -167,24 +215,21 @@ class _Session:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     async def _open(self, timeout: float) -> Any:
-        import kaleido
-        from choreographer.errors import ChromeNotFoundError
-
         try:
-            return await self._stack.enter_async_context(kaleido.Kaleido(n=1, timeout=timeout, mathjax=False))
-        except ChromeNotFoundError:
-            raise ExportError(_NO_BROWSER) from None
+            return await self._stack.enter_async_context(_browser(timeout))
+        except _Stalled:  # it never finished starting (and was closed): another, once
+            return await self._stack.enter_async_context(_browser(timeout))
 
     def render(self, jobs: list[tuple[Any, str]], scale: float) -> list[bytes]:
         try:
-            return self._call(_draw(self._kaleido, jobs, scale))
+            return self._call(_draw(self._kaleido, jobs, scale, self._timeout))
         except Exception as e:
-            if not _page_not_ready(e):
+            if not _fresh_browser_helps(e):
                 raise
-        self._call(self._stack.aclose())  # this browser's page never got its context: start another
+        self._call(self._stack.aclose())  # this browser stalled, or its page never got its context: another
         self._stack = contextlib.AsyncExitStack()
-        self._kaleido = self._call(self._open(self._timeout))
-        return self._call(_draw(self._kaleido, jobs, scale))
+        self._kaleido = self._call(self._stack.enter_async_context(_browser(self._timeout)))  # not a third
+        return self._call(_draw(self._kaleido, jobs, scale, self._timeout))
 
     def close(self) -> None:
         try:
