@@ -82,7 +82,7 @@ def test_one_tab_gives_each_page_its_own_errors_and_window(page_file, tmp_path):
     """``load_pages(one_tab=True)``: one tab walks the pages; an error, a blocked request or a window
     global of one page is reported with that page only. (That storage carries over is checked above, on
     pages that only read and write it: here page 2's read of page 1's write raced Chromium's emptying of
-    the storage before page 1 once under the whole suite (not in 80 runs alone); no report uses storage.)"""
+    the storage before page 1 once under the whole suite (not in 120 runs alone); no report uses storage.)"""
     require_chromium()
     bad = tmp_path / "bad.html"
     bad.write_text(
