@@ -223,74 +223,19 @@ def test_no_exported_title_is_cut(one_browser, tmp_path):
     assert any(len(t[3]) > 150 for t in titles)  # long titles were measured, wrapped onto lines
 
 
-def _kaleido_with_blank_contexts(monkeypatch, blank: int, error: str = "ReferenceError: kaleido_scopes is not defined"):
-    """kaleido.Kaleido as figures.py uses it, without a browser: its first ``blank`` browsers kept the
-    blank page's JavaScript context (kaleido 1.5's start-up race, seen at load 8-17), so each figure
-    drawn there fails as kaleido reports it. Returns the browsers opened, in order."""
-    import kaleido
-    from kaleido._kaleido_tab._errors import JavascriptError
+def _fake_kaleido(monkeypatch, broken: int, fault: str = "ReferenceError: kaleido_scopes is not defined"):
+    """kaleido.Kaleido as figures.py uses it, without a browser, whose first ``broken`` browsers fail:
 
-    opened: list = []
+    - ``fault`` a script error (default: kaleido 1.5's start-up race, seen at load 8-17, where the page
+      kept the blank page's JavaScript context): each figure drawn there fails as kaleido reports it;
+    - ``fault`` "stall:open", "stall:calc_fig" or "stall:close": that step waits for ever, as kaleido 1.5
+      does on a page event it missed (the bound is 0.2 s here).
 
-    class Kaleido:
-        def __init__(self, **kwargs):
-            self.broken = len(opened) < blank
-            opened.append(self)
-
-        async def open(self):
-            return None
-
-        async def close(self):
-            return None
-
-        async def calc_fig(self, fig, opts):
-            if self.broken:
-                raise JavascriptError(str({"className": error.split(":")[0], "description": error}))
-            return b"<svg>drawn</svg>"
-
-    monkeypatch.setattr(figures, "_SESSION", None)  # not the module's real session
-    monkeypatch.setattr(kaleido, "Kaleido", Kaleido)
-    return opened
-
-
-def test_a_browser_whose_page_never_got_its_context_is_replaced_once(monkeypatch, tmp_path):
-    fig = {"data": [], "layout": {}}
-    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1)
-    assert export_all([(tmp_path / "a", fig)], formats=("svg",)) == [tmp_path / "a.svg"]
-    assert len(opened) == 2 and (tmp_path / "a.svg").read_bytes() == b"<svg>drawn</svg>"
-
-    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1)
-    with browser_session():  # the session's browser is replaced, and kept for the next export
-        export_all([(tmp_path / "b", fig)], formats=("svg",))
-        export_all([(tmp_path / "c", fig)], formats=("svg",))
-    assert len(opened) == 2 and (tmp_path / "c.svg").exists()
-
-
-def test_the_race_twice_or_another_script_error_is_the_exports_error(monkeypatch, tmp_path):
-    fig = {"data": [], "layout": {}}
-    opened = _kaleido_with_blank_contexts(monkeypatch, blank=2)
-    with pytest.raises(ExportError, match="kaleido_scopes is not defined"):
-        export_all([(tmp_path / "a", fig)], formats=("svg",))
-    assert len(opened) == 2 and not list(tmp_path.iterdir())  # one more browser, not a third; no file
-
-    opened = _kaleido_with_blank_contexts(monkeypatch, blank=1, error="TypeError: spec.data is undefined")
-    with pytest.raises(ExportError, match="spec.data is undefined"):
-        export_all([(tmp_path / "a", fig)], formats=("svg",))
-    assert len(opened) == 1
-
-    opened = _kaleido_with_blank_contexts(monkeypatch, blank=3)
-    with pytest.raises(ExportError, match="kaleido_scopes"), browser_session():
-        export_all([(tmp_path / "b", fig)], formats=("svg",))
-    assert len(opened) == 2
-
-
-def _kaleido_that_stalls(monkeypatch, where: str, stalled: int):
-    """kaleido.Kaleido as figures.py uses it, without a browser: in its first ``stalled`` browsers one step
-    (``where``: open, calc_fig or close) waits for ever, as kaleido 1.5 does on a page event it missed.
-    The bound is 0.2 s here. Returns the browsers opened, each with what was done to it."""
+    Returns the browsers opened, in order, each saying whether it was closed or its process killed."""
     import asyncio
 
     import kaleido
+    from kaleido._kaleido_tab._errors import JavascriptError
 
     opened: list = []
 
@@ -306,11 +251,11 @@ def _kaleido_that_stalls(monkeypatch, where: str, stalled: int):
 
     class Kaleido:
         def __init__(self, **kwargs):
-            self.stalls, self.closed, self.subprocess = len(opened) < stalled, False, Process()
+            self.broken, self.closed, self.subprocess = len(opened) < broken, False, Process()
             opened.append(self)
 
         async def _step(self, name):
-            if self.stalls and where == name:
+            if self.broken and fault == f"stall:{name}":
                 await asyncio.Event().wait()
 
         async def open(self):
@@ -322,6 +267,8 @@ def _kaleido_that_stalls(monkeypatch, where: str, stalled: int):
 
         async def calc_fig(self, fig, opts):
             await self._step("calc_fig")
+            if self.broken and not fault.startswith("stall:"):
+                raise JavascriptError(str({"className": fault.split(":")[0], "description": fault}))
             return b"<svg>drawn</svg>"
 
     monkeypatch.setattr(figures, "_SESSION", None)  # not the module's real session
@@ -330,19 +277,50 @@ def _kaleido_that_stalls(monkeypatch, where: str, stalled: int):
     return opened
 
 
+def test_a_browser_whose_page_never_got_its_context_is_replaced_once(monkeypatch, tmp_path):
+    fig = {"data": [], "layout": {}}
+    opened = _fake_kaleido(monkeypatch, broken=1)
+    assert export_all([(tmp_path / "a", fig)], formats=("svg",)) == [tmp_path / "a.svg"]
+    assert len(opened) == 2 and (tmp_path / "a.svg").read_bytes() == b"<svg>drawn</svg>"
+
+    opened = _fake_kaleido(monkeypatch, broken=1)
+    with browser_session():  # the session's browser is replaced, and kept for the next export
+        export_all([(tmp_path / "b", fig)], formats=("svg",))
+        export_all([(tmp_path / "c", fig)], formats=("svg",))
+    assert len(opened) == 2 and (tmp_path / "c.svg").exists()
+
+
+def test_the_race_twice_or_another_script_error_is_the_exports_error(monkeypatch, tmp_path):
+    fig = {"data": [], "layout": {}}
+    opened = _fake_kaleido(monkeypatch, broken=2)
+    with pytest.raises(ExportError, match="kaleido_scopes is not defined"):
+        export_all([(tmp_path / "a", fig)], formats=("svg",))
+    assert len(opened) == 2 and not list(tmp_path.iterdir())  # one more browser, not a third; no file
+
+    opened = _fake_kaleido(monkeypatch, broken=1, fault="TypeError: spec.data is undefined")
+    with pytest.raises(ExportError, match="spec.data is undefined"):
+        export_all([(tmp_path / "a", fig)], formats=("svg",))
+    assert len(opened) == 1
+
+    opened = _fake_kaleido(monkeypatch, broken=3)
+    with pytest.raises(ExportError, match="kaleido_scopes"), browser_session():
+        export_all([(tmp_path / "b", fig)], formats=("svg",))
+    assert len(opened) == 2
+
+
 @pytest.mark.parametrize("where", ["open", "calc_fig"])
 def test_a_stalled_browser_is_closed_and_replaced_once_and_twice_is_the_exports_error(monkeypatch, tmp_path, where):
     fig = {"data": [], "layout": {}}
-    opened = _kaleido_that_stalls(monkeypatch, where, stalled=1)
+    opened = _fake_kaleido(monkeypatch, 1, f"stall:{where}")
     assert export_all([(tmp_path / "a", fig)], formats=("svg",), timeout=0.1) == [tmp_path / "a.svg"]
     assert len(opened) == 2 and all(k.closed for k in opened)
 
-    opened = _kaleido_that_stalls(monkeypatch, where, stalled=2)
+    opened = _fake_kaleido(monkeypatch, 2, f"stall:{where}")
     with pytest.raises(ExportError, match=r"gave no answer (while starting in 0\.2|for a figure in 0\.3) s"):
         export_all([(tmp_path / "b", fig)], formats=("svg",), timeout=0.1)
     assert len(opened) == 2 and all(k.closed for k in opened) and not (tmp_path / "b.svg").exists()
 
-    opened = _kaleido_that_stalls(monkeypatch, where, stalled=1)
+    opened = _fake_kaleido(monkeypatch, 1, f"stall:{where}")
     with browser_session(timeout=0.1):  # the session's browser is replaced, and kept for the next export
         export_all([(tmp_path / "c", fig)], formats=("svg",))
         export_all([(tmp_path / "d", fig)], formats=("svg",))
@@ -350,7 +328,7 @@ def test_a_stalled_browser_is_closed_and_replaced_once_and_twice_is_the_exports_
 
 
 def test_a_browser_that_does_not_close_is_killed_and_the_figures_are_kept(monkeypatch, tmp_path):
-    opened = _kaleido_that_stalls(monkeypatch, "close", stalled=1)
+    opened = _fake_kaleido(monkeypatch, 1, "stall:close")
     assert export_all([(tmp_path / "a", {"data": [], "layout": {}})], formats=("svg",)) == [tmp_path / "a.svg"]
     assert len(opened) == 1 and opened[0].subprocess.killed and not opened[0].closed
 
